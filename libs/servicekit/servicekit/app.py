@@ -1,0 +1,137 @@
+"""The FastAPI application factory every service uses."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+from aiokafka import AIOKafkaClient
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from sqlalchemy import text
+
+from servicekit.auth import TokenIssuer, TokenVerifier
+from servicekit.db import TransactionalRoute, make_engine, make_sessionmaker
+from servicekit.errors import PROBLEM_JSON, PROBLEM_SCHEMA, install_error_handlers
+from servicekit.logs import RequestContextMiddleware, configure_logging
+from servicekit.settings import ServiceSettings
+
+
+def router(**kwargs: Any) -> APIRouter:
+    """An APIRouter whose routes each run in one committed-or-rolled-back transaction."""
+    return APIRouter(route_class=TransactionalRoute, **kwargs)
+
+
+async def broker_reachable(bootstrap: str, timeout: float = 2.0) -> bool:
+    client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000))
+    try:
+        await asyncio.wait_for(client.bootstrap(), timeout=timeout)
+        return True
+    except Exception:  # noqa: BLE001 - readiness reports, never raises
+        return False
+    finally:
+        await client.close()
+
+
+def create_app(
+    settings: ServiceSettings,
+    *,
+    title: str,
+    description: str,
+    routers: Sequence[APIRouter],
+    version: str = "1.0.0",
+    on_startup: Callable[[FastAPI], Any] | None = None,
+) -> FastAPI:
+    configure_logging(settings.service_name, settings.log_level)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        engine = make_engine(
+            settings.database_url,
+            application_name=f"{settings.service_name}-api",
+            pool_size=settings.db_pool_size,
+        )
+        app.state.engine = engine
+        app.state.sessionmaker = make_sessionmaker(engine, service=settings.service_name)
+        if on_startup is not None:
+            await on_startup(app)
+        try:
+            yield
+        finally:
+            await engine.dispose()
+
+    app = FastAPI(title=title, description=description, version=version, lifespan=lifespan)
+    app.state.settings = settings
+    app.state.token_verifier = TokenVerifier(
+        settings.jwt_public_key, issuer=settings.jwt_issuer, audience=settings.jwt_audience
+    )
+    app.state.token_issuer = TokenIssuer(
+        settings.jwt_private_key,
+        issuer=settings.jwt_issuer,
+        audience=settings.jwt_audience,
+        ttl_seconds=settings.token_ttl_seconds,
+    )
+    app.state.ready_cache = (0.0, None)
+    install_error_handlers(app)
+    app.add_middleware(RequestContextMiddleware, service=settings.service_name)
+
+    @app.get("/healthz", tags=["operations"], summary="Liveness")
+    async def healthz() -> dict[str, str]:
+        return {"status": "ok", "service": settings.service_name}
+
+    @app.get(
+        "/readyz",
+        tags=["operations"],
+        summary="Readiness: database and broker reachable",
+        responses={503: {"description": "Not ready"}},
+    )
+    async def readyz(request: Request) -> JSONResponse:
+        checked_at, cached = request.app.state.ready_cache
+        if cached is not None and time.monotonic() - checked_at < 2.0:
+            return JSONResponse(cached, status_code=200 if cached["status"] == "ready" else 503)
+        checks: dict[str, str] = {}
+        try:
+            async with request.app.state.engine.connect() as conn:
+                await asyncio.wait_for(conn.execute(text("SELECT 1")), timeout=2.0)
+            checks["database"] = "ok"
+        except Exception as exc:  # noqa: BLE001
+            checks["database"] = f"unavailable: {type(exc).__name__}"
+        checks["broker"] = "ok" if await broker_reachable(settings.kafka_bootstrap) else "unavailable"
+        ok = all(v == "ok" for v in checks.values())
+        body = {"status": "ready" if ok else "not ready", "checks": checks}
+        request.app.state.ready_cache = (time.monotonic(), body)
+        return JSONResponse(body, status_code=200 if ok else 503)
+
+    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse)
+    async def prometheus() -> PlainTextResponse:
+        return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
+
+    for r in routers:
+        app.include_router(r)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = get_openapi(title=title, version=version, description=description, routes=app.routes)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components["Problem"] = PROBLEM_SCHEMA
+        for path_item in schema.get("paths", {}).values():
+            for op in path_item.values():
+                responses = op.get("responses", {})
+                if "422" in responses:
+                    responses["422"] = {
+                        "description": "Validation failed (RFC 9457 problem+json)",
+                        "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+                    }
+        components.pop("HTTPValidationError", None)
+        components.pop("ValidationError", None)
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,141 @@
+"""OAuth2 client credentials and JWT verification.
+
+The registry hosts ``/v1/oauth/token`` and signs short-lived access tokens
+with its Ed25519 private key; every service verifies them locally with the
+public key. A token carries the client's role and the operator or facilitator
+it is bound to. Roles:
+
+- ``agency-admin``: everything;
+- ``agency-auditor``: read everything;
+- ``dashboard``: read-only, everything;
+- ``operator``: its own lodgings (``operator_id``);
+- ``facilitator``: the lodgings that authorized it (``facilitator_id``).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import jwt
+from fastapi import Depends, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from servicekit.errors import Forbidden, Unauthorized
+
+Role = Literal["agency-admin", "agency-auditor", "dashboard", "operator", "facilitator"]
+ROLES: tuple[Role, ...] = ("agency-admin", "agency-auditor", "dashboard", "operator", "facilitator")
+AGENCY_ROLES: frozenset[str] = frozenset({"agency-admin", "agency-auditor", "dashboard"})
+ALGORITHM = "EdDSA"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the OAuth client, its role and what it is bound to."""
+
+    client_id: str
+    role: str
+    operator_id: str | None = None
+    facilitator_id: str | None = None
+
+    @property
+    def is_agency(self) -> bool:
+        return self.role in AGENCY_ROLES
+
+    @property
+    def can_write_all(self) -> bool:
+        return self.role == "agency-admin"
+
+
+class TokenIssuer:
+    def __init__(self, private_key: str, *, issuer: str, audience: str, ttl_seconds: int) -> None:
+        self._key = private_key
+        self.issuer = issuer
+        self.audience = audience
+        self.ttl = ttl_seconds
+
+    def issue(self, principal: Principal, *, now: float | None = None) -> tuple[str, int]:
+        issued = int(now if now is not None else time.time())
+        claims: dict[str, Any] = {
+            "iss": self.issuer,
+            "aud": self.audience,
+            "sub": principal.client_id,
+            "iat": issued,
+            "nbf": issued,
+            "exp": issued + self.ttl,
+            "jti": uuid.uuid4().hex,
+            "role": principal.role,
+        }
+        if principal.operator_id:
+            claims["operator_id"] = principal.operator_id
+        if principal.facilitator_id:
+            claims["facilitator_id"] = principal.facilitator_id
+        return jwt.encode(claims, self._key, algorithm=ALGORITHM), self.ttl
+
+
+class TokenVerifier:
+    def __init__(self, public_key: str, *, issuer: str, audience: str) -> None:
+        self._key = public_key
+        self.issuer = issuer
+        self.audience = audience
+
+    def verify(self, token: str) -> Principal:
+        try:
+            claims = jwt.decode(
+                token,
+                self._key,
+                algorithms=[ALGORITHM],
+                audience=self.audience,
+                issuer=self.issuer,
+                options={"require": ["exp", "iat", "sub", "aud", "iss"]},
+                leeway=5,
+            )
+        except jwt.ExpiredSignatureError as exc:
+            raise Unauthorized("the access token has expired") from exc
+        except jwt.PyJWTError as exc:
+            raise Unauthorized(f"invalid access token: {exc}") from exc
+        role = claims.get("role")
+        if role not in ROLES:
+            raise Unauthorized("the access token carries no known role")
+        return Principal(
+            client_id=str(claims["sub"]),
+            role=str(role),
+            operator_id=claims.get("operator_id"),
+            facilitator_id=claims.get("facilitator_id"),
+        )
+
+
+_bearer = HTTPBearer(auto_error=False, description="OAuth2 client-credentials access token")
+
+
+def get_principal(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> Principal:
+    if credentials is None or credentials.scheme.lower() != "bearer":
+        raise Unauthorized("a Bearer access token is required (POST /v1/oauth/token at the registry)")
+    verifier: TokenVerifier = request.app.state.token_verifier
+    return verifier.verify(credentials.credentials)
+
+
+PrincipalDep = Annotated[Principal, Depends(get_principal)]
+
+
+def require_roles(*roles: str) -> Callable[..., Coroutine[Any, Any, Principal]]:
+    """Dependency factory: the caller must hold one of ``roles``."""
+
+    allowed = frozenset(roles)
+
+    async def dependency(principal: PrincipalDep) -> Principal:
+        if principal.role not in allowed:
+            raise Forbidden(f"role {principal.role!r} may not do this; needs one of {sorted(allowed)}")
+        return principal
+
+    return dependency
+
+
+AdminDep = Annotated[Principal, Depends(require_roles("agency-admin"))]
+AgencyReadDep = Annotated[Principal, Depends(require_roles(*AGENCY_ROLES))]

@@ -1,0 +1,160 @@
+"""At-least-once event consumer with an inbox and a dead-letter table.
+
+For each message: parse the CloudEvent, then in ONE transaction record its id
+in ``inbox`` (per consumer) and apply the handler; a redelivered event finds
+its id and changes nothing. Offsets are committed after the database commit.
+A handler that keeps failing (``max_attempts``) or a message that cannot be
+parsed is parked in ``dead_letters`` with the error, and the consumer moves on:
+never an endless crash loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import traceback
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
+from aiokafka.errors import KafkaError
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from taxcore.events import CloudEvent
+
+from servicekit import metrics
+
+log = logging.getLogger("servicekit.consumer")
+
+Handler = Callable[[AsyncSession, CloudEvent], Awaitable[None]]
+
+
+class EventConsumer:
+    def __init__(
+        self,
+        *,
+        name: str,
+        bootstrap: str,
+        topics: list[str],
+        sessionmaker: async_sessionmaker[AsyncSession],
+        handlers: Mapping[str, Handler],
+        max_attempts: int = 3,
+        retry_delay: float = 0.2,
+    ) -> None:
+        self.name = name
+        self.bootstrap = bootstrap
+        self.topics = topics
+        self.sessionmaker = sessionmaker
+        self.handlers = dict(handlers)
+        self.max_attempts = max_attempts
+        self.retry_delay = retry_delay
+        self.applied = 0
+        self.duplicates = 0
+        self.parked = 0
+
+    async def handle_record(self, record: ConsumerRecord[bytes, bytes]) -> str:
+        """Apply one record; returns "applied", "duplicate", "ignored" or "parked"."""
+        try:
+            raw = json.loads(record.value or b"")
+            event = CloudEvent.model_validate(raw)
+        except Exception as exc:  # noqa: BLE001 - a poison message is parked, not fatal
+            await self._park(record, None, f"unparseable event: {exc}")
+            return "parked"
+        handler = self.handlers.get(event.type)
+        if handler is None:
+            return "ignored"
+        return await self.apply(event, handler, record=record)
+
+    async def apply(
+        self, event: CloudEvent, handler: Handler, *, record: ConsumerRecord[bytes, bytes] | None = None
+    ) -> str:
+        last_error = ""
+        for attempt in range(1, self.max_attempts + 1):
+            try:
+                async with self.sessionmaker() as session, session.begin():
+                    fresh = await session.execute(
+                        text(
+                            "INSERT INTO inbox (consumer, event_id, event_type) VALUES (:c, :e, :t) "
+                            "ON CONFLICT DO NOTHING RETURNING event_id"
+                        ),
+                        {"c": self.name, "e": event.id, "t": event.type},
+                    )
+                    if fresh.first() is None:
+                        self.duplicates += 1
+                        metrics.EVENTS_CONSUMED.labels(self.name, event.type, "duplicate").inc()
+                        return "duplicate"
+                    await handler(session, event)
+                self.applied += 1
+                metrics.EVENTS_CONSUMED.labels(self.name, event.type, "applied").inc()
+                return "applied"
+            except Exception as exc:  # noqa: BLE001 - retried, then parked
+                last_error = "".join(traceback.format_exception(exc))[-4000:]
+                log.warning("consumer %s: %s failed (attempt %d): %s", self.name, event.id, attempt, exc)
+                await asyncio.sleep(self.retry_delay * attempt)
+        await self._park(record, event, last_error)
+        return "parked"
+
+    async def _park(
+        self, record: ConsumerRecord[bytes, bytes] | None, event: CloudEvent | None, error: str
+    ) -> None:
+        self.parked += 1
+        metrics.EVENTS_CONSUMED.labels(self.name, event.type if event else "?", "parked").inc()
+        payload: Any = event.model_dump(mode="json") if event else None
+        if payload is None and record is not None:
+            payload = {"raw": (record.value or b"").decode("utf-8", "replace")}
+        async with self.sessionmaker() as session, session.begin():
+            await session.execute(
+                text(
+                    'INSERT INTO dead_letters (consumer, event_id, event_type, topic, "partition", '
+                    '"offset", payload, error) VALUES (:c, :e, :t, :tp, :p, :o, '
+                    "CAST(:pl AS jsonb), :err)"
+                ),
+                {
+                    "c": self.name,
+                    "e": event.id if event else None,
+                    "t": event.type if event else None,
+                    "tp": record.topic if record else None,
+                    "p": record.partition if record else None,
+                    "o": record.offset if record else None,
+                    "pl": json.dumps(payload),
+                    "err": error,
+                },
+            )
+        log.error("consumer %s parked an event in dead_letters: %s", self.name, error[-300:])
+
+    async def run(self, stop: asyncio.Event) -> None:
+        backoff = 0.5
+        while not stop.is_set():
+            consumer = AIOKafkaConsumer(
+                *self.topics,
+                bootstrap_servers=self.bootstrap,
+                group_id=self.name,
+                enable_auto_commit=False,
+                auto_offset_reset="earliest",
+                client_id=f"roomtax-{self.name}",
+                metadata_max_age_ms=5_000,
+                session_timeout_ms=10_000,
+                heartbeat_interval_ms=1_000,
+            )
+            try:
+                await consumer.start()
+                backoff = 0.5
+                while not stop.is_set():
+                    batches = await consumer.getmany(timeout_ms=500, max_records=500)
+                    for tp, records in batches.items():
+                        for record in records:
+                            await self.handle_record(record)
+                        await consumer.commit({tp: records[-1].offset + 1})
+            except (KafkaError, OSError) as exc:
+                log.warning("consumer %s: broker error %s; reconnecting in %.1fs", self.name, exc, backoff)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=backoff)
+                backoff = min(backoff * 2, 5.0)
+            finally:
+                with contextlib.suppress(Exception):
+                    await consumer.stop()
+
+
+__all__ = ["EventConsumer", "Handler", "TopicPartition"]

@@ -1,0 +1,193 @@
+"""Database: engine per process, one transaction per request or per event.
+
+The engine is created in the app's lifespan (or by a worker's ``main``) and
+disposed on shutdown. :class:`TransactionalRoute` opens the session and its
+transaction around the route handler and commits *before* the response is
+sent, so a client never sees a success whose effects did not commit. Services
+never call ``commit()``; they ``flush()`` when they need an id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Annotated, Any
+
+from fastapi import Depends, Request, Response
+from fastapi.routing import APIRoute
+from sqlalchemy import MetaData, text
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
+
+from servicekit.errors import IdempotencyMismatch
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def make_metadata() -> MetaData:
+    """A service's own MetaData with the shared naming convention."""
+    return MetaData(naming_convention=NAMING_CONVENTION)
+
+
+def make_engine(database_url: str, *, application_name: str, pool_size: int = 10) -> AsyncEngine:
+    return create_async_engine(
+        database_url,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_pre_ping=True,
+        connect_args={"server_settings": {"application_name": application_name}},
+    )
+
+
+def make_sessionmaker(engine: AsyncEngine, *, service: str) -> async_sessionmaker[AsyncSession]:
+    """Sessions that know their service (the outbox uses it as the CloudEvents ``source``)."""
+    return async_sessionmaker(engine, expire_on_commit=False, info={"service": service})
+
+
+def get_session(request: Request) -> AsyncSession:
+    session = getattr(request.state, "session", None)
+    if session is None:  # pragma: no cover - a route outside TransactionalRoute
+        raise RuntimeError("SessionDep used on a route that is not a TransactionalRoute")
+    return session  # type: ignore[no-any-return]
+
+
+SessionDep = Annotated[AsyncSession, Depends(get_session)]
+
+IDEMPOTENT_METHODS = {"POST"}
+
+
+def _idempotency_scope(request: Request) -> str:
+    """The caller the key belongs to, so two clients' keys never collide or leak."""
+    verifier = getattr(request.app.state, "token_verifier", None)
+    auth = request.headers.get("authorization", "")
+    if verifier is not None and auth.lower().startswith("bearer "):
+        try:
+            return str(verifier.verify(auth[7:]).client_id)
+        except Exception:  # noqa: BLE001 - an invalid token fails later, in the endpoint
+            return "invalid-token"
+    return "anonymous"
+
+
+async def _idempotent_replay(
+    session: AsyncSession, request: Request, key: str, body: bytes
+) -> Response | None:
+    scope = _idempotency_scope(request)
+    digest = hashlib.sha256(request.method.encode() + request.url.path.encode() + body).hexdigest()
+    request.state.idempotency = (scope, key, digest)
+    inserted = await session.execute(
+        text(
+            "INSERT INTO idempotency_keys (scope, key, request_hash) VALUES (:s, :k, :h) "
+            "ON CONFLICT (scope, key) DO NOTHING RETURNING key"
+        ),
+        {"s": scope, "k": key, "h": digest},
+    )
+    if inserted.first() is not None:
+        return None
+    row = (
+        await session.execute(
+            text(
+                "SELECT request_hash, status_code, response_body, content_type "
+                "FROM idempotency_keys WHERE scope = :s AND key = :k FOR UPDATE"
+            ),
+            {"s": scope, "k": key},
+        )
+    ).one()
+    if row.request_hash != digest:
+        raise IdempotencyMismatch(
+            f"Idempotency-Key {key!r} was first used with a different request; "
+            "use a new key for a new request",
+            errors=[{"pointer": "#/header/Idempotency-Key", "detail": "reused with another body"}],
+        )
+    return Response(
+        content=bytes(row.response_body),
+        status_code=row.status_code,
+        media_type=row.content_type,
+        headers={"Idempotent-Replayed": "true"},
+    )
+
+
+class TransactionalRoute(APIRoute):
+    """Route whose handler runs inside one session transaction.
+
+    Commits when the handler returns a non-error response, rolls back on an
+    exception or an error status. POST requests carrying ``Idempotency-Key``
+    store their response in the same transaction as their effect; a retry with
+    the same key and body replays it, another body is rejected.
+    """
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        original = super().get_route_handler()
+
+        async def handler(request: Request) -> Response:
+            sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
+            async with sessionmaker() as session:
+                try:
+                    async with session.begin():
+                        return await self._in_transaction(original, session, request)
+                except _Rollback as rollback:
+                    return rollback.response
+
+        return handler
+
+    @staticmethod
+    async def _in_transaction(
+        original: Callable[[Request], Awaitable[Response]], session: AsyncSession, request: Request
+    ) -> Response:
+        request.state.session = session
+        key = request.headers.get("idempotency-key")
+        idempotent = bool(key) and request.method in IDEMPOTENT_METHODS
+        if key and idempotent:
+            if len(key) > 200:
+                raise IdempotencyMismatch(
+                    "Idempotency-Key is longer than 200 characters",
+                    errors=[{"pointer": "#/header/Idempotency-Key", "detail": "at most 200 characters"}],
+                )
+            replay = await _idempotent_replay(session, request, key, await request.body())
+            if replay is not None:
+                return replay
+        response = await original(request)
+        if response.status_code >= 400:
+            raise _Rollback(response)
+        if idempotent:
+            scope, k, _ = request.state.idempotency
+            await session.execute(
+                text(
+                    "UPDATE idempotency_keys SET status_code = :c, response_body = :b, "
+                    "content_type = :t WHERE scope = :s AND key = :k"
+                ),
+                {
+                    "c": response.status_code,
+                    "b": bytes(getattr(response, "body", b"")),
+                    "t": response.media_type or "application/json",
+                    "s": scope,
+                    "k": k,
+                },
+            )
+        return response
+
+
+class _Rollback(Exception):  # noqa: N818 - control flow, not an error
+    """Carries an error response out of the transaction so it rolls back."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__(response.status_code)
+        self.response = response
+
+
+async def ping(session: AsyncSession) -> None:
+    await session.execute(text("SELECT 1"))
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, default=str, separators=(",", ":"))

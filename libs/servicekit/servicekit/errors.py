@@ -1,0 +1,183 @@
+"""RFC 9457 problem+json for every error.
+
+Services raise :class:`DomainError` subclasses; one set of handlers turns them,
+request validation errors, taxcore's typed errors and anything unexpected into
+``application/problem+json``. Endpoints never build error bodies by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, ClassVar
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from taxcore.errors import TaxcoreError
+from taxcore.money import MoneyError
+
+PROBLEM_JSON = "application/problem+json"
+TYPE_BASE = "https://roomtax.dev/problems/"
+log = logging.getLogger("servicekit.errors")
+
+
+def pointer(loc: tuple[Any, ...] | list[Any]) -> str:
+    """JSON pointer (RFC 6901) for a pydantic error location: ``#/body/lines/0/amount``."""
+    parts = [str(p).replace("~", "~0").replace("/", "~1") for p in loc]
+    return "#/" + "/".join(parts)
+
+
+def field_pointer(field: str, *, root: str = "body") -> str:
+    """Pointer for a dotted taxcore field name like ``exempt[0].evidence``."""
+    segments: list[str] = [root]
+    for chunk in field.replace("]", "").split("."):
+        segments.extend(s for s in chunk.split("[") if s)
+    return pointer(segments)
+
+
+class DomainError(Exception):
+    """Base of every error a service raises on purpose."""
+
+    status: ClassVar[int] = 400
+    slug: ClassVar[str] = "bad-request"
+    title: ClassVar[str] = "Bad request"
+
+    def __init__(self, detail: str, *, errors: list[dict[str, str]] | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.errors = errors or []
+
+    def problem(self, instance: str | None = None) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "type": TYPE_BASE + self.slug,
+            "title": self.title,
+            "status": self.status,
+            "detail": self.detail,
+        }
+        if instance:
+            body["instance"] = instance
+        if self.errors:
+            body["errors"] = self.errors
+        return body
+
+    @classmethod
+    def openapi(cls) -> dict[int | str, dict[str, Any]]:
+        """Entry for a route's ``responses=`` so the error appears in the OpenAPI document."""
+        return {
+            cls.status: {
+                "description": cls.title,
+                "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+            }
+        }
+
+
+class NotFound(DomainError):
+    status, slug, title = 404, "not-found", "Not found"
+
+
+class Conflict(DomainError):
+    status, slug, title = 409, "conflict", "Conflict"
+
+
+class Forbidden(DomainError):
+    status, slug, title = 403, "forbidden", "Forbidden"
+
+
+class Unauthorized(DomainError):
+    status, slug, title = 401, "unauthorized", "Unauthorized"
+
+
+class ValidationFailed(DomainError):
+    status, slug, title = 422, "validation-failed", "Validation failed"
+
+    @classmethod
+    def on(cls, field: str, message: str, *, root: str = "body") -> ValidationFailed:
+        """A validation error on one field (dotted taxcore-style name)."""
+        return cls(
+            f"{field}: {message}",
+            errors=[{"pointer": field_pointer(field, root=root), "detail": message}],
+        )
+
+
+class IdempotencyMismatch(DomainError):
+    status, slug, title = 422, "idempotency-key-reused", "Idempotency-Key reused with another body"
+
+
+def problem_response(body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse(body, status_code=int(body["status"]), media_type=PROBLEM_JSON, headers=headers)
+
+
+def _validation_errors(exc: RequestValidationError) -> list[dict[str, str]]:
+    out = []
+    for err in exc.errors():
+        out.append({"pointer": pointer(err.get("loc", ())), "detail": str(err.get("msg", ""))})
+    return out
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    async def domain(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, DomainError)
+        headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else None
+        return problem_response(exc.problem(request.url.path), headers)
+
+    async def validation(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        errors = _validation_errors(exc)
+        first = errors[0] if errors else {"pointer": "#/", "detail": "invalid"}
+        err = ValidationFailed(f"{first['pointer'][2:]}: {first['detail']}", errors=errors)
+        return problem_response(err.problem(request.url.path))
+
+    async def taxcore_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, TaxcoreError | MoneyError)
+        err = ValidationFailed.on(exc.field, exc.message)
+        return problem_response(err.problem(request.url.path))
+
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        body = {
+            "type": TYPE_BASE + str(exc.status_code),
+            "title": str(exc.detail) if exc.detail else "Error",
+            "status": exc.status_code,
+            "detail": str(exc.detail),
+            "instance": request.url.path,
+        }
+        return problem_response(body, dict(exc.headers) if exc.headers else None)
+
+    async def unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error", extra={"path": request.url.path})
+        body = {
+            "type": TYPE_BASE + "internal",
+            "title": "Internal server error",
+            "status": 500,
+            "detail": "An unexpected error occurred; it has been logged.",
+            "instance": request.url.path,
+        }
+        return problem_response(body)
+
+    app.add_exception_handler(DomainError, domain)
+    app.add_exception_handler(RequestValidationError, validation)
+    app.add_exception_handler(TaxcoreError, taxcore_error)
+    app.add_exception_handler(MoneyError, taxcore_error)
+    app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(Exception, unexpected)
+
+
+PROBLEM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["type", "title", "status"],
+    "properties": {
+        "type": {"type": "string"},
+        "title": {"type": "string"},
+        "status": {"type": "integer"},
+        "detail": {"type": "string"},
+        "instance": {"type": "string"},
+        "errors": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"pointer": {"type": "string"}, "detail": {"type": "string"}},
+            },
+        },
+    },
+}

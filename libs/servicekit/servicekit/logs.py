@@ -1,0 +1,102 @@
+"""Structured JSON logs with a request id."""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import sys
+import time
+import uuid
+from typing import Any
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from servicekit import metrics
+
+request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
+
+
+class JsonFormatter(logging.Formatter):
+    def __init__(self, service: str) -> None:
+        super().__init__()
+        self.service = service
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry: dict[str, Any] = {
+            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+            + f".{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "service": self.service,
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        rid = request_id_var.get()
+        if rid:
+            entry["request_id"] = rid
+        for key in ("path", "method", "status", "duration_ms"):
+            if hasattr(record, key):
+                entry[key] = getattr(record, key)
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry, default=str)
+
+
+def configure_logging(service: str, level: str = "INFO") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(JsonFormatter(service))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    logging.getLogger("aiokafka").setLevel("WARNING")
+    logging.getLogger("uvicorn.access").setLevel("WARNING")
+
+
+class RequestContextMiddleware:
+    """Request id (``X-Request-ID`` in and out), access log and HTTP metrics."""
+
+    def __init__(self, app: ASGIApp, service: str) -> None:
+        self.app = app
+        self.service = service
+        self.log = logging.getLogger(f"{service}.access")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        rid = headers.get(b"x-request-id", b"").decode("latin-1")[:100] or uuid.uuid4().hex
+        token = request_id_var.set(rid)
+        start = time.perf_counter()
+        status = 500
+
+        async def send_wrapper(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message.setdefault("headers", [])
+                message["headers"] = [*message["headers"], (b"x-request-id", rid.encode())]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            elapsed = time.perf_counter() - start
+            route = scope.get("route")
+            path = getattr(route, "path", "unmatched")
+            metrics.HTTP_REQUESTS.labels(self.service, scope["method"], path, str(status)).inc()
+            metrics.HTTP_LATENCY.labels(self.service, scope["method"], path).observe(elapsed)
+            if path not in ("/healthz", "/readyz", "/metrics"):
+                self.log.info(
+                    "%s %s %s",
+                    scope["method"],
+                    scope["path"],
+                    status,
+                    extra={
+                        "path": scope["path"],
+                        "method": scope["method"],
+                        "status": status,
+                        "duration_ms": round(elapsed * 1000, 2),
+                    },
+                )
+            request_id_var.reset(token)

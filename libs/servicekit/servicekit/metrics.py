@@ -1,0 +1,16 @@
+"""Prometheus metrics shared by every service process."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+HTTP_REQUESTS = Counter(
+    "roomtax_http_requests_total", "HTTP requests", ["service", "method", "route", "status"]
+)
+HTTP_LATENCY = Histogram(
+    "roomtax_http_request_seconds", "HTTP request latency", ["service", "method", "route"]
+)
+OUTBOX_PUBLISHED = Counter("roomtax_outbox_published_total", "Outbox events published", ["relay"])
+OUTBOX_ERRORS = Counter("roomtax_outbox_errors_total", "Outbox relay errors", ["relay"])
+OUTBOX_REPLAYS = Counter("roomtax_outbox_replays_total", "Outbox window replays", ["relay"])
+EVENTS_CONSUMED = Counter("roomtax_events_consumed_total", "Events consumed", ["consumer", "type", "outcome"])

@@ -1,0 +1,141 @@
+"""Alembic helpers: one tree per service, one database per service.
+
+Migrations run by a command (``python -m <service> migrate``), never at app
+start-up. Every service's first migration creates the chassis tables with
+:func:`create_chassis_tables` (outbox, inbox, dead letters, idempotency keys).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import asyncpg
+import sqlalchemy as sa
+from alembic import command, context, op
+from alembic.config import Config
+from sqlalchemy import MetaData, pool
+from sqlalchemy.dialects import postgresql
+from sqlalchemy.ext.asyncio import async_engine_from_config
+
+
+def create_chassis_tables() -> None:
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    op.create_table(
+        "outbox",
+        sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
+        sa.Column("event_id", sa.Text, nullable=False, unique=True),
+        sa.Column("topic", sa.Text, nullable=False),
+        sa.Column("key", sa.Text, nullable=False),
+        sa.Column("event_type", sa.Text, nullable=False),
+        sa.Column("payload", postgresql.JSONB, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
+        sa.Column("published_at", sa.DateTime(timezone=True)),
+        sa.Column("partition", sa.Integer),
+        sa.Column("offset", sa.BigInteger),
+    )
+    op.create_index(
+        "ix_outbox_unpublished", "outbox", ["id"], postgresql_where=sa.text("published_at IS NULL")
+    )
+    op.create_index("ix_outbox_created_at", "outbox", ["created_at"])
+    op.create_table(
+        "inbox",
+        sa.Column("consumer", sa.Text, primary_key=True),
+        sa.Column("event_id", sa.Text, primary_key=True),
+        sa.Column("event_type", sa.Text, nullable=False),
+        sa.Column("processed_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
+    )
+    op.create_table(
+        "dead_letters",
+        sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
+        sa.Column("consumer", sa.Text, nullable=False),
+        sa.Column("event_id", sa.Text),
+        sa.Column("event_type", sa.Text),
+        sa.Column("topic", sa.Text),
+        sa.Column("partition", sa.Integer),
+        sa.Column("offset", sa.BigInteger),
+        sa.Column("payload", postgresql.JSONB),
+        sa.Column("error", sa.Text, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
+    )
+    op.create_table(
+        "idempotency_keys",
+        sa.Column("scope", sa.Text, primary_key=True),
+        sa.Column("key", sa.Text, primary_key=True),
+        sa.Column("request_hash", sa.Text, nullable=False),
+        sa.Column("status_code", sa.Integer),
+        sa.Column("response_body", sa.LargeBinary),
+        sa.Column("content_type", sa.Text),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
+    )
+
+
+def drop_chassis_tables() -> None:
+    for table in ("idempotency_keys", "dead_letters", "inbox", "outbox"):
+        op.drop_table(table)
+
+
+def run_env(target_metadata: MetaData) -> None:
+    """Body of every service's ``migrations/env.py`` (async engine, online mode)."""
+    config = context.config
+
+    def do_run(connection: sa.Connection) -> None:
+        context.configure(
+            connection=connection,
+            target_metadata=target_metadata,
+            compare_type=True,
+            transaction_per_migration=True,
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+
+    async def online() -> None:
+        engine = async_engine_from_config(
+            config.get_section(config.config_ini_section, {}),
+            prefix="sqlalchemy.",
+            poolclass=pool.NullPool,
+        )
+        async with engine.connect() as connection:
+            await connection.run_sync(do_run)
+        await engine.dispose()
+
+    if context.is_offline_mode():
+        context.configure(
+            url=config.get_main_option("sqlalchemy.url"), target_metadata=target_metadata, literal_binds=True
+        )
+        with context.begin_transaction():
+            context.run_migrations()
+    else:
+        asyncio.run(online())
+
+
+async def ensure_database(database_url: str) -> None:
+    """Create the service's database when it does not exist yet."""
+    parts = urlsplit(database_url.replace("postgresql+asyncpg://", "postgresql://"))
+    name = parts.path.lstrip("/")
+    admin = urlunsplit(parts._replace(path="/postgres"))
+    conn = await asyncpg.connect(admin)
+    try:
+        exists = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
+        if not exists:
+            await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+
+
+def alembic_config(migrations_dir: Path, database_url: str) -> Config:
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir))
+    cfg.set_main_option("sqlalchemy.url", database_url.replace("%", "%%"))
+    cfg.set_main_option("file_template", "%%(year)d%%(month).2d%%(day).2d_%%(rev)s_%%(slug)s")
+    return cfg
+
+
+def upgrade(migrations_dir: Path, database_url: str, revision: str = "head") -> None:
+    asyncio.run(ensure_database(database_url))
+    command.upgrade(alembic_config(migrations_dir, database_url), revision)
+
+
+def downgrade(migrations_dir: Path, database_url: str, revision: str) -> None:
+    command.downgrade(alembic_config(migrations_dir, database_url), revision)

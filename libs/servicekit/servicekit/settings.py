@@ -1,0 +1,80 @@
+"""Per-service settings.
+
+Each service subclasses :class:`ServiceSettings` with its own ``env_prefix``
+(``REGISTRY_``, ``FILING_``...). Values shared by every service (the broker,
+the token keys) may also come from ``ROOMTAX_*`` variables. ``.env`` files are
+read. Outside development and test, the built-in development keys are refused.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from servicekit import devkeys
+
+Environment = Literal["development", "test", "production"]
+
+
+class ServiceSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_prefix="ROOMTAX_")
+
+    service_name: str = "service"
+    environment: Environment = "development"
+    database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/roomtax"
+    kafka_bootstrap: str = "127.0.0.1:9092"
+    jwt_public_key: str = devkeys.DEV_PUBLIC_KEY
+    jwt_private_key: str = devkeys.DEV_PRIVATE_KEY
+    jwt_issuer: str = "roomtax-registry"
+    jwt_audience: str = "roomtax"
+    token_ttl_seconds: int = Field(default=900, ge=60, le=3600)
+    log_level: str = "INFO"
+    outbox_retention_days: int = 14
+    db_pool_size: int = 10
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Service prefix first (``REGISTRY_KAFKA_BOOTSTRAP``), then the shared ``ROOMTAX_``."""
+        return (
+            init_settings,
+            env_settings,
+            dotenv_settings,
+            EnvSettingsSource(settings_cls, env_prefix="ROOMTAX_"),
+            DotEnvSettingsSource(settings_cls, env_file=".env", env_prefix="ROOMTAX_"),
+            file_secret_settings,
+        )
+
+    @model_validator(mode="after")
+    def _refuse_default_secrets(self) -> ServiceSettings:
+        if self.environment == "production":
+            if self.jwt_private_key == devkeys.DEV_PRIVATE_KEY or (
+                self.jwt_public_key == devkeys.DEV_PUBLIC_KEY
+            ):
+                raise ValueError(
+                    "the development signing keys are refused outside development: "
+                    "set ROOMTAX_JWT_PUBLIC_KEY (and ROOMTAX_JWT_PRIVATE_KEY on the registry)"
+                )
+        return self
+
+    @property
+    def sync_database_url(self) -> str:
+        return self.database_url.replace("+asyncpg", "+psycopg")
+
+    @property
+    def asyncpg_dsn(self) -> str:
+        return self.database_url.replace("postgresql+asyncpg://", "postgresql://")

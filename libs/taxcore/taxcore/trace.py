@@ -1,0 +1,75 @@
+"""Every result explains itself.
+
+A :class:`Trace` is an ordered list of :class:`Step` s. Each step names the
+rule that produced it, the inputs and parameter values it used, the statute
+section it applies, and the amount it produced. Services return traces on
+``?explain=true`` so every amount a user sees can be followed back to the law.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+
+def _render(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dict):
+        return {str(k): _render(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_render(v) for v in value]
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return value if value is None or isinstance(value, bool | int | str) else str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One step of a computation: rule, citation, inputs, parameters, result."""
+
+    rule: str
+    citation: str
+    description: str
+    result: Decimal | int | str | bool | None
+    inputs: dict[str, Any] = field(default_factory=dict)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "citation": self.citation,
+            "description": self.description,
+            "inputs": _render(self.inputs),
+            "parameters": _render(self.parameters),
+            "result": _render(self.result),
+        }
+
+
+@dataclass(slots=True)
+class Trace:
+    """An ordered explanation of a computation."""
+
+    steps: list[Step] = field(default_factory=list)
+
+    def add(
+        self,
+        rule: str,
+        citation: str,
+        description: str,
+        result: Decimal | int | str | bool | None,
+        *,
+        inputs: dict[str, Any] | None = None,
+        parameters: dict[str, Any] | None = None,
+    ) -> Decimal | int | str | bool | None:
+        self.steps.append(
+            Step(rule, citation, description, result, dict(inputs or {}), dict(parameters or {}))
+        )
+        return result
+
+    def extend(self, other: Trace) -> None:
+        self.steps.extend(other.steps)
+
+    def to_list(self) -> list[dict[str, Any]]:
+        return [s.to_dict() for s in self.steps]

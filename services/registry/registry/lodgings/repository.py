@@ -1,0 +1,72 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import Select, and_, exists, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from registry.models import AccountSequence, Authorization, Lodging, LodgingStatus
+from servicekit.auth import Principal
+
+
+def visible_to(principal: Principal) -> Select[tuple[Lodging]]:
+    """Lodgings a caller may see: agency all; operator its own; facilitator those that authorized it."""
+    stmt = select(Lodging)
+    if principal.is_agency:
+        return stmt
+    if principal.role == "operator":
+        return stmt.where(Lodging.operator_id == (principal.operator_id or ""))
+    if principal.role == "facilitator":
+        return stmt.where(
+            exists().where(
+                and_(
+                    Authorization.lodging_id == Lodging.id,
+                    Authorization.facilitator_id == (principal.facilitator_id or ""),
+                )
+            )
+        )
+    return stmt.where(False)
+
+
+async def get_visible(session: AsyncSession, principal: Principal, lodging_id: str) -> Lodging | None:
+    stmt = visible_to(principal).where(or_(Lodging.id == lodging_id, Lodging.tax_account == lodging_id))
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def next_serial(session: AsyncSession, jurisdiction: str) -> int:
+    """Allocate the next serial; the row lock serializes registrations per jurisdiction."""
+    row = await session.get(AccountSequence, jurisdiction, with_for_update=True)
+    if row is None:
+        row = AccountSequence(jurisdiction=jurisdiction, last_serial=0)
+        session.add(row)
+    row.last_serial += 1
+    await session.flush()
+    return row.last_serial
+
+
+async def list_page(
+    session: AsyncSession,
+    principal: Principal,
+    *,
+    limit: int,
+    after: list[str] | None,
+    jurisdiction: str | None,
+    lodging_class: str | None,
+    operator_id: str | None,
+) -> Sequence[Lodging]:
+    stmt = visible_to(principal)
+    if jurisdiction:
+        stmt = stmt.where(Lodging.jurisdiction == jurisdiction)
+    if lodging_class:
+        stmt = stmt.where(Lodging.lodging_class == lodging_class)
+    if operator_id:
+        stmt = stmt.where(Lodging.operator_id == operator_id)
+    if after:
+        stmt = stmt.where(Lodging.tax_account > after[0])
+    stmt = stmt.order_by(Lodging.tax_account).limit(limit + 1)
+    return (await session.execute(stmt)).scalars().all()
+
+
+def add_status(session: AsyncSession, lodging: Lodging, status: LodgingStatus) -> None:
+    lodging.statuses.append(status)
+    session.add(status)

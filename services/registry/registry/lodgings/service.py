@@ -1,0 +1,169 @@
+"""Lodging use-cases: registration, changes, status history, compliance."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from registry.accounts import format_account
+from registry.lodgings import repository
+from registry.lodgings.schemas import LodgingCreate, LodgingUpdate, StatusChange
+from registry.models import Bond, Lodging, LodgingStatus, Operator
+from servicekit.errors import Conflict, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.errors import TaxcoreError
+from taxcore.events import registry as ev
+from taxcore.jurisdictions import lodging_classes
+
+#: Bonds are a PR §27 obligation; 33 V.I.C. § 54 has none.
+BOND_REQUIRED = {"PR": True, "VI": False}
+
+
+def current_status(lodging: Lodging, on: date) -> str:
+    status = "active"
+    for s in lodging.statuses:
+        if s.effective_from <= on:
+            status = s.status
+    return status
+
+
+def snapshot(lodging: Lodging) -> dict[str, object]:
+    return {
+        "lodging_id": lodging.id,
+        "tax_account": lodging.tax_account,
+        "jurisdiction": lodging.jurisdiction,
+        "lodging_class": lodging.lodging_class,
+        "casino": lodging.casino,
+        "name": lodging.name,
+        "municipality": lodging.municipality,
+        "room_count": lodging.room_count,
+        "operator_id": lodging.operator_id,
+        "registered_on": lodging.registered_on,
+        "statuses": [
+            {"status": s.status, "effective_from": s.effective_from} for s in lodging.statuses
+        ],
+    }
+
+
+def _check_class(jurisdiction: str, lodging_class: str, on: date, *, casino: bool) -> None:
+    try:
+        allowed = lodging_classes(jurisdiction, on)
+    except TaxcoreError as exc:
+        raise ValidationFailed.on("jurisdiction", exc.message) from exc
+    if lodging_class not in allowed:
+        raise ValidationFailed.on(
+            "lodging_class",
+            f"{lodging_class!r} is not a lodging class of {jurisdiction}; one of {sorted(allowed)}",
+        )
+    if casino and jurisdiction != "PR":
+        raise ValidationFailed.on("casino", "a casino licence changes the rate only in PR (§24(B))")
+
+
+async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
+    _check_class(data.jurisdiction, data.lodging_class, data.registered_on, casino=data.casino)
+    if await session.get(Operator, data.operator_id) is None:
+        raise ValidationFailed.on("operator_id", "no operator with this id")
+    serial = await repository.next_serial(session, data.jurisdiction)
+    lodging = Lodging(
+        tax_account=format_account(data.jurisdiction, serial),
+        jurisdiction=data.jurisdiction,
+        lodging_class=data.lodging_class,
+        casino=data.casino,
+        name=data.name,
+        address=data.address.model_dump(),
+        municipality=data.address.municipality,
+        room_count=data.room_count,
+        operator_id=data.operator_id,
+        registered_on=data.registered_on,
+        statuses=[],
+    )
+    session.add(lodging)
+    await session.flush()
+    repository.add_status(
+        session,
+        lodging,
+        LodgingStatus(lodging_id=lodging.id, status="active", effective_from=data.registered_on,
+                      reason="registration"),
+    )
+    await session.flush()
+    await emit(session, event_type="roomtax.registry.lodging.registered.v1", key=lodging.tax_account,
+               data=ev.LodgingRegistered.model_validate(snapshot(lodging)))
+    return lodging
+
+
+async def update(session: AsyncSession, lodging: Lodging, *, data: LodgingUpdate) -> Lodging:
+    changes = data.model_dump(exclude_unset=True)
+    if not changes:
+        raise ValidationFailed.on("body", "no field to change")
+    new_class = changes.get("lodging_class", lodging.lodging_class)
+    new_casino = changes.get("casino", lodging.casino)
+    _check_class(lodging.jurisdiction, new_class, date.today(), casino=new_casino)
+    for field in ("name", "room_count", "casino", "lodging_class"):
+        if field in changes and changes[field] is not None:
+            setattr(lodging, field, changes[field])
+    if data.address is not None:
+        lodging.address = data.address.model_dump()
+        lodging.municipality = data.address.municipality
+    await session.flush()
+    await emit(session, event_type="roomtax.registry.lodging.updated.v1", key=lodging.tax_account,
+               data=ev.LodgingUpdated.model_validate(snapshot(lodging)))
+    return lodging
+
+
+async def change_status(session: AsyncSession, lodging: Lodging, *, data: StatusChange) -> Lodging:
+    if data.effective_from < lodging.registered_on:
+        raise ValidationFailed.on("effective_from", "is before the lodging's registration date")
+    latest = lodging.statuses[-1] if lodging.statuses else None
+    if latest is not None and data.effective_from < latest.effective_from:
+        raise Conflict(
+            f"status history is append-only: effective_from must be on or after "
+            f"{latest.effective_from.isoformat()}",
+            errors=[{"pointer": "#/body/effective_from", "detail": "before the latest status"}],
+        )
+    if latest is not None and latest.status == data.status:
+        raise Conflict(f"the lodging is already {data.status}",
+                       errors=[{"pointer": "#/body/status", "detail": "unchanged"}])
+    repository.add_status(
+        session,
+        lodging,
+        LodgingStatus(lodging_id=lodging.id, status=data.status, effective_from=data.effective_from,
+                      reason=data.reason),
+    )
+    await session.flush()
+    await emit(session, event_type="roomtax.registry.lodging.status_changed.v1",
+               key=lodging.tax_account, data=ev.LodgingStatusChanged.model_validate(snapshot(lodging)))
+    return lodging
+
+
+async def compliance(session: AsyncSession, lodging: Lodging, *, on: date) -> dict[str, object]:
+    """A PR lodging without a valid bond on ``on`` is non-compliant (§27(B), (D))."""
+    reasons: list[str] = []
+    required = BOND_REQUIRED.get(lodging.jurisdiction, False)
+    bond = (
+        await session.execute(
+            select(Bond).where(
+                Bond.lodging_id == lodging.id,
+                Bond.status == "active",
+                Bond.effective_on <= on,
+                Bond.expires_on >= on,
+            )
+        )
+    ).scalars().first()
+    if required and bond is None:
+        reasons.append("no valid bond on this date (PR §27)")
+    if bond is not None and sum((d.amount for d in bond.draws), start=bond.amount * 0) >= bond.amount:
+        reasons.append("the bond is exhausted by draws (PR §33)")
+    status = current_status(lodging, on)
+    if status != "active":
+        reasons.append(f"the lodging is {status}")
+    return {
+        "lodging_id": lodging.id,
+        "tax_account": lodging.tax_account,
+        "as_of": on,
+        "compliant": not reasons,
+        "bond_required": required,
+        "valid_bond_id": bond.id if bond else None,
+        "reasons": reasons,
+    }

@@ -1,0 +1,18 @@
+from __future__ import annotations
+
+from pydantic_settings import SettingsConfigDict
+
+from servicekit.settings import ServiceSettings
+
+
+class RegistrySettings(ServiceSettings):
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_prefix="REGISTRY_")
+
+    service_name: str = "registry"
+    database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/roomtax_registry"
+    bootstrap_admin_client_id: str = "agency-admin"
+    bootstrap_admin_secret: str = "dev-admin-secret"  # refused in production, see below
+
+    def model_post_init(self, _context: object) -> None:
+        if self.environment == "production" and self.bootstrap_admin_secret == "dev-admin-secret":
+            raise ValueError("REGISTRY_BOOTSTRAP_ADMIN_SECRET must be set outside development")

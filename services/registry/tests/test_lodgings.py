@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import httpx
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from registry.accounts import format_account, is_valid_account, luhn_digit
+from servicekit.testing import auth
+from registry_factories import ADMIN, make_facilitator, make_lodging, make_operator, outbox_types, scalar
+
+DB = async_sessionmaker[AsyncSession]
+
+
+class TestAccountNumbers:
+    def test_format_and_check_digit(self) -> None:
+        assert luhn_digit("7992739871") == 3  # the textbook Luhn example
+        assert format_account("PR", 1) == "PR-0000001-8"
+        assert format_account("VI", 42) == "VI-0000042-2"
+        assert is_valid_account("PR-0000001-8")
+        assert not is_valid_account("PR-0000001-7")
+        assert not is_valid_account("PR-000001-8")
+
+
+class TestRegisterLodging:
+    async def test_registers_with_account_number_status_and_event(self, client: httpx.AsyncClient, db: DB) -> None:
+        op = await make_operator(client)
+        lodging = await make_lodging(client, operator_id=op["id"], casino=True)
+        assert lodging["tax_account"].startswith("PR-")
+        assert is_valid_account(lodging["tax_account"])
+        assert lodging["status"] == "active"
+        assert lodging["statuses"] == [
+            {"status": "active", "effective_from": "2026-01-01", "reason": "registration"}
+        ]
+        second = await make_lodging(client, operator_id=op["id"], name="Second")
+        assert int(second["tax_account"][3:10]) == int(lodging["tax_account"][3:10]) + 1
+        types = await outbox_types(db, lodging["tax_account"])
+        assert types == ["roomtax.registry.lodging.registered.v1"]
+
+    async def test_unknown_class_for_jurisdiction_is_422_naming_field_and_changes_nothing(
+        self, client: httpx.AsyncClient, db: DB
+    ) -> None:
+        op = await make_operator(client)
+        before = await _count(db, "lodgings")
+        events_before = await _count(db, "outbox")
+        r = await client.post(
+            "/v1/lodgings",
+            json={"jurisdiction": "VI", "lodging_class": "motel", "name": "X",
+                  "address": {"line1": "1 Main", "municipality": "St. Thomas"}, "room_count": 3,
+                  "operator_id": op["id"], "registered_on": "2026-01-01"},
+            headers=ADMIN,
+        )
+        assert r.status_code == 422
+        assert r.headers["content-type"] == "application/problem+json"
+        body = r.json()
+        assert body["errors"][0]["pointer"] == "#/body/lodging_class"
+        assert "motel" in body["detail"]
+        assert await _count(db, "lodgings") == before
+        assert await _count(db, "outbox") == events_before
+
+    async def test_negative_room_count_points_at_field(self, client: httpx.AsyncClient) -> None:
+        r = await client.post("/v1/lodgings", json={"room_count": -1}, headers=ADMIN)
+        assert r.status_code == 422
+        pointers = {e["pointer"] for e in r.json()["errors"]}
+        assert "#/body/room_count" in pointers
+        assert "#/body/jurisdiction" in pointers
+
+    async def test_operator_token_cannot_register(self, client: httpx.AsyncClient) -> None:
+        op = await make_operator(client)
+        r = await client.post("/v1/lodgings", json={}, headers=auth("operator", operator_id=op["id"]))
+        assert r.status_code in (403, 422)
+
+    async def test_no_token_is_401_problem(self, client: httpx.AsyncClient) -> None:
+        r = await client.get("/v1/lodgings")
+        assert r.status_code == 401
+        assert r.json()["type"].endswith("/unauthorized")
+
+
+class TestLodgingVisibility:
+    async def test_operator_a_cannot_read_operator_b_lodging(self, client: httpx.AsyncClient) -> None:
+        a = await make_operator(client, "A Hotels")
+        b = await make_operator(client, "B Hotels")
+        lodging_b = await make_lodging(client, operator_id=b["id"], name="B Inn", lodging_class="inn")
+        as_a = auth("operator", operator_id=a["id"])
+        r = await client.get(f"/v1/lodgings/{lodging_b['id']}", headers=as_a)
+        assert r.status_code == 404
+        assert r.json()["status"] == 404
+        r = await client.get(f"/v1/lodgings/{lodging_b['tax_account']}", headers=as_a)
+        assert r.status_code == 404
+        listing = await client.get("/v1/lodgings", headers=as_a)
+        assert listing.json()["items"] == []
+        as_b = auth("operator", operator_id=b["id"])
+        assert (await client.get(f"/v1/lodgings/{lodging_b['id']}", headers=as_b)).status_code == 200
+
+    async def test_facilitator_sees_only_authorizing_lodgings(self, client: httpx.AsyncClient) -> None:
+        op = await make_operator(client)
+        fac = await make_facilitator(client)
+        mine = await make_lodging(client, operator_id=op["id"], name="Authorizes")
+        other = await make_lodging(client, operator_id=op["id"], name="Does not")
+        r = await client.post(f"/v1/lodgings/{mine['id']}/authorizations",
+                              json={"facilitator_id": fac["id"], "starts_on": "2026-02-01"}, headers=ADMIN)
+        assert r.status_code == 201, r.text
+        as_fac = auth("facilitator", facilitator_id=fac["id"])
+        listing = (await client.get("/v1/lodgings", headers=as_fac)).json()
+        assert [x["id"] for x in listing["items"]] == [mine["id"]]
+        assert (await client.get(f"/v1/lodgings/{other['id']}", headers=as_fac)).status_code == 404
+
+    async def test_pagination_walks_every_lodging_once(self, client: httpx.AsyncClient) -> None:
+        op = await make_operator(client)
+        created = [await make_lodging(client, operator_id=op["id"], name=f"L{i}") for i in range(5)]
+        seen: list[str] = []
+        cursor = None
+        while True:
+            params = {"limit": 2, "operator_id": op["id"], **({"cursor": cursor} if cursor else {})}
+            page = (await client.get("/v1/lodgings", params=params, headers=ADMIN)).json()
+            seen += [x["tax_account"] for x in page["items"]]
+            cursor = page["next_cursor"]
+            if not cursor:
+                break
+        assert seen == sorted(x["tax_account"] for x in created)
+        bad = await client.get("/v1/lodgings", params={"cursor": "garbage!"}, headers=ADMIN)
+        assert bad.status_code == 422
+        assert bad.json()["errors"][0]["pointer"] == "#/query/cursor"
+
+
+class TestStatus:
+    async def test_status_history_is_effective_dated(self, client: httpx.AsyncClient) -> None:
+        op = await make_operator(client)
+        lodging = await make_lodging(client, operator_id=op["id"])
+        r = await client.post(f"/v1/lodgings/{lodging['id']}/status",
+                              json={"status": "closed", "effective_from": "2026-06-30", "reason": "sold"},
+                              headers=ADMIN)
+        assert r.status_code == 200, r.text
+        assert [s["status"] for s in r.json()["statuses"]] == ["active", "closed"]
+        r = await client.post(f"/v1/lodgings/{lodging['id']}/status",
+                              json={"status": "active", "effective_from": "2026-03-01"}, headers=ADMIN)
+        assert r.status_code == 409
+        assert r.json()["errors"][0]["pointer"] == "#/body/effective_from"
+
+
+async def _count(db: DB, table: str) -> int:
+    return int(await scalar(db, f"SELECT count(*) FROM {table}"))
