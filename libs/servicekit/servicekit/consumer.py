@@ -42,6 +42,7 @@ class EventConsumer:
         handlers: Mapping[str, Handler],
         max_attempts: int = 3,
         retry_delay: float = 0.2,
+        session_timeout_ms: int = 3_000,
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
@@ -50,6 +51,9 @@ class EventConsumer:
         self.handlers = dict(handlers)
         self.max_attempts = max_attempts
         self.retry_delay = retry_delay
+        # Tansu completes a group join after about half the session timeout; 3 s keeps a
+        # (re)start under 2 s while heartbeats (every 500 ms) run on their own task.
+        self.session_timeout_ms = session_timeout_ms
         self.applied = 0
         self.duplicates = 0
         self.parked = 0
@@ -135,8 +139,8 @@ class EventConsumer:
                 auto_offset_reset="earliest",
                 client_id=f"roomtax-{self.name}",
                 metadata_max_age_ms=5_000,
-                session_timeout_ms=10_000,
-                heartbeat_interval_ms=1_000,
+                session_timeout_ms=self.session_timeout_ms,
+                heartbeat_interval_ms=max(100, self.session_timeout_ms // 6),
             )
             try:
                 await consumer.start()

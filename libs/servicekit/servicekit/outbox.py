@@ -24,7 +24,8 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -46,6 +47,34 @@ def _source(session: AsyncSession) -> str:
     return f"/roomtax/{session.info.get('service', 'unknown')}"
 
 
+def _envelope(
+    session: AsyncSession,
+    *,
+    event_type: str,
+    key: str,
+    data: BaseModel | Mapping[str, Any],
+    subject: str | None,
+    topic: str | None,
+    event_id: str | None,
+) -> dict[str, str]:
+    """The outbox row (bind parameters) of one event."""
+    if topic is None:
+        if event_type not in CONTRACTS:
+            raise ValueError(f"no topic registered for event type {event_type!r}")
+        topic = CONTRACTS[event_type][0]
+    payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else dict(data)
+    eid = event_id or str(uuid.uuid4())
+    envelope = CloudEvent(
+        id=eid,
+        source=_source(session),
+        type=event_type,
+        subject=subject or key,
+        time=datetime.now(UTC),
+        data=payload,
+    )
+    return {"e": eid, "t": topic, "k": key, "y": event_type, "p": envelope.model_dump_json(exclude_none=True)}
+
+
 async def emit(
     session: AsyncSession,
     *,
@@ -61,29 +90,63 @@ async def emit(
     ``topic`` defaults to the one registered for ``event_type`` in
     :data:`taxcore.events.CONTRACTS`.
     """
-    if topic is None:
-        if event_type not in CONTRACTS:
-            raise ValueError(f"no topic registered for event type {event_type!r}")
-        topic = CONTRACTS[event_type][0]
-    payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else dict(data)
-    eid = event_id or str(uuid.uuid4())
-    envelope = CloudEvent(
-        id=eid,
-        source=_source(session),
-        type=event_type,
-        subject=subject or key,
-        time=datetime.now(UTC),
-        data=payload,
+    row = _envelope(
+        session, event_type=event_type, key=key, data=data, subject=subject, topic=topic, event_id=event_id
     )
     await session.execute(
         text(
             "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
             "VALUES (:e, :t, :k, :y, CAST(:p AS jsonb))"
         ),
-        {"e": eid, "t": topic, "k": key, "y": event_type, "p": envelope.model_dump_json(exclude_none=True)},
+        row,
     )
     await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
-    return eid
+    return row["e"]
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEvent:
+    """One event for :func:`emit_many` (the keyword arguments of :func:`emit`)."""
+
+    event_type: str
+    key: str
+    data: BaseModel | Mapping[str, Any]
+    subject: str | None = None
+    topic: str | None = None
+    event_id: str | None = None
+
+
+async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> list[str]:
+    """Queue many events in the caller's transaction with one INSERT; returns their ids.
+
+    Same rows as :func:`emit` called once per event (in order), for bulk use-cases
+    (a 10,000-row remittance schedule) where one round trip per event is too slow.
+    """
+    if not events:
+        return []
+    rows = [
+        _envelope(
+            session,
+            event_type=ev.event_type,
+            key=ev.key,
+            data=ev.data,
+            subject=ev.subject,
+            topic=ev.topic,
+            event_id=ev.event_id,
+        )
+        for ev in events
+    ]
+    await session.execute(
+        text(
+            "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
+            "SELECT e, t, k, y, CAST(p AS jsonb) FROM unnest("
+            "CAST(:e AS text[]), CAST(:t AS text[]), CAST(:k AS text[]), CAST(:y AS text[]), "
+            "CAST(:p AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, n) ORDER BY n"
+        ),
+        {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p")},
+    )
+    await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
+    return [r["e"] for r in rows]
 
 
 async def request_replay(

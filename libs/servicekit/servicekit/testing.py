@@ -134,7 +134,7 @@ def auth(role: str, **kwargs: str | None) -> dict[str, str]:
 async def running_app(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
     """Run the app's lifespan and give an in-process HTTP client to it."""
     async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
             yield client
 

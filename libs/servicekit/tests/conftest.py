@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from servicekit.testing import BrokerProcess, running_app
+from servicekit_fixtures import build_widget_app, make_chassis_db
+
+
+@pytest.fixture(scope="session")
+async def chassis_db() -> str:
+    return await make_chassis_db("roomtax_test_chassis")
+
+
+@pytest.fixture(scope="session")
+async def widget_app(chassis_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
+    app = build_widget_app(chassis_db, broker.bootstrap)
+    async with running_app(app) as client:
+        app.state.test_client = client
+        yield app
+
+
+@pytest.fixture
+def client(widget_app: FastAPI) -> httpx.AsyncClient:
+    return widget_app.state.test_client  # type: ignore[no-any-return]

@@ -1,0 +1,114 @@
+"""A tiny service used to test the chassis: one table, one write endpoint, one event."""
+
+from __future__ import annotations
+
+import asyncpg
+import sqlalchemy as sa
+from alembic.operations import Operations
+from alembic.runtime.migration import MigrationContext
+from fastapi import FastAPI
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from servicekit.app import create_app, router
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, NotFound
+from servicekit.migrations import create_chassis_tables
+from servicekit.outbox import emit
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.settings import ServiceSettings
+from servicekit.testing import PG_ADMIN
+
+TOPIC = "chassis.widgets"
+EVENT = "roomtax.chassis.widget.made.v1"
+
+
+async def make_chassis_db(name: str) -> str:
+    conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await conn.close()
+    url = f"{PG_ADMIN.replace('postgresql://', 'postgresql+asyncpg://')}/{name}"
+    engine = create_async_engine(url)
+
+    def migrate(connection: sa.Connection) -> None:
+        ctx = MigrationContext.configure(connection)
+        with Operations.context(ctx):
+            create_chassis_tables()
+        connection.execute(text("CREATE TABLE widgets (id serial PRIMARY KEY, name text UNIQUE NOT NULL, "
+                                "amount numeric(18,2) NOT NULL)"))
+        connection.execute(text("CREATE TABLE applied (event_id text NOT NULL, name text NOT NULL)"))
+
+    async with engine.begin() as conn:
+        await conn.run_sync(migrate)
+    await engine.dispose()
+    return url
+
+
+class WidgetIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    amount: str = Field(pattern=r"^\d+\.\d{2}$")
+
+
+class WidgetOut(BaseModel):
+    id: int
+    name: str
+    amount: str
+
+
+widgets = router(prefix="/v1/widgets", tags=["widgets"])
+
+
+@widgets.post("", status_code=201, response_model=WidgetOut)
+async def make_widget(body: WidgetIn, session: SessionDep, _: PrincipalDep) -> WidgetOut:
+    exists = (await session.execute(text("SELECT 1 FROM widgets WHERE name = :n"), {"n": body.name})).first()
+    if exists:
+        raise Conflict(f"widget {body.name!r} exists")
+    row = (
+        await session.execute(
+            text("INSERT INTO widgets (name, amount) VALUES (:n, CAST(:a AS numeric)) RETURNING id"),
+            {"n": body.name, "a": body.amount},
+        )
+    ).one()
+    await emit(session, event_type=EVENT, key=body.name, topic=TOPIC,
+               data={"name": body.name, "amount": body.amount})
+    return WidgetOut(id=row.id, name=body.name, amount=body.amount)
+
+
+@widgets.get("", response_model=Page[WidgetOut])
+async def list_widgets(session: SessionDep, _: PrincipalDep, limit: LimitQuery = 10,
+                       cursor: CursorQuery = None) -> Page[WidgetOut]:
+    after = decode_cursor(cursor, arity=1)
+    rows = (
+        await session.execute(
+            text("SELECT id, name, amount::text AS amount FROM widgets WHERE id > :a ORDER BY id LIMIT :l"),
+            {"a": int(after[0]) if after else 0, "l": limit + 1},
+        )
+    ).all()
+    return paginate(rows, limit=limit, key=lambda r: [r.id],
+                    to_item=lambda r: WidgetOut(id=r.id, name=r.name, amount=r.amount))
+
+
+@widgets.get("/{widget_id}", response_model=WidgetOut)
+async def get_widget(widget_id: int, session: SessionDep, _: PrincipalDep) -> WidgetOut:
+    row = (await session.execute(text("SELECT id, name, amount::text AS amount FROM widgets WHERE id = :i"),
+                                 {"i": widget_id})).first()
+    if row is None:
+        raise NotFound(f"no widget {widget_id}")
+    return WidgetOut(id=row.id, name=row.name, amount=row.amount)
+
+
+@widgets.post("/{widget_id}/explode", status_code=200)
+async def explode(widget_id: int, _: PrincipalDep) -> None:
+    raise RuntimeError("boom: an unexpected failure")
+
+
+def build_widget_app(database_url: str, bootstrap: str) -> FastAPI:
+    settings = ServiceSettings(service_name="widgets", environment="test", database_url=database_url,
+                               kafka_bootstrap=bootstrap)
+    return create_app(settings, title="Widgets", description="chassis test service", routers=[widgets])

@@ -1,0 +1,168 @@
+"""Chassis HTTP behaviour: problem+json, idempotency, pagination, auth, health."""
+
+from __future__ import annotations
+
+import uuid
+
+import httpx
+import pytest
+
+from servicekit.settings import ServiceSettings
+from servicekit.testing import auth, token
+
+H = auth("agency-admin")
+
+
+def unique() -> str:
+    return uuid.uuid4().hex[:10]
+
+
+class TestProblemJson:
+    async def test_validation_error_points_at_field(self, client: httpx.AsyncClient) -> None:
+        r = await client.post("/v1/widgets", json={"name": "x", "amount": "1.5"}, headers=H)
+        assert r.status_code == 422
+        assert r.headers["content-type"] == "application/problem+json"
+        body = r.json()
+        assert body["type"] == "https://roomtax.dev/problems/validation-failed"
+        assert body["status"] == 422
+        assert body["errors"] == [
+            {"pointer": "#/body/amount", "detail": "String should match pattern '^\\d+\\.\\d{2}$'"}
+        ]
+
+    async def test_malformed_json_is_422_not_500(self, client: httpx.AsyncClient) -> None:
+        r = await client.post("/v1/widgets", content=b"{not json", headers={**H, "content-type": "application/json"})
+        assert r.status_code == 422
+        assert r.headers["content-type"] == "application/problem+json"
+
+    async def test_unknown_route_is_problem(self, client: httpx.AsyncClient) -> None:
+        r = await client.get("/v1/nothing-here", headers=H)
+        assert r.status_code == 404
+        assert r.json()["status"] == 404
+
+    async def test_unexpected_error_is_500_problem_without_stack(self, client: httpx.AsyncClient) -> None:
+        r = await client.post("/v1/widgets/1/explode", headers=H)
+        assert r.status_code == 500
+        assert r.json()["detail"] == "An unexpected error occurred; it has been logged."
+        assert "boom" not in r.text
+
+    async def test_domain_error_rolls_back(self, client: httpx.AsyncClient) -> None:
+        name = unique()
+        assert (await client.post("/v1/widgets", json={"name": name, "amount": "1.00"}, headers=H)).status_code == 201
+        r = await client.post("/v1/widgets", json={"name": name, "amount": "1.00"}, headers=H)
+        assert r.status_code == 409
+        assert r.json()["title"] == "Conflict"
+
+
+class TestIdempotency:
+    async def test_same_key_same_body_replays_and_writes_once(self, client: httpx.AsyncClient) -> None:
+        name, key = unique(), unique()
+        headers = {**H, "Idempotency-Key": key}
+        first = await client.post("/v1/widgets", json={"name": name, "amount": "2.50"}, headers=headers)
+        second = await client.post("/v1/widgets", json={"name": name, "amount": "2.50"}, headers=headers)
+        assert first.status_code == second.status_code == 201
+        assert first.json() == second.json()
+        assert second.headers["idempotent-replayed"] == "true"
+        listing = (await client.get("/v1/widgets", params={"limit": 500}, headers=H)).json()
+        assert [w["name"] for w in listing["items"]].count(name) == 1
+
+    async def test_same_key_other_body_is_rejected(self, client: httpx.AsyncClient) -> None:
+        key = unique()
+        headers = {**H, "Idempotency-Key": key}
+        ok = await client.post("/v1/widgets", json={"name": unique(), "amount": "1.00"}, headers=headers)
+        assert ok.status_code == 201
+        r = await client.post("/v1/widgets", json={"name": unique(), "amount": "1.00"}, headers=headers)
+        assert r.status_code == 422
+        assert r.json()["type"] == "https://roomtax.dev/problems/idempotency-key-reused"
+
+    async def test_failed_request_does_not_burn_the_key(self, client: httpx.AsyncClient) -> None:
+        key, name = unique(), unique()
+        headers = {**H, "Idempotency-Key": key}
+        bad = await client.post("/v1/widgets", json={"name": name, "amount": "oops"}, headers=headers)
+        assert bad.status_code == 422
+        good = await client.post("/v1/widgets", json={"name": name, "amount": "oops"}, headers=headers)
+        assert good.status_code == 422  # the same bad body fails again; nothing was stored
+        fixed = await client.post("/v1/widgets", json={"name": name, "amount": "3.00"}, headers=headers)
+        assert fixed.status_code == 201
+
+    async def test_keys_are_scoped_per_client(self, client: httpx.AsyncClient) -> None:
+        key = unique()
+        a = {**auth("agency-admin", client_id="client-a"), "Idempotency-Key": key}
+        b = {**auth("agency-admin", client_id="client-b"), "Idempotency-Key": key}
+        ra = await client.post("/v1/widgets", json={"name": unique(), "amount": "1.00"}, headers=a)
+        rb = await client.post("/v1/widgets", json={"name": unique(), "amount": "1.00"}, headers=b)
+        assert ra.status_code == rb.status_code == 201
+        assert ra.json()["id"] != rb.json()["id"]
+
+
+class TestPagination:
+    async def test_cursor_walks_all_rows_once(self, client: httpx.AsyncClient) -> None:
+        for _ in range(5):
+            await client.post("/v1/widgets", json={"name": unique(), "amount": "1.00"}, headers=H)
+        everything = (await client.get("/v1/widgets", params={"limit": 500}, headers=H)).json()["items"]
+        seen, cursor = [], None
+        while True:
+            params = {"limit": 2, **({"cursor": cursor} if cursor else {})}
+            page = (await client.get("/v1/widgets", params=params, headers=H)).json()
+            seen += [w["id"] for w in page["items"]]
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert seen == [w["id"] for w in everything]
+
+
+class TestAuth:
+    async def test_missing_and_bad_tokens_are_401(self, client: httpx.AsyncClient) -> None:
+        assert (await client.get("/v1/widgets")).status_code == 401
+        r = await client.get("/v1/widgets", headers={"Authorization": "Bearer not-a-jwt"})
+        assert r.status_code == 401
+        assert r.headers["www-authenticate"] == "Bearer"
+
+    async def test_expired_token_is_401(self, client: httpx.AsyncClient) -> None:
+        from servicekit import devkeys
+        from servicekit.auth import Principal, TokenIssuer
+
+        issuer = TokenIssuer(devkeys.DEV_PRIVATE_KEY, issuer="roomtax-registry", audience="roomtax",
+                             ttl_seconds=60)
+        expired, _ = issuer.issue(Principal(client_id="c", role="dashboard"), now=1_000_000)
+        r = await client.get("/v1/widgets", headers={"Authorization": f"Bearer {expired}"})
+        assert r.status_code == 401
+        assert "expired" in r.json()["detail"]
+
+    async def test_token_signed_by_another_key_is_401(self, client: httpx.AsyncClient) -> None:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        from servicekit.auth import Principal, TokenIssuer
+
+        other = Ed25519PrivateKey.generate().private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode()
+        forged, _ = TokenIssuer(other, issuer="roomtax-registry", audience="roomtax",
+                                ttl_seconds=60).issue(Principal(client_id="x", role="agency-admin"))
+        r = await client.get("/v1/widgets", headers={"Authorization": f"Bearer {forged}"})
+        assert r.status_code == 401
+        assert token("dashboard").count(".") == 2
+
+    def test_production_refuses_development_keys(self) -> None:
+        with pytest.raises(ValueError, match="development signing keys are refused"):
+            ServiceSettings(environment="production")
+
+
+class TestOperations:
+    async def test_health_ready_metrics(self, client: httpx.AsyncClient) -> None:
+        assert (await client.get("/healthz")).json() == {"status": "ok", "service": "widgets"}
+        ready = await client.get("/readyz")
+        assert ready.status_code == 200
+        assert ready.json() == {"status": "ready", "checks": {"database": "ok", "broker": "ok"}}
+        metrics = await client.get("/metrics")
+        assert "roomtax_http_requests_total" in metrics.text
+
+    async def test_request_id_is_echoed(self, client: httpx.AsyncClient) -> None:
+        r = await client.get("/healthz", headers={"X-Request-ID": "abc123"})
+        assert r.headers["x-request-id"] == "abc123"
+
+    async def test_openapi_declares_problem_schema(self, client: httpx.AsyncClient) -> None:
+        spec = (await client.get("/openapi.json")).json()
+        assert "Problem" in spec["components"]["schemas"]
+        post = spec["paths"]["/v1/widgets"]["post"]
+        assert "application/problem+json" in post["responses"]["422"]["content"]
