@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import time
+from urllib.parse import urlsplit, urlunsplit
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -26,6 +27,13 @@ from servicekit.auth import Principal, TokenIssuer
 from servicekit.migrations import upgrade
 
 PG_ADMIN = os.environ.get("ROOMTAX_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
+"""Server URL without a database (set by ``scripts/test`` when it starts an embedded server)."""
+
+
+def database_url(name: str, *, driver: str = "postgresql+asyncpg") -> str:
+    """URL of database ``name`` on the test server (TCP or a unix-socket ``?host=`` URL)."""
+    parts = urlsplit(PG_ADMIN)
+    return urlunsplit(parts._replace(scheme=driver, path=f"/{name}"))
 
 
 def free_port() -> int:
@@ -94,13 +102,13 @@ class BrokerProcess:
 
 async def fresh_database(name: str, migrations: Path) -> str:
     """Drop and recreate database ``name``, migrate it to head; returns its async URL."""
-    conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
+    conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await conn.execute(f'CREATE DATABASE "{name}"')
     finally:
         await conn.close()
-    url = f"{PG_ADMIN.replace('postgresql://', 'postgresql+asyncpg://')}/{name}"
+    url = database_url(name)
     await asyncio.to_thread(upgrade, migrations, url)
     return url
 

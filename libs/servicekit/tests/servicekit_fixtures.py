@@ -19,20 +19,20 @@ from servicekit.migrations import create_chassis_tables
 from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.settings import ServiceSettings
-from servicekit.testing import PG_ADMIN
+from servicekit.testing import database_url
 
 TOPIC = "chassis.widgets"
 EVENT = "roomtax.chassis.widget.made.v1"
 
 
 async def make_chassis_db(name: str) -> str:
-    conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
+    conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await conn.execute(f'CREATE DATABASE "{name}"')
     finally:
         await conn.close()
-    url = f"{PG_ADMIN.replace('postgresql://', 'postgresql+asyncpg://')}/{name}"
+    url = database_url(name)
     engine = create_async_engine(url)
 
     def migrate(connection: sa.Connection) -> None:

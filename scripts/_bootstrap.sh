@@ -1,0 +1,10 @@
+# Sourced by scripts/run and scripts/test: make sure uv and the locked environment exist.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+if ! command -v uv >/dev/null 2>&1; then
+  PY="$(command -v python3.11 || command -v python3)"
+  "$PY" -m pip install --quiet --user uv 2>/dev/null || "$PY" -m pip install --quiet uv
+  export PATH="$HOME/.local/bin:$PATH"
+fi
+uv sync --frozen --quiet
