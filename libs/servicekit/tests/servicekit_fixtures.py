@@ -8,9 +8,6 @@ from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
-
 from servicekit.app import create_app, router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -20,6 +17,8 @@ from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.settings import ServiceSettings
 from servicekit.testing import database_url
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 TOPIC = "chassis.widgets"
 EVENT = "roomtax.chassis.widget.made.v1"
@@ -39,8 +38,12 @@ async def make_chassis_db(name: str) -> str:
         ctx = MigrationContext.configure(connection)
         with Operations.context(ctx):
             create_chassis_tables()
-        connection.execute(text("CREATE TABLE widgets (id serial PRIMARY KEY, name text UNIQUE NOT NULL, "
-                                "amount numeric(18,2) NOT NULL)"))
+        connection.execute(
+            text(
+                "CREATE TABLE widgets (id serial PRIMARY KEY, name text UNIQUE NOT NULL, "
+                "amount numeric(18,2) NOT NULL)"
+            )
+        )
         connection.execute(text("CREATE TABLE applied (event_id text NOT NULL, name text NOT NULL)"))
 
     async with engine.begin() as conn:
@@ -75,14 +78,16 @@ async def make_widget(body: WidgetIn, session: SessionDep, _: PrincipalDep) -> W
             {"n": body.name, "a": body.amount},
         )
     ).one()
-    await emit(session, event_type=EVENT, key=body.name, topic=TOPIC,
-               data={"name": body.name, "amount": body.amount})
+    await emit(
+        session, event_type=EVENT, key=body.name, topic=TOPIC, data={"name": body.name, "amount": body.amount}
+    )
     return WidgetOut(id=row.id, name=body.name, amount=body.amount)
 
 
 @widgets.get("", response_model=Page[WidgetOut])
-async def list_widgets(session: SessionDep, _: PrincipalDep, limit: LimitQuery = 10,
-                       cursor: CursorQuery = None) -> Page[WidgetOut]:
+async def list_widgets(
+    session: SessionDep, _: PrincipalDep, limit: LimitQuery = 10, cursor: CursorQuery = None
+) -> Page[WidgetOut]:
     after = decode_cursor(cursor, arity=1)
     rows = (
         await session.execute(
@@ -90,14 +95,21 @@ async def list_widgets(session: SessionDep, _: PrincipalDep, limit: LimitQuery =
             {"a": int(after[0]) if after else 0, "l": limit + 1},
         )
     ).all()
-    return paginate(rows, limit=limit, key=lambda r: [r.id],
-                    to_item=lambda r: WidgetOut(id=r.id, name=r.name, amount=r.amount))
+    return paginate(
+        rows,
+        limit=limit,
+        key=lambda r: [r.id],
+        to_item=lambda r: WidgetOut(id=r.id, name=r.name, amount=r.amount),
+    )
 
 
 @widgets.get("/{widget_id}", response_model=WidgetOut)
 async def get_widget(widget_id: int, session: SessionDep, _: PrincipalDep) -> WidgetOut:
-    row = (await session.execute(text("SELECT id, name, amount::text AS amount FROM widgets WHERE id = :i"),
-                                 {"i": widget_id})).first()
+    row = (
+        await session.execute(
+            text("SELECT id, name, amount::text AS amount FROM widgets WHERE id = :i"), {"i": widget_id}
+        )
+    ).first()
     if row is None:
         raise NotFound(f"no widget {widget_id}")
     return WidgetOut(id=row.id, name=row.name, amount=row.amount)
@@ -109,6 +121,7 @@ async def explode(widget_id: int, _: PrincipalDep) -> None:
 
 
 def build_widget_app(database_url: str, bootstrap: str) -> FastAPI:
-    settings = ServiceSettings(service_name="widgets", environment="test", database_url=database_url,
-                               kafka_bootstrap=bootstrap)
+    settings = ServiceSettings(
+        service_name="widgets", environment="test", database_url=database_url, kafka_bootstrap=bootstrap
+    )
     return create_app(settings, title="Widgets", description="chassis test service", routers=[widgets])

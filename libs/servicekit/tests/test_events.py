@@ -10,22 +10,22 @@ from datetime import UTC, datetime
 
 import pytest
 from aiokafka import AIOKafkaProducer
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.outbox import OutboxRelay, emit
 from servicekit.testing import BrokerProcess
 from servicekit_fixtures import EVENT, TOPIC
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taxcore.events import CloudEvent
 
 SM = async_sessionmaker[AsyncSession]
 
 
 async def record(session: AsyncSession, event: CloudEvent) -> None:
-    await session.execute(text("INSERT INTO applied (event_id, name) VALUES (:e, :n)"),
-                          {"e": event.id, "n": event.data["name"]})
+    await session.execute(
+        text("INSERT INTO applied (event_id, name) VALUES (:e, :n)"), {"e": event.id, "n": event.data["name"]}
+    )
 
 
 async def poison(session: AsyncSession, event: CloudEvent) -> None:
@@ -43,14 +43,16 @@ async def sm(chassis_db: str) -> AsyncIterator[SM]:
 
 async def write(sm: SM, name: str) -> str:
     async with sm() as session, session.begin():
-        return await emit(session, event_type=EVENT, key=name, topic=TOPIC,
-                          data={"name": name, "amount": "1.00"})
+        return await emit(
+            session, event_type=EVENT, key=name, topic=TOPIC, data={"name": name, "amount": "1.00"}
+        )
 
 
 async def applied(sm: SM, names: list[str]) -> dict[str, int]:
     async with sm() as session:
         rows = await session.execute(
-            text("SELECT name, count(*) FROM applied WHERE name = ANY(:n) GROUP BY name"), {"n": names})
+            text("SELECT name, count(*) FROM applied WHERE name = ANY(:n) GROUP BY name"), {"n": names}
+        )
         return {r[0]: r[1] for r in rows}
 
 
@@ -73,8 +75,9 @@ class TestRelayAndConsumer:
         stop = asyncio.Event()
         relay = OutboxRelay(dsn=dsn(chassis_db), bootstrap=broker.bootstrap, name="t-relay")
         group = f"t-{uuid.uuid4().hex[:6]}"
-        consumer = EventConsumer(name=group, bootstrap=broker.bootstrap, topics=[TOPIC],
-                                 sessionmaker=sm, handlers={EVENT: record})
+        consumer = EventConsumer(
+            name=group, bootstrap=broker.bootstrap, topics=[TOPIC], sessionmaker=sm, handlers={EVENT: record}
+        )
         tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(consumer.run(stop))]
         try:
             name = f"w-{uuid.uuid4().hex[:8]}"
@@ -97,11 +100,13 @@ class TestRelayAndConsumer:
         own = BrokerProcess()
         own.start()
         stop = asyncio.Event()
-        relay = OutboxRelay(dsn=dsn(chassis_db), bootstrap=own.bootstrap, name="restart-relay",
-                            check_interval=0.5)
+        relay = OutboxRelay(
+            dsn=dsn(chassis_db), bootstrap=own.bootstrap, name="restart-relay", check_interval=0.5
+        )
         group = f"r-{uuid.uuid4().hex[:6]}"
-        consumer = EventConsumer(name=group, bootstrap=own.bootstrap, topics=[TOPIC],
-                                 sessionmaker=sm, handlers={EVENT: record})
+        consumer = EventConsumer(
+            name=group, bootstrap=own.bootstrap, topics=[TOPIC], sessionmaker=sm, handlers={EVENT: record}
+        )
         tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(consumer.run(stop))]
         try:
             before = f"before-{uuid.uuid4().hex[:8]}"
@@ -112,8 +117,11 @@ class TestRelayAndConsumer:
             await write(sm, during)
             await asyncio.sleep(1.5)
             async with sm() as session:
-                pending = (await session.execute(text(
-                    "SELECT published_at IS NULL FROM outbox WHERE key = :k"), {"k": during})).scalar()
+                pending = (
+                    await session.execute(
+                        text("SELECT published_at IS NULL FROM outbox WHERE key = :k"), {"k": during}
+                    )
+                ).scalar()
             assert pending is True  # still in the outbox while the broker is down
             own.start()
             await eventually(lambda: _has(sm, [before, during]), timeout=60)
@@ -127,12 +135,19 @@ class TestRelayAndConsumer:
 
 class TestConsumerInbox:
     def _event(self, name: str) -> CloudEvent:
-        return CloudEvent(id=str(uuid.uuid4()), source="/test", type=EVENT, subject=name,
-                          time=datetime.now(UTC), data={"name": name, "amount": "1.00"})
+        return CloudEvent(
+            id=str(uuid.uuid4()),
+            source="/test",
+            type=EVENT,
+            subject=name,
+            time=datetime.now(UTC),
+            data={"name": name, "amount": "1.00"},
+        )
 
     async def test_redelivered_event_is_applied_once(self, sm: SM) -> None:
-        consumer = EventConsumer(name="inbox-test", bootstrap="unused:0", topics=[TOPIC],
-                                 sessionmaker=sm, handlers={EVENT: record})
+        consumer = EventConsumer(
+            name="inbox-test", bootstrap="unused:0", topics=[TOPIC], sessionmaker=sm, handlers={EVENT: record}
+        )
         event = self._event(f"dup-{uuid.uuid4().hex[:8]}")
         assert await consumer.apply(event, record) == "applied"
         assert await consumer.apply(event, record) == "duplicate"
@@ -141,8 +156,7 @@ class TestConsumerInbox:
     async def test_redelivery_through_the_broker(self, sm: SM, broker: BrokerProcess) -> None:
         """The same CloudEvent produced twice (a relay retry) is applied once."""
         event = self._event(f"twice-{uuid.uuid4().hex[:8]}")
-        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all",
-                                    enable_idempotence=False)
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", enable_idempotence=False)
         await producer.start()
         try:
             payload = event.model_dump_json().encode()
@@ -151,8 +165,13 @@ class TestConsumerInbox:
         finally:
             await producer.stop()
         stop = asyncio.Event()
-        consumer = EventConsumer(name=f"b-{uuid.uuid4().hex[:6]}", bootstrap=broker.bootstrap,
-                                 topics=[TOPIC], sessionmaker=sm, handlers={EVENT: record})
+        consumer = EventConsumer(
+            name=f"b-{uuid.uuid4().hex[:6]}",
+            bootstrap=broker.bootstrap,
+            topics=[TOPIC],
+            sessionmaker=sm,
+            handlers={EVENT: record},
+        )
         task = asyncio.create_task(consumer.run(stop))
         try:
             await eventually(lambda: _has(sm, [event.data["name"]]))
@@ -162,11 +181,12 @@ class TestConsumerInbox:
             stop.set()
             await task
 
-    async def test_poison_message_is_parked_and_consumer_moves_on(self, sm: SM, broker: BrokerProcess) -> None:
+    async def test_poison_message_is_parked_and_consumer_moves_on(
+        self, sm: SM, broker: BrokerProcess
+    ) -> None:
         bad = self._event(f"poison-{uuid.uuid4().hex[:8]}")
         good = self._event(f"good-{uuid.uuid4().hex[:8]}")
-        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all",
-                                    enable_idempotence=False)
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all", enable_idempotence=False)
         await producer.start()
         try:
             await producer.send_and_wait(TOPIC, b"{this is not json", key=b"x")
@@ -176,8 +196,14 @@ class TestConsumerInbox:
             await producer.stop()
         group = f"p-{uuid.uuid4().hex[:6]}"
         stop = asyncio.Event()
-        consumer = EventConsumer(name=group, bootstrap=broker.bootstrap, topics=[TOPIC],
-                                 sessionmaker=sm, handlers={EVENT: poison}, retry_delay=0.01)
+        consumer = EventConsumer(
+            name=group,
+            bootstrap=broker.bootstrap,
+            topics=[TOPIC],
+            sessionmaker=sm,
+            handlers={EVENT: poison},
+            retry_delay=0.01,
+        )
         task = asyncio.create_task(consumer.run(stop))
         try:
             await eventually(lambda: _has(sm, [good.data["name"]]))
@@ -185,8 +211,12 @@ class TestConsumerInbox:
             stop.set()
             await task
         async with sm() as session:
-            rows = (await session.execute(text(
-                "SELECT event_id, error FROM dead_letters WHERE consumer = :c ORDER BY id"), {"c": group})).all()
+            rows = (
+                await session.execute(
+                    text("SELECT event_id, error FROM dead_letters WHERE consumer = :c ORDER BY id"),
+                    {"c": group},
+                )
+            ).all()
         assert [r.event_id for r in rows[-2:]] == [None, bad.id]
         assert "unparseable event" in rows[-2].error
         assert "this event can never be applied" in rows[-1].error

@@ -6,7 +6,6 @@ import uuid
 
 import httpx
 import pytest
-
 from servicekit.settings import ServiceSettings
 from servicekit.testing import auth, token
 
@@ -30,7 +29,9 @@ class TestProblemJson:
         ]
 
     async def test_malformed_json_is_422_not_500(self, client: httpx.AsyncClient) -> None:
-        r = await client.post("/v1/widgets", content=b"{not json", headers={**H, "content-type": "application/json"})
+        r = await client.post(
+            "/v1/widgets", content=b"{not json", headers={**H, "content-type": "application/json"}
+        )
         assert r.status_code == 422
         assert r.headers["content-type"] == "application/problem+json"
 
@@ -47,7 +48,9 @@ class TestProblemJson:
 
     async def test_domain_error_rolls_back(self, client: httpx.AsyncClient) -> None:
         name = unique()
-        assert (await client.post("/v1/widgets", json={"name": name, "amount": "1.00"}, headers=H)).status_code == 201
+        assert (
+            await client.post("/v1/widgets", json={"name": name, "amount": "1.00"}, headers=H)
+        ).status_code == 201
         r = await client.post("/v1/widgets", json={"name": name, "amount": "1.00"}, headers=H)
         assert r.status_code == 409
         assert r.json()["title"] == "Conflict"
@@ -121,8 +124,9 @@ class TestAuth:
         from servicekit import devkeys
         from servicekit.auth import Principal, TokenIssuer
 
-        issuer = TokenIssuer(devkeys.DEV_PRIVATE_KEY, issuer="roomtax-registry", audience="roomtax",
-                             ttl_seconds=60)
+        issuer = TokenIssuer(
+            devkeys.DEV_PRIVATE_KEY, issuer="roomtax-registry", audience="roomtax", ttl_seconds=60
+        )
         expired, _ = issuer.issue(Principal(client_id="c", role="dashboard"), now=1_000_000)
         r = await client.get("/v1/widgets", headers={"Authorization": f"Bearer {expired}"})
         assert r.status_code == 401
@@ -131,14 +135,18 @@ class TestAuth:
     async def test_token_signed_by_another_key_is_401(self, client: httpx.AsyncClient) -> None:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
         from servicekit.auth import Principal, TokenIssuer
 
-        other = Ed25519PrivateKey.generate().private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ).decode()
-        forged, _ = TokenIssuer(other, issuer="roomtax-registry", audience="roomtax",
-                                ttl_seconds=60).issue(Principal(client_id="x", role="agency-admin"))
+        other = (
+            Ed25519PrivateKey.generate()
+            .private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            .decode()
+        )
+        forged, _ = TokenIssuer(other, issuer="roomtax-registry", audience="roomtax", ttl_seconds=60).issue(
+            Principal(client_id="x", role="agency-admin")
+        )
         r = await client.get("/v1/widgets", headers={"Authorization": f"Bearer {forged}"})
         assert r.status_code == 401
         assert token("dashboard").count(".") == 2

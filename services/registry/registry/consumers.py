@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from datetime import date
 
+from servicekit.consumer import EventConsumer
+from servicekit.settings import ServiceSettings
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from taxcore.events import CloudEvent
+from taxcore.events.assessment import NOTICES, BondDrawRequested
 
 from registry.bonds.service import drawn, record_draw
 from registry.models import Bond, BondDraw, Lodging
-from servicekit.consumer import EventConsumer
-from servicekit.settings import ServiceSettings
-from taxcore.events import CloudEvent
-from taxcore.events.assessment import NOTICES, BondDrawRequested
 
 
 async def on_bond_draw_requested(session: AsyncSession, event: CloudEvent) -> None:
@@ -24,26 +24,44 @@ async def on_bond_draw_requested(session: AsyncSession, event: CloudEvent) -> No
     req = BondDrawRequested.model_validate(event.data)
     if (await session.execute(select(BondDraw.id).where(BondDraw.request_event_id == event.id))).first():
         return
-    lodging = (await session.execute(select(Lodging).where(Lodging.tax_account == req.tax_account))).scalar_one_or_none()
+    lodging = (
+        await session.execute(select(Lodging).where(Lodging.tax_account == req.tax_account))
+    ).scalar_one_or_none()
     if lodging is None:
         raise LookupError(f"bond draw requested for unknown account {req.tax_account}")
     bond = (
-        await session.execute(
-            select(Bond).where(Bond.lodging_id == lodging.id, Bond.status == "active",
-                               Bond.effective_on <= req.requested_on, Bond.expires_on >= req.requested_on)
+        (
+            await session.execute(
+                select(Bond).where(
+                    Bond.lodging_id == lodging.id,
+                    Bond.status == "active",
+                    Bond.effective_on <= req.requested_on,
+                    Bond.expires_on >= req.requested_on,
+                )
+            )
         )
-    ).scalars().first()
+        .scalars()
+        .first()
+    )
     if bond is None:
         return
     amount = min(req.amount, bond.amount - drawn(bond))
     if amount <= 0:
         return
-    await record_draw(session, lodging, bond, amount=amount, drawn_on=min(req.requested_on, date.max),
-                      reason=f"PR §33 notice {req.notice_id} for {req.period}: {req.reason}",
-                      request_event_id=event.id)
+    await record_draw(
+        session,
+        lodging,
+        bond,
+        amount=amount,
+        drawn_on=min(req.requested_on, date.max),
+        reason=f"PR §33 notice {req.notice_id} for {req.period}: {req.reason}",
+        request_event_id=event.id,
+    )
 
 
-def consumers(settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]) -> list[EventConsumer]:
+def consumers(
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+) -> list[EventConsumer]:
     return [
         EventConsumer(
             name="registry-bond-draws",

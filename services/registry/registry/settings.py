@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from pydantic_settings import SettingsConfigDict
-
 from servicekit.settings import ServiceSettings
 
 

@@ -6,11 +6,10 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from registry.app import build_app
 from registry.settings import RegistrySettings
 from servicekit.testing import BrokerProcess, fresh_database, rolled_back, running_app
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -22,8 +21,9 @@ async def registry_db() -> str:
 
 @pytest.fixture(scope="session")
 async def registry_app(registry_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
-    settings = RegistrySettings(environment="test", database_url=registry_db,
-                                kafka_bootstrap=broker.bootstrap)
+    settings = RegistrySettings(
+        environment="test", database_url=registry_db, kafka_bootstrap=broker.bootstrap
+    )
     app = build_app(settings)
     async with running_app(app) as client:
         app.state.test_client = client

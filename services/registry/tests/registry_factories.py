@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from servicekit.testing import auth
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from servicekit.testing import auth
 
 ADMIN = auth("agency-admin")
 
@@ -19,10 +18,10 @@ async def make_operator(client: httpx.AsyncClient, name: str = "Operadora del Ca
     return r.json()  # type: ignore[no-any-return]
 
 
-async def make_facilitator(client: httpx.AsyncClient, name: str = "Booking Intermediary LLC",
-                           operator_id: str | None = None) -> dict[str, Any]:
-    r = await client.post("/v1/facilitators", json={"name": name, "operator_id": operator_id},
-                          headers=ADMIN)
+async def make_facilitator(
+    client: httpx.AsyncClient, name: str = "Booking Intermediary LLC", operator_id: str | None = None
+) -> dict[str, Any]:
+    r = await client.post("/v1/facilitators", json={"name": name, "operator_id": operator_id}, headers=ADMIN)
     assert r.status_code == 201, r.text
     return r.json()  # type: ignore[no-any-return]
 
@@ -64,5 +63,6 @@ async def scalar(db: async_sessionmaker[AsyncSession], sql: str, **params: Any) 
 async def outbox_types(db: async_sessionmaker[AsyncSession], key: str) -> list[str]:
     async with db() as session:
         rows = await session.execute(
-            text("SELECT event_type FROM outbox WHERE key = :k ORDER BY id"), {"k": key})
+            text("SELECT event_type FROM outbox WHERE key = :k ORDER BY id"), {"k": key}
+        )
         return [r[0] for r in rows]

@@ -1,11 +1,10 @@
 from __future__ import annotations
 
 import httpx
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from registry.accounts import format_account, is_valid_account, luhn_digit
-from servicekit.testing import auth
 from registry_factories import ADMIN, make_facilitator, make_lodging, make_operator, outbox_types, scalar
+from servicekit.testing import auth
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 DB = async_sessionmaker[AsyncSession]
 
@@ -21,7 +20,9 @@ class TestAccountNumbers:
 
 
 class TestRegisterLodging:
-    async def test_registers_with_account_number_status_and_event(self, client: httpx.AsyncClient, db: DB) -> None:
+    async def test_registers_with_account_number_status_and_event(
+        self, client: httpx.AsyncClient, db: DB
+    ) -> None:
         op = await make_operator(client)
         lodging = await make_lodging(client, operator_id=op["id"], casino=True)
         assert lodging["tax_account"].startswith("PR-")
@@ -43,9 +44,15 @@ class TestRegisterLodging:
         events_before = await _count(db, "outbox")
         r = await client.post(
             "/v1/lodgings",
-            json={"jurisdiction": "VI", "lodging_class": "motel", "name": "X",
-                  "address": {"line1": "1 Main", "municipality": "St. Thomas"}, "room_count": 3,
-                  "operator_id": op["id"], "registered_on": "2026-01-01"},
+            json={
+                "jurisdiction": "VI",
+                "lodging_class": "motel",
+                "name": "X",
+                "address": {"line1": "1 Main", "municipality": "St. Thomas"},
+                "room_count": 3,
+                "operator_id": op["id"],
+                "registered_on": "2026-01-01",
+            },
             headers=ADMIN,
         )
         assert r.status_code == 422
@@ -95,8 +102,11 @@ class TestLodgingVisibility:
         fac = await make_facilitator(client)
         mine = await make_lodging(client, operator_id=op["id"], name="Authorizes")
         other = await make_lodging(client, operator_id=op["id"], name="Does not")
-        r = await client.post(f"/v1/lodgings/{mine['id']}/authorizations",
-                              json={"facilitator_id": fac["id"], "starts_on": "2026-02-01"}, headers=ADMIN)
+        r = await client.post(
+            f"/v1/lodgings/{mine['id']}/authorizations",
+            json={"facilitator_id": fac["id"], "starts_on": "2026-02-01"},
+            headers=ADMIN,
+        )
         assert r.status_code == 201, r.text
         as_fac = auth("facilitator", facilitator_id=fac["id"])
         listing = (await client.get("/v1/lodgings", headers=as_fac)).json()
@@ -125,16 +135,43 @@ class TestStatus:
     async def test_status_history_is_effective_dated(self, client: httpx.AsyncClient) -> None:
         op = await make_operator(client)
         lodging = await make_lodging(client, operator_id=op["id"])
-        r = await client.post(f"/v1/lodgings/{lodging['id']}/status",
-                              json={"status": "closed", "effective_from": "2026-06-30", "reason": "sold"},
-                              headers=ADMIN)
+        r = await client.post(
+            f"/v1/lodgings/{lodging['id']}/status",
+            json={"status": "closed", "effective_from": "2026-06-30", "reason": "sold"},
+            headers=ADMIN,
+        )
         assert r.status_code == 200, r.text
         assert [s["status"] for s in r.json()["statuses"]] == ["active", "closed"]
-        r = await client.post(f"/v1/lodgings/{lodging['id']}/status",
-                              json={"status": "active", "effective_from": "2026-03-01"}, headers=ADMIN)
+        r = await client.post(
+            f"/v1/lodgings/{lodging['id']}/status",
+            json={"status": "active", "effective_from": "2026-03-01"},
+            headers=ADMIN,
+        )
         assert r.status_code == 409
         assert r.json()["errors"][0]["pointer"] == "#/body/effective_from"
 
 
 async def _count(db: DB, table: str) -> int:
     return int(await scalar(db, f"SELECT count(*) FROM {table}"))
+
+
+class TestIdempotentRegistration:
+    async def test_same_key_registers_once(self, client: httpx.AsyncClient, db: DB) -> None:
+        op = await make_operator(client)
+        body = {
+            "jurisdiction": "PR",
+            "lodging_class": "inn",
+            "name": "Posada",
+            "room_count": 9,
+            "address": {"line1": "1 Calle Sol", "municipality": "Ponce"},
+            "operator_id": op["id"],
+            "registered_on": "2026-02-01",
+        }
+        headers = {**ADMIN, "Idempotency-Key": "pms-batch-77-row-1"}
+        first = await client.post("/v1/lodgings", json=body, headers=headers)
+        second = await client.post("/v1/lodgings", json=body, headers=headers)
+        assert first.status_code == second.status_code == 201
+        assert first.json()["tax_account"] == second.json()["tax_account"]
+        assert await scalar(db, "SELECT count(*) FROM lodgings WHERE name = 'Posada'") == 1
+        other = await client.post("/v1/lodgings", json={**body, "room_count": 10}, headers=headers)
+        assert other.status_code == 422

@@ -1,48 +1,69 @@
 from __future__ import annotations
 
+from servicekit.app import router as make_router
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, NotFound, ValidationFailed
 from sqlalchemy import select
 
 from registry.authorizations import service
 from registry.authorizations.schemas import AuthorizationCreate, AuthorizationEnd, AuthorizationOut
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.models import Authorization, Lodging
-from servicekit.app import router as make_router
-from servicekit.auth import PrincipalDep
-from servicekit.db import SessionDep
-from servicekit.errors import Conflict, NotFound, ValidationFailed
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/authorizations", tags=["authorizations"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}
 
 
 def to_out(a: Authorization, lodging: Lodging) -> AuthorizationOut:
-    return AuthorizationOut(id=a.id, lodging_id=lodging.id, tax_account=lodging.tax_account,
-                            facilitator_id=a.facilitator_id, starts_on=a.starts_on, ends_on=a.ends_on,
-                            created_at=a.created_at)
+    return AuthorizationOut(
+        id=a.id,
+        lodging_id=lodging.id,
+        tax_account=lodging.tax_account,
+        facilitator_id=a.facilitator_id,
+        starts_on=a.starts_on,
+        ends_on=a.ends_on,
+        created_at=a.created_at,
+    )
 
 
-@router.post("", status_code=201, response_model=AuthorizationOut, responses=ERRORS,
-             summary="Authorize a facilitator to file and remit for this lodging")
+@router.post(
+    "",
+    status_code=201,
+    response_model=AuthorizationOut,
+    responses=ERRORS,
+    summary="Authorize a facilitator to file and remit for this lodging",
+)
 async def grant(body: AuthorizationCreate, lodging: AdminLodgingDep, session: SessionDep) -> AuthorizationOut:
-    auth = await service.grant(session, lodging, facilitator_id=body.facilitator_id,
-                               starts_on=body.starts_on, ends_on=body.ends_on)
+    auth = await service.grant(
+        session, lodging, facilitator_id=body.facilitator_id, starts_on=body.starts_on, ends_on=body.ends_on
+    )
     return to_out(auth, lodging)
 
 
 @router.get("", response_model=list[AuthorizationOut], responses=NotFound.openapi())
-async def list_authorizations(lodging: LodgingDep, session: SessionDep,
-                              principal: PrincipalDep) -> list[AuthorizationOut]:
-    stmt = select(Authorization).where(Authorization.lodging_id == lodging.id).order_by(
-        Authorization.starts_on, Authorization.id)
+async def list_authorizations(
+    lodging: LodgingDep, session: SessionDep, principal: PrincipalDep
+) -> list[AuthorizationOut]:
+    stmt = (
+        select(Authorization)
+        .where(Authorization.lodging_id == lodging.id)
+        .order_by(Authorization.starts_on, Authorization.id)
+    )
     if principal.role == "facilitator":
         stmt = stmt.where(Authorization.facilitator_id == (principal.facilitator_id or ""))
     return [to_out(a, lodging) for a in (await session.execute(stmt)).scalars()]
 
 
-@router.post("/{authorization_id}/end", response_model=AuthorizationOut, responses=ERRORS,
-             summary="End (or shorten) an authorization")
-async def end(authorization_id: str, body: AuthorizationEnd, lodging: AdminLodgingDep,
-              session: SessionDep) -> AuthorizationOut:
+@router.post(
+    "/{authorization_id}/end",
+    response_model=AuthorizationOut,
+    responses=ERRORS,
+    summary="End (or shorten) an authorization",
+)
+async def end(
+    authorization_id: str, body: AuthorizationEnd, lodging: AdminLodgingDep, session: SessionDep
+) -> AuthorizationOut:
     auth = await session.get(Authorization, authorization_id)
     if auth is None or auth.lodging_id != lodging.id:
         raise NotFound(f"no authorization {authorization_id!r} for this lodging")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 
-from sqlalchemy import and_, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from registry.models import Authorization, Facilitator, Lodging
 from servicekit.errors import Conflict, ValidationFailed
 from servicekit.outbox import emit
+from sqlalchemy import and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
 from taxcore.events import registry as ev
+
+from registry.models import Authorization, Facilitator, Lodging
 
 FAR_FUTURE = date(9999, 12, 31)
 
@@ -26,8 +26,14 @@ def event_data(auth: Authorization, lodging: Lodging) -> dict[str, object]:
     }
 
 
-async def _overlapping(session: AsyncSession, lodging_id: str, facilitator_id: str, starts: date,
-                       ends: date | None, exclude: str | None = None) -> Authorization | None:
+async def _overlapping(
+    session: AsyncSession,
+    lodging_id: str,
+    facilitator_id: str,
+    starts: date,
+    ends: date | None,
+    exclude: str | None = None,
+) -> Authorization | None:
     stmt = select(Authorization).where(
         Authorization.lodging_id == lodging_id,
         Authorization.facilitator_id == facilitator_id,
@@ -39,8 +45,9 @@ async def _overlapping(session: AsyncSession, lodging_id: str, facilitator_id: s
     return (await session.execute(stmt)).scalars().first()
 
 
-async def grant(session: AsyncSession, lodging: Lodging, *, facilitator_id: str, starts_on: date,
-                ends_on: date | None) -> Authorization:
+async def grant(
+    session: AsyncSession, lodging: Lodging, *, facilitator_id: str, starts_on: date, ends_on: date | None
+) -> Authorization:
     facilitator = await session.get(Facilitator, facilitator_id)
     if facilitator is None:
         raise ValidationFailed.on("facilitator_id", "no facilitator with this id")
@@ -56,23 +63,34 @@ async def grant(session: AsyncSession, lodging: Lodging, *, facilitator_id: str,
             f"overlaps authorization {clash.id} ({clash.starts_on} to {clash.ends_on or 'open'})",
             errors=[{"pointer": "#/body/starts_on", "detail": "overlaps an existing authorization"}],
         )
-    auth = Authorization(lodging_id=lodging.id, facilitator_id=facilitator_id, starts_on=starts_on,
-                         ends_on=ends_on)
+    auth = Authorization(
+        lodging_id=lodging.id, facilitator_id=facilitator_id, starts_on=starts_on, ends_on=ends_on
+    )
     session.add(auth)
     await session.flush()
     await session.refresh(auth)
-    await emit(session, event_type="roomtax.registry.authorization.granted.v1", key=lodging.tax_account,
-               data=ev.AuthorizationGranted.model_validate(event_data(auth, lodging)))
+    await emit(
+        session,
+        event_type="roomtax.registry.authorization.granted.v1",
+        key=lodging.tax_account,
+        data=ev.AuthorizationGranted.model_validate(event_data(auth, lodging)),
+    )
     return auth
 
 
-async def end(session: AsyncSession, lodging: Lodging, auth: Authorization, *, ends_on: date) -> Authorization:
+async def end(
+    session: AsyncSession, lodging: Lodging, auth: Authorization, *, ends_on: date
+) -> Authorization:
     if ends_on < auth.starts_on:
         raise ValidationFailed.on("ends_on", "is before the authorization's start")
     if auth.ends_on is not None and ends_on > auth.ends_on:
         raise ValidationFailed.on("ends_on", "an authorization can be shortened, not extended")
     auth.ends_on = ends_on
     await session.flush()
-    await emit(session, event_type="roomtax.registry.authorization.ended.v1", key=lodging.tax_account,
-               data=ev.AuthorizationEnded.model_validate(event_data(auth, lodging)))
+    await emit(
+        session,
+        event_type="roomtax.registry.authorization.ended.v1",
+        key=lodging.tax_account,
+        data=ev.AuthorizationEnded.model_validate(event_data(auth, lodging)),
+    )
     return auth

@@ -1,30 +1,48 @@
 from __future__ import annotations
 
+from servicekit.app import router as make_router
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, NotFound, ValidationFailed
 from sqlalchemy import select
 
 from registry.bonds import service
 from registry.bonds.schemas import BondCreate, BondOut, BondStatusChange, DrawCreate, DrawOut
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.models import Bond, BondDraw, Lodging
-from servicekit.app import router as make_router
-from servicekit.db import SessionDep
-from servicekit.errors import Conflict, NotFound, ValidationFailed
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/bonds", tags=["bonds"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}
 
 
 def draw_out(d: BondDraw) -> DrawOut:
-    return DrawOut(id=d.id, bond_id=d.bond_id, amount=d.amount, drawn_on=d.drawn_on, reason=d.reason,
-                   request_event_id=d.request_event_id, created_at=d.created_at)
+    return DrawOut(
+        id=d.id,
+        bond_id=d.bond_id,
+        amount=d.amount,
+        drawn_on=d.drawn_on,
+        reason=d.reason,
+        request_event_id=d.request_event_id,
+        created_at=d.created_at,
+    )
 
 
 def to_out(b: Bond) -> BondOut:
     drawn = service.drawn(b)
-    return BondOut(id=b.id, lodging_id=b.lodging_id, kind=b.kind, amount=b.amount, issuer=b.issuer,
-                   reference=b.reference, effective_on=b.effective_on, expires_on=b.expires_on,
-                   status=b.status, drawn=drawn, remaining=b.amount - drawn,
-                   draws=[draw_out(d) for d in b.draws], created_at=b.created_at)
+    return BondOut(
+        id=b.id,
+        lodging_id=b.lodging_id,
+        kind=b.kind,
+        amount=b.amount,
+        issuer=b.issuer,
+        reference=b.reference,
+        effective_on=b.effective_on,
+        expires_on=b.expires_on,
+        status=b.status,
+        drawn=drawn,
+        remaining=b.amount - drawn,
+        draws=[draw_out(d) for d in b.draws],
+        created_at=b.created_at,
+    )
 
 
 async def _bond(session: SessionDep, lodging: Lodging, bond_id: str) -> Bond:
@@ -34,8 +52,13 @@ async def _bond(session: SessionDep, lodging: Lodging, bond_id: str) -> Bond:
     return bond
 
 
-@router.post("", status_code=201, response_model=BondOut, responses=ERRORS,
-             summary="Post a bond (PR §27: cash deposit, letter of credit or surety)")
+@router.post(
+    "",
+    status_code=201,
+    response_model=BondOut,
+    responses=ERRORS,
+    summary="Post a bond (PR §27: cash deposit, letter of credit or surety)",
+)
 async def post_bond(body: BondCreate, lodging: AdminLodgingDep, session: SessionDep) -> BondOut:
     return to_out(await service.post_bond(session, lodging, data=body))
 
@@ -46,18 +69,29 @@ async def list_bonds(lodging: LodgingDep, session: SessionDep) -> list[BondOut]:
     return [to_out(b) for b in (await session.execute(stmt)).scalars()]
 
 
-@router.post("/{bond_id}/status", response_model=BondOut, responses=ERRORS,
-             summary="Release or cancel an active bond")
-async def change_status(bond_id: str, body: BondStatusChange, lodging: AdminLodgingDep,
-                        session: SessionDep) -> BondOut:
+@router.post(
+    "/{bond_id}/status", response_model=BondOut, responses=ERRORS, summary="Release or cancel an active bond"
+)
+async def change_status(
+    bond_id: str, body: BondStatusChange, lodging: AdminLodgingDep, session: SessionDep
+) -> BondOut:
     bond = await _bond(session, lodging, bond_id)
     return to_out(await service.change_status(session, lodging, bond, status=body.status))
 
 
-@router.post("/{bond_id}/draws", status_code=201, response_model=DrawOut, responses=ERRORS,
-             summary="Record a draw on the bond (PR §33)")
-async def record_draw(bond_id: str, body: DrawCreate, lodging: AdminLodgingDep,
-                      session: SessionDep) -> DrawOut:
+@router.post(
+    "/{bond_id}/draws",
+    status_code=201,
+    response_model=DrawOut,
+    responses=ERRORS,
+    summary="Record a draw on the bond (PR §33)",
+)
+async def record_draw(
+    bond_id: str, body: DrawCreate, lodging: AdminLodgingDep, session: SessionDep
+) -> DrawOut:
     bond = await _bond(session, lodging, bond_id)
-    return draw_out(await service.record_draw(session, lodging, bond, amount=body.amount,
-                                              drawn_on=body.drawn_on, reason=body.reason))
+    return draw_out(
+        await service.record_draw(
+            session, lodging, bond, amount=body.amount, drawn_on=body.drawn_on, reason=body.reason
+        )
+    )

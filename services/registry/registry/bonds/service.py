@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
+from servicekit.errors import Conflict, ValidationFailed
+from servicekit.outbox import emit
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from taxcore.events import registry as ev
+from taxcore.money import ZERO
 
 from registry.bonds.schemas import BondCreate
 from registry.models import Bond, BondDraw, Lodging
-from servicekit.errors import Conflict, ValidationFailed
-from servicekit.outbox import emit
-from taxcore.events import registry as ev
-from taxcore.money import ZERO
 
 
 def drawn(bond: Bond) -> Decimal:
@@ -22,46 +22,82 @@ def drawn(bond: Bond) -> Decimal:
 
 async def post_bond(session: AsyncSession, lodging: Lodging, *, data: BondCreate) -> Bond:
     clash = (
-        await session.execute(
-            select(Bond).where(
-                Bond.lodging_id == lodging.id,
-                Bond.status == "active",
-                Bond.effective_on <= data.expires_on,
-                Bond.expires_on >= data.effective_on,
+        (
+            await session.execute(
+                select(Bond).where(
+                    Bond.lodging_id == lodging.id,
+                    Bond.status == "active",
+                    Bond.effective_on <= data.expires_on,
+                    Bond.expires_on >= data.effective_on,
+                )
             )
         )
-    ).scalars().first()
+        .scalars()
+        .first()
+    )
     if clash is not None:
         raise Conflict(
             f"overlaps active bond {clash.id} ({clash.effective_on} to {clash.expires_on}); "
             "release it first or start after it expires",
             errors=[{"pointer": "#/body/effective_on", "detail": "overlaps an active bond"}],
         )
-    bond = Bond(lodging_id=lodging.id, kind=data.kind, amount=data.amount, issuer=data.issuer,
-                reference=data.reference, effective_on=data.effective_on, expires_on=data.expires_on,
-                status="active", draws=[])
+    bond = Bond(
+        lodging_id=lodging.id,
+        kind=data.kind,
+        amount=data.amount,
+        issuer=data.issuer,
+        reference=data.reference,
+        effective_on=data.effective_on,
+        expires_on=data.expires_on,
+        status="active",
+        draws=[],
+    )
     session.add(bond)
     await session.flush()
     await session.refresh(bond)
-    await emit(session, event_type="roomtax.registry.bond.posted.v1", key=lodging.tax_account,
-               data=ev.BondPosted(bond_id=bond.id, lodging_id=lodging.id, tax_account=lodging.tax_account,
-                                  kind=bond.kind, amount=bond.amount, issuer=bond.issuer,
-                                  effective_on=bond.effective_on, expires_on=bond.expires_on,
-                                  status=bond.status))
+    await emit(
+        session,
+        event_type="roomtax.registry.bond.posted.v1",
+        key=lodging.tax_account,
+        data=ev.BondPosted(
+            bond_id=bond.id,
+            lodging_id=lodging.id,
+            tax_account=lodging.tax_account,
+            kind=bond.kind,
+            amount=bond.amount,
+            issuer=bond.issuer,
+            effective_on=bond.effective_on,
+            expires_on=bond.expires_on,
+            status=bond.status,
+        ),
+    )
     return bond
 
 
 async def change_status(session: AsyncSession, lodging: Lodging, bond: Bond, *, status: str) -> Bond:
     if bond.status != "active":
-        raise Conflict(f"the bond is already {bond.status}",
-                       errors=[{"pointer": "#/body/status", "detail": "bond not active"}])
+        raise Conflict(
+            f"the bond is already {bond.status}",
+            errors=[{"pointer": "#/body/status", "detail": "bond not active"}],
+        )
     bond.status = status
     await session.flush()
-    await emit(session, event_type="roomtax.registry.bond.posted.v1", key=lodging.tax_account,
-               data=ev.BondPosted(bond_id=bond.id, lodging_id=lodging.id, tax_account=lodging.tax_account,
-                                  kind=bond.kind, amount=bond.amount, issuer=bond.issuer,
-                                  effective_on=bond.effective_on, expires_on=bond.expires_on,
-                                  status=bond.status))
+    await emit(
+        session,
+        event_type="roomtax.registry.bond.posted.v1",
+        key=lodging.tax_account,
+        data=ev.BondPosted(
+            bond_id=bond.id,
+            lodging_id=lodging.id,
+            tax_account=lodging.tax_account,
+            kind=bond.kind,
+            amount=bond.amount,
+            issuer=bond.issuer,
+            effective_on=bond.effective_on,
+            expires_on=bond.expires_on,
+            status=bond.status,
+        ),
+    )
     return bond
 
 
@@ -81,14 +117,26 @@ async def record_draw(
         raise ValidationFailed.on("amount", f"exceeds what remains of the bond ({remaining})")
     if not (bond.effective_on <= drawn_on):
         raise ValidationFailed.on("drawn_on", "is before the bond took effect")
-    draw = BondDraw(bond_id=bond.id, amount=amount, drawn_on=drawn_on, reason=reason,
-                    request_event_id=request_event_id)
+    draw = BondDraw(
+        bond_id=bond.id, amount=amount, drawn_on=drawn_on, reason=reason, request_event_id=request_event_id
+    )
     bond.draws.append(draw)
     session.add(draw)
     await session.flush()
     await session.refresh(draw)
-    await emit(session, event_type="roomtax.registry.bond.drawn.v1", key=lodging.tax_account,
-               data=ev.BondDrawn(draw_id=draw.id, bond_id=bond.id, tax_account=lodging.tax_account,
-                                 amount=amount, drawn_on=drawn_on, reason=reason,
-                                 request_event_id=request_event_id, remaining=remaining - amount))
+    await emit(
+        session,
+        event_type="roomtax.registry.bond.drawn.v1",
+        key=lodging.tax_account,
+        data=ev.BondDrawn(
+            draw_id=draw.id,
+            bond_id=bond.id,
+            tax_account=lodging.tax_account,
+            amount=amount,
+            drawn_on=drawn_on,
+            reason=reason,
+            request_event_id=request_event_id,
+            remaining=remaining - amount,
+        ),
+    )
     return draw

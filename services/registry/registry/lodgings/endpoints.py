@@ -4,16 +4,16 @@ from datetime import date
 from typing import Annotated
 
 from fastapi import Query
-
-from registry.deps import AdminLodgingDep, LodgingDep
-from registry.lodgings import repository, service
-from registry.lodgings.schemas import Compliance, LodgingCreate, LodgingOut, LodgingUpdate, StatusChange
-from registry.models import Lodging
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+
+from registry.deps import AdminLodgingDep, LodgingDep
+from registry.lodgings import repository, service
+from registry.lodgings.schemas import Compliance, LodgingCreate, LodgingOut, LodgingUpdate, StatusChange
+from registry.models import Lodging
 
 router = make_router(prefix="/v1/lodgings", tags=["lodgings"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi()}
@@ -35,8 +35,13 @@ def to_out(lodging: Lodging) -> LodgingOut:
     )
 
 
-@router.post("", status_code=201, response_model=LodgingOut, responses=ERRORS,
-             summary="Register a lodging and assign its tax account number (PR §26)")
+@router.post(
+    "",
+    status_code=201,
+    response_model=LodgingOut,
+    responses=ERRORS,
+    summary="Register a lodging and assign its tax account number (PR §26)",
+)
 async def register_lodging(body: LodgingCreate, session: SessionDep, _: AdminDep) -> LodgingOut:
     return to_out(await service.register(session, data=body))
 
@@ -52,14 +57,23 @@ async def list_lodgings(
     operator_id: str | None = None,
 ) -> Page[LodgingOut]:
     rows = await repository.list_page(
-        session, principal, limit=limit, after=decode_cursor(cursor, arity=1),
-        jurisdiction=jurisdiction, lodging_class=lodging_class, operator_id=operator_id,
+        session,
+        principal,
+        limit=limit,
+        after=decode_cursor(cursor, arity=1),
+        jurisdiction=jurisdiction,
+        lodging_class=lodging_class,
+        operator_id=operator_id,
     )
     return paginate(rows, limit=limit, key=lambda r: [r.tax_account], to_item=to_out)
 
 
-@router.get("/{lodging_id}", response_model=LodgingOut, responses=ERRORS,
-            summary="One lodging, by id or tax account number")
+@router.get(
+    "/{lodging_id}",
+    response_model=LodgingOut,
+    responses=ERRORS,
+    summary="One lodging, by id or tax account number",
+)
 async def get_lodging(lodging: LodgingDep) -> LodgingOut:
     return to_out(lodging)
 
@@ -69,14 +83,21 @@ async def update_lodging(body: LodgingUpdate, lodging: AdminLodgingDep, session:
     return to_out(await service.update(session, lodging, data=body))
 
 
-@router.post("/{lodging_id}/status", response_model=LodgingOut, responses=ERRORS,
-             summary="Change status (active, suspended, closed) from an effective date")
+@router.post(
+    "/{lodging_id}/status",
+    response_model=LodgingOut,
+    responses=ERRORS,
+    summary="Change status (active, suspended, closed) from an effective date",
+)
 async def change_status(body: StatusChange, lodging: AdminLodgingDep, session: SessionDep) -> LodgingOut:
     return to_out(await service.change_status(session, lodging, data=body))
 
 
-@router.get("/{lodging_id}/compliance", response_model=Compliance, responses=ERRORS,
-            summary="Is the lodging compliant (valid bond per PR §27, active)?")
-async def get_compliance(lodging: LodgingDep, session: SessionDep,
-                         as_of: date | None = None) -> Compliance:
+@router.get(
+    "/{lodging_id}/compliance",
+    response_model=Compliance,
+    responses=ERRORS,
+    summary="Is the lodging compliant (valid bond per PR §27, active)?",
+)
+async def get_compliance(lodging: LodgingDep, session: SessionDep, as_of: date | None = None) -> Compliance:
     return Compliance.model_validate(await service.compliance(session, lodging, on=as_of or date.today()))

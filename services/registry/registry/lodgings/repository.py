@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import Select, and_, exists, or_, select
+from servicekit.auth import Principal
+from sqlalchemy import Select, and_, exists, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from registry.models import AccountSequence, Authorization, Lodging, LodgingStatus
-from servicekit.auth import Principal
 
 
-def visible_to(principal: Principal) -> Select[tuple[Lodging]]:
+def visible_to(principal: Principal) -> Select[Lodging]:
     """Lodgings a caller may see: agency all; operator its own; facilitator those that authorized it."""
     stmt = select(Lodging)
     if principal.is_agency:
@@ -25,7 +25,7 @@ def visible_to(principal: Principal) -> Select[tuple[Lodging]]:
                 )
             )
         )
-    return stmt.where(False)
+    return stmt.where(false())
 
 
 async def get_visible(session: AsyncSession, principal: Principal, lodging_id: str) -> Lodging | None:

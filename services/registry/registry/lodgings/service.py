@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from datetime import date
 
+from servicekit.errors import Conflict, ValidationFailed
+from servicekit.outbox import emit
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
+from taxcore.errors import TaxcoreError
+from taxcore.events import registry as ev
+from taxcore.jurisdictions import lodging_classes
 
 from registry.accounts import format_account
 from registry.lodgings import repository
 from registry.lodgings.schemas import LodgingCreate, LodgingUpdate, StatusChange
 from registry.models import Bond, Lodging, LodgingStatus, Operator
-from servicekit.errors import Conflict, ValidationFailed
-from servicekit.outbox import emit
-from taxcore.errors import TaxcoreError
-from taxcore.events import registry as ev
-from taxcore.jurisdictions import lodging_classes
 
 #: Bonds are a PR §27 obligation; 33 V.I.C. § 54 has none.
 BOND_REQUIRED = {"PR": True, "VI": False}
@@ -41,9 +41,7 @@ def snapshot(lodging: Lodging) -> dict[str, object]:
         "room_count": lodging.room_count,
         "operator_id": lodging.operator_id,
         "registered_on": lodging.registered_on,
-        "statuses": [
-            {"status": s.status, "effective_from": s.effective_from} for s in lodging.statuses
-        ],
+        "statuses": [{"status": s.status, "effective_from": s.effective_from} for s in lodging.statuses],
     }
 
 
@@ -84,12 +82,17 @@ async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
     repository.add_status(
         session,
         lodging,
-        LodgingStatus(lodging_id=lodging.id, status="active", effective_from=data.registered_on,
-                      reason="registration"),
+        LodgingStatus(
+            lodging_id=lodging.id, status="active", effective_from=data.registered_on, reason="registration"
+        ),
     )
     await session.flush()
-    await emit(session, event_type="roomtax.registry.lodging.registered.v1", key=lodging.tax_account,
-               data=ev.LodgingRegistered.model_validate(snapshot(lodging)))
+    await emit(
+        session,
+        event_type="roomtax.registry.lodging.registered.v1",
+        key=lodging.tax_account,
+        data=ev.LodgingRegistered.model_validate(snapshot(lodging)),
+    )
     return lodging
 
 
@@ -107,8 +110,12 @@ async def update(session: AsyncSession, lodging: Lodging, *, data: LodgingUpdate
         lodging.address = data.address.model_dump()
         lodging.municipality = data.address.municipality
     await session.flush()
-    await emit(session, event_type="roomtax.registry.lodging.updated.v1", key=lodging.tax_account,
-               data=ev.LodgingUpdated.model_validate(snapshot(lodging)))
+    await emit(
+        session,
+        event_type="roomtax.registry.lodging.updated.v1",
+        key=lodging.tax_account,
+        data=ev.LodgingUpdated.model_validate(snapshot(lodging)),
+    )
     return lodging
 
 
@@ -123,17 +130,24 @@ async def change_status(session: AsyncSession, lodging: Lodging, *, data: Status
             errors=[{"pointer": "#/body/effective_from", "detail": "before the latest status"}],
         )
     if latest is not None and latest.status == data.status:
-        raise Conflict(f"the lodging is already {data.status}",
-                       errors=[{"pointer": "#/body/status", "detail": "unchanged"}])
+        raise Conflict(
+            f"the lodging is already {data.status}",
+            errors=[{"pointer": "#/body/status", "detail": "unchanged"}],
+        )
     repository.add_status(
         session,
         lodging,
-        LodgingStatus(lodging_id=lodging.id, status=data.status, effective_from=data.effective_from,
-                      reason=data.reason),
+        LodgingStatus(
+            lodging_id=lodging.id, status=data.status, effective_from=data.effective_from, reason=data.reason
+        ),
     )
     await session.flush()
-    await emit(session, event_type="roomtax.registry.lodging.status_changed.v1",
-               key=lodging.tax_account, data=ev.LodgingStatusChanged.model_validate(snapshot(lodging)))
+    await emit(
+        session,
+        event_type="roomtax.registry.lodging.status_changed.v1",
+        key=lodging.tax_account,
+        data=ev.LodgingStatusChanged.model_validate(snapshot(lodging)),
+    )
     return lodging
 
 
@@ -142,15 +156,19 @@ async def compliance(session: AsyncSession, lodging: Lodging, *, on: date) -> di
     reasons: list[str] = []
     required = BOND_REQUIRED.get(lodging.jurisdiction, False)
     bond = (
-        await session.execute(
-            select(Bond).where(
-                Bond.lodging_id == lodging.id,
-                Bond.status == "active",
-                Bond.effective_on <= on,
-                Bond.expires_on >= on,
+        (
+            await session.execute(
+                select(Bond).where(
+                    Bond.lodging_id == lodging.id,
+                    Bond.status == "active",
+                    Bond.effective_on <= on,
+                    Bond.expires_on >= on,
+                )
             )
         )
-    ).scalars().first()
+        .scalars()
+        .first()
+    )
     if required and bond is None:
         reasons.append("no valid bond on this date (PR §27)")
     if bond is not None and sum((d.amount for d in bond.draws), start=bond.amount * 0) >= bond.amount:

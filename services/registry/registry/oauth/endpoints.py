@@ -9,17 +9,17 @@ from typing import Annotated, Literal
 
 from fastapi import Form, Header, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
-
-from registry.models import Facilitator, OAuthClient, Operator
-from registry.oauth.secrets import hash_secret, new_secret, verify_secret
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, Principal, TokenIssuer
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, Unauthorized, ValidationFailed
 from servicekit.outbox import emit
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
 from taxcore.events import registry as ev
+
+from registry.models import Facilitator, OAuthClient, Operator
+from registry.oauth.secrets import hash_secret, new_secret, verify_secret
 
 router = make_router(prefix="/v1", tags=["oauth"])
 
@@ -69,9 +69,16 @@ class ClientSecretOut(ClientOut):
 
 
 def to_out(c: OAuthClient) -> ClientOut:
-    return ClientOut(client_id=c.client_id, name=c.name, role=c.role, operator_id=c.operator_id,
-                     facilitator_id=c.facilitator_id, created_at=c.created_at, rotated_at=c.rotated_at,
-                     revoked_at=c.revoked_at)
+    return ClientOut(
+        client_id=c.client_id,
+        name=c.name,
+        role=c.role,
+        operator_id=c.operator_id,
+        facilitator_id=c.facilitator_id,
+        created_at=c.created_at,
+        rotated_at=c.rotated_at,
+        revoked_at=c.revoked_at,
+    )
 
 
 def _basic(authorization: str | None) -> tuple[str, str] | None:
@@ -85,8 +92,12 @@ def _basic(authorization: str | None) -> tuple[str, str] | None:
         return None
 
 
-@router.post("/oauth/token", response_model=TokenOut, responses=Unauthorized.openapi(),
-             summary="OAuth2 client credentials: exchange a client id and secret for an access token")
+@router.post(
+    "/oauth/token",
+    response_model=TokenOut,
+    responses=Unauthorized.openapi(),
+    summary="OAuth2 client credentials: exchange a client id and secret for an access token",
+)
 async def token(
     request: Request,
     session: SessionDep,
@@ -105,32 +116,52 @@ async def token(
     if client is None or client.revoked_at is not None or not verify_secret(secret, client.secret_hash):
         raise Unauthorized("unknown client, wrong secret, or revoked client")
     issuer: TokenIssuer = request.app.state.token_issuer
-    access, ttl = issuer.issue(Principal(client_id=client.client_id, role=client.role,
-                                         operator_id=client.operator_id,
-                                         facilitator_id=client.facilitator_id))
+    access, ttl = issuer.issue(
+        Principal(
+            client_id=client.client_id,
+            role=client.role,
+            operator_id=client.operator_id,
+            facilitator_id=client.facilitator_id,
+        )
+    )
     return TokenOut(access_token=access, expires_in=ttl, role=client.role)
 
 
 async def _event(session: AsyncSession, client: OAuthClient, change: str) -> None:
-    await emit(session, event_type="roomtax.registry.client.changed.v1", key=client.client_id,
-               data=ev.ClientChanged(client_id=client.client_id, role=client.role,
-                                     operator_id=client.operator_id,
-                                     facilitator_id=client.facilitator_id, change=change))
+    await emit(
+        session,
+        event_type="roomtax.registry.client.changed.v1",
+        key=client.client_id,
+        data=ev.ClientChanged(
+            client_id=client.client_id,
+            role=client.role,
+            operator_id=client.operator_id,
+            facilitator_id=client.facilitator_id,
+            change=change,
+        ),
+    )
 
 
-async def create_client(session: AsyncSession, *, body: ClientCreate, client_id: str | None = None,
-                        secret: str | None = None) -> tuple[OAuthClient, str]:
+async def create_client(
+    session: AsyncSession, *, body: ClientCreate, client_id: str | None = None, secret: str | None = None
+) -> tuple[OAuthClient, str]:
     if body.operator_id and await session.get(Operator, body.operator_id) is None:
         raise ValidationFailed.on("operator_id", "no operator with this id")
     if body.facilitator_id and await session.get(Facilitator, body.facilitator_id) is None:
         raise ValidationFailed.on("facilitator_id", "no facilitator with this id")
     if (await session.execute(select(OAuthClient).where(OAuthClient.name == body.name))).first():
-        raise Conflict(f"a client named {body.name!r} exists",
-                       errors=[{"pointer": "#/body/name", "detail": "duplicate"}])
+        raise Conflict(
+            f"a client named {body.name!r} exists", errors=[{"pointer": "#/body/name", "detail": "duplicate"}]
+        )
     secret = secret or new_secret()
-    client = OAuthClient(client_id=client_id or "rtx_" + secrets.token_hex(8), name=body.name,
-                         secret_hash=hash_secret(secret), role=body.role,
-                         operator_id=body.operator_id, facilitator_id=body.facilitator_id)
+    client = OAuthClient(
+        client_id=client_id or "rtx_" + secrets.token_hex(8),
+        name=body.name,
+        secret_hash=hash_secret(secret),
+        role=body.role,
+        operator_id=body.operator_id,
+        facilitator_id=body.facilitator_id,
+    )
     session.add(client)
     await session.flush()
     await session.refresh(client)
@@ -138,9 +169,13 @@ async def create_client(session: AsyncSession, *, body: ClientCreate, client_id:
     return client, secret
 
 
-@router.post("/oauth-clients", status_code=201, response_model=ClientSecretOut,
-             responses={**ValidationFailed.openapi(), **Conflict.openapi()},
-             summary="Create an API client bound to a role (and an operator or facilitator)")
+@router.post(
+    "/oauth-clients",
+    status_code=201,
+    response_model=ClientSecretOut,
+    responses={**ValidationFailed.openapi(), **Conflict.openapi()},
+    summary="Create an API client bound to a role (and an operator or facilitator)",
+)
 async def create(body: ClientCreate, session: SessionDep, _: AdminDep) -> ClientSecretOut:
     client, secret = await create_client(session, body=body)
     return ClientSecretOut(**to_out(client).model_dump(), client_secret=secret)
@@ -161,9 +196,12 @@ async def _client(session: AsyncSession, client_id: str) -> OAuthClient:
     return client
 
 
-@router.post("/oauth-clients/{client_id}/rotate", response_model=ClientSecretOut,
-             responses={**NotFound.openapi(), **Conflict.openapi()},
-             summary="Rotate the client's secret (the old one stops working at once)")
+@router.post(
+    "/oauth-clients/{client_id}/rotate",
+    response_model=ClientSecretOut,
+    responses={**NotFound.openapi(), **Conflict.openapi()},
+    summary="Rotate the client's secret (the old one stops working at once)",
+)
 async def rotate(client_id: str, session: SessionDep, _: AdminDep) -> ClientSecretOut:
     client = await _client(session, client_id)
     secret = new_secret()
@@ -174,9 +212,12 @@ async def rotate(client_id: str, session: SessionDep, _: AdminDep) -> ClientSecr
     return ClientSecretOut(**to_out(client).model_dump(), client_secret=secret)
 
 
-@router.post("/oauth-clients/{client_id}/revoke", response_model=ClientOut,
-             responses={**NotFound.openapi(), **Conflict.openapi()},
-             summary="Revoke the client (tokens already issued expire within their short lifetime)")
+@router.post(
+    "/oauth-clients/{client_id}/revoke",
+    response_model=ClientOut,
+    responses={**NotFound.openapi(), **Conflict.openapi()},
+    summary="Revoke the client (tokens already issued expire within their short lifetime)",
+)
 async def revoke(client_id: str, session: SessionDep, _: AdminDep) -> ClientOut:
     client = await _client(session, client_id)
     client.revoked_at = datetime.now(UTC)
