@@ -209,7 +209,30 @@ def print_banner(services: list[str]) -> None:
     print("\n".join(lines), flush=True)
 
 
+PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distribution"]
+
+
+def lint() -> int:
+    """ruff (lint + format) on everything, mypy --strict on every package and the scripts."""
+    steps = [
+        ["ruff", "check", "."],
+        ["ruff", "format", "--check", "--quiet", "."],
+        ["mypy", *[arg for pkg in PACKAGES for arg in ("-p", pkg)], "scripts/stack.py", "scripts/demo.py"],
+    ]
+    for step in steps:
+        log("lint: " + " ".join(step[:3]) + (" ..." if len(step) > 3 else ""))
+        code = subprocess.call([sys.executable, "-m", *step], cwd=ROOT)
+        if code != 0:
+            log(f"lint failed: {' '.join(step)}")
+            return code
+    return 0
+
+
 def test(args: list[str]) -> int:
+    if "--no-lint" in args:
+        args = [a for a in args if a != "--no-lint"]
+    elif (code := lint()) != 0:
+        return code
     server_url, embedded = postgres_url()
     env = dict(os.environ, ROOMTAX_TEST_PG=server_url)
     try:
