@@ -1,0 +1,710 @@
+"""Rule 5 — what a lodging owes for one monthly period, as of any date.
+
+An account (one lodging, one period) starts with its principal — the tax
+(PR §24, §28; VI §54(b)(1)) and, in the Virgin Islands, the timeshare impact
+fee (§54(b)(3)) — due on the period's due date. From the day after the due
+date the law adds charges on what is still unpaid:
+
+* a late-payment penalty graded by delay on the unpaid principal
+  (VI §54(i)(1)-(5); PR §46 surcharge, provisional percentages);
+* interest (VI §54(i)(6): 1% a month, compounding, on principal and penalties;
+  PR §46 provisional 10% a year simple, replaced from a deficiency notice by
+  §33: 10% a year on the deficiency the bond does not cover);
+* fines (PR §47: $500 per day the declaration is late, capped at $25,000;
+  VI §54(l): $100 per period without separate books, assessed from the day
+  after the due date so that it never takes a timely payment of the tax).
+
+Penalties and interest accrue on what remained unpaid at each moment, so
+:func:`compute_balance` walks the account's timeline: every payment date, the
+first day of each penalty tier, each interest-month end (VI) or year end (PR),
+the deficiency notice (PR) and the statement date ``as_of``. At each date it
+accrues interest up to and including that day on the balance of the day
+before, raises the penalty to the tier reached, then applies the money
+received that day in the order of ``payments.application_order``.
+
+Conventions (documented once, used everywhere):
+
+* Day 1 of lateness is the first day after the due date; a payment received on
+  the due date is on time. A tier ``after: P30D`` applies from day 31.
+* Penalty by tranche: each part of the principal bears the penalty rate of the
+  tier reached on the day that part was paid (or on ``as_of`` if still unpaid);
+  a penalty once incurred is never undone by a later payment.
+* Amounts accrue in full precision and are rounded half-up to the cent when
+  they are stated: when a payment is applied to them and on the statement.
+* A charge bears interest from the day after it arises. Fines bear none.
+* PR: from the day after a deficiency notice (``deficiency_assessed_on``) §33
+  interest on (unpaid tax + surcharge - ``bond_cover``) replaces the §46
+  interest; ``bond_cover`` is not a payment, it only shelters that part from
+  interest (a charge actually made against the bond is a payment).
+* Payments received after ``as_of`` are ignored, and so is a payment reversed
+  (e.g. a dishonoured cheque) on or before ``as_of``: it is treated as never
+  received, so penalties and interest run as if it had not been made. A
+  statement for a past date therefore does not depend on when it is computed.
+* Money left after everything assessed is paid is a credit, applied to later
+  charges of the same account (e.g. PR §47 fines that keep accruing).
+* Parameters are read as in force on the due date.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from taxcore.errors import InvalidInput, ParameterError
+from taxcore.money import ZERO, round_cents
+from taxcore.parameters import ParameterTree, ParameterValue, default_tree
+from taxcore.periods import Period
+from taxcore.periods import due_date as period_due_date
+from taxcore.trace import Trace
+
+__all__ = [
+    "COMPONENTS",
+    "AccountHistory",
+    "Application",
+    "Balance",
+    "ComponentBalance",
+    "PaymentIn",
+    "add_months",
+    "compute_balance",
+]
+
+COMPONENTS: tuple[str, ...] = ("tax", "impact_fee", "penalty", "interest", "fine")
+"""The components of an account; every :class:`Application` names one of them."""
+
+_PRINCIPAL: tuple[str, ...] = ("tax", "impact_fee")
+_DURATION_RE = re.compile(r"^P(?=\d)(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?$")
+_RULE = "rule5.balance"
+
+
+# --------------------------------------------------------------------------- public models
+
+
+class PaymentIn(BaseModel):
+    """Money received for the account.
+
+    A reversal (dishonoured cheque, chargeback) is not a negative payment: set
+    ``reversed_on`` on the original payment. From that date on the payment
+    counts as never received; statements for earlier dates still show it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    payment_id: str
+    received_on: date
+    amount: Decimal
+    reversed_on: date | None = None
+
+
+class AccountHistory(BaseModel):
+    """Everything that determines one account's balance at any date."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    jurisdiction: str
+    period: str
+    due_date: date | None = None
+    tax: Decimal
+    impact_fee: Decimal = Decimal("0")
+    declaration_filed_on: date | None = None
+    books_kept: bool = True
+    bond_cover: Decimal = Decimal("0")
+    deficiency_assessed_on: date | None = None
+    payments: list[PaymentIn] = Field(default_factory=list)
+
+
+class Application(BaseModel):
+    """Part of a payment applied to one component (one of :data:`COMPONENTS`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    payment_id: str
+    component: str
+    amount: Decimal
+    section: str
+
+
+class ComponentBalance(BaseModel):
+    """Assessed, paid and outstanding amount of one component as of the statement date."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    component: str
+    assessed: Decimal
+    paid: Decimal
+    outstanding: Decimal
+
+
+class Balance(BaseModel):
+    """The account as of ``as_of``: ``balance`` owed or ``credit`` overpaid (never both)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    jurisdiction: str
+    period: str
+    due_date: date
+    as_of: date
+    components: list[ComponentBalance]
+    total_assessed: Decimal
+    total_paid: Decimal
+    balance: Decimal
+    credit: Decimal
+    days_late: int
+    applications: list[Application]
+    trace: list[dict[str, Any]]
+
+
+# --------------------------------------------------------------------------- dates
+
+
+def add_months(d: date, months: int) -> date:
+    """``d`` plus whole calendar months, clamped to the end of the month (Jan 31 + 1 = Feb 28/29)."""
+    index = d.year * 12 + (d.month - 1) + months
+    year, month = divmod(index, 12)
+    month += 1
+    return date(year, month, min(d.day, calendar.monthrange(year, month)[1]))
+
+
+def _add_duration(d: date, text: str, *, path: str) -> date:
+    match = _DURATION_RE.match(text)
+    if match is None:
+        raise ParameterError(path, f"{text!r} is not a duration like P30D, P2M or P1Y")
+    years, months, days = (int(g) if g else 0 for g in match.groups())
+    return add_months(d, 12 * years + months) + timedelta(days=days)
+
+
+def _year_days(year: int) -> int:
+    return 366 if calendar.isleap(year) else 365
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+class _Params:
+    """Reads the parameters of one computation and remembers them for the trace."""
+
+    def __init__(self, tree: ParameterTree, jurisdiction: str, on: date) -> None:
+        self.tree = tree
+        self.jurisdiction = jurisdiction
+        self.on = on
+        self.used: dict[str, Any] = {}
+
+    def has(self, path: str) -> bool:
+        found: bool = self.tree.has(self.jurisdiction, path)
+        return found
+
+    def get(self, path: str) -> ParameterValue:
+        pv = self.tree.get(self.jurisdiction, path, self.on)
+        entry: dict[str, Any] = {"value": pv.value, "section": pv.section}
+        if pv.provisional:
+            entry["provisional"] = True
+            entry["note"] = pv.note
+        self.used[path] = entry
+        return pv
+
+    def decimal(self, path: str) -> Decimal:
+        v = self.get(path).value
+        if isinstance(v, bool) or not isinstance(v, Decimal):
+            raise ParameterError(path, f"{self.jurisdiction} {path} must be a number, got {v!r}")
+        return v
+
+    def text(self, path: str) -> str:
+        v = self.get(path).value
+        if not isinstance(v, str):
+            raise ParameterError(path, f"{self.jurisdiction} {path} must be a string, got {v!r}")
+        return v
+
+    def components(self, path: str) -> list[str]:
+        v = self.get(path).value
+        if not isinstance(v, list) or not all(isinstance(c, str) and c in COMPONENTS for c in v):
+            raise ParameterError(
+                path, f"{self.jurisdiction} {path} must list components of {COMPONENTS}, got {v!r}"
+            )
+        return [str(c) for c in v]
+
+    def section(self, path: str) -> str:
+        section: str = self.get(path).section
+        return section
+
+
+# --------------------------------------------------------------------------- the ledger
+
+
+@dataclass
+class _Bucket:
+    """One assessed amount of the account, accrued exactly, stated to the cent."""
+
+    component: str
+    key: str
+    section: str
+    exact: Decimal = ZERO
+    paid: Decimal = ZERO
+
+    @property
+    def assessed(self) -> Decimal:
+        stated: Decimal = round_cents(self.exact)
+        return stated
+
+    @property
+    def outstanding(self) -> Decimal:
+        return self.assessed - self.paid
+
+
+@dataclass(frozen=True)
+class _Tier:
+    starts: date  # first day the tier applies
+    rate: Decimal
+    after: str
+    section: str
+
+
+@dataclass
+class _Money:
+    payment_id: str
+    remaining: Decimal
+
+
+def _cents(value: Decimal, field: str, *, positive: bool = False) -> Decimal:
+    if not value.is_finite():
+        raise InvalidInput(field, "must be a finite amount")
+    if value != round_cents(value):
+        raise InvalidInput(field, f"must be in whole cents, got {value}")
+    if value < 0 or (positive and value == 0):
+        raise InvalidInput(field, "must be positive" if positive else "must not be negative")
+    return value
+
+
+class _Ledger:
+    def __init__(self, history: AccountHistory, as_of: date, tree: ParameterTree) -> None:
+        self.history = history
+        self.as_of = as_of
+        self.trace = Trace()
+        self.jurisdiction = history.jurisdiction
+        period = Period.parse(history.period)
+        self.period = period
+        self.due = history.due_date or period_due_date(history.jurisdiction, period, parameters=tree)
+        self.p = _Params(tree, history.jurisdiction, self.due)
+        self._validate()
+        self._load_rules()
+        self.last = self.due  # interest has accrued through this day
+        self.frozen_penalty = ZERO
+        self.capitalized = ZERO
+        self.pool: list[_Money] = []
+        self.applications: list[Application] = []
+        self.cleared_on: date | None = None
+        self.rate_now = ZERO
+
+    # ----------------------------------------------------------------- setup
+
+    def _validate(self) -> None:
+        h = self.history
+        _cents(h.tax, "tax")
+        _cents(h.impact_fee, "impact_fee")
+        _cents(h.bond_cover, "bond_cover")
+        seen: set[str] = set()
+        for i, pay in enumerate(h.payments):
+            _cents(pay.amount, f"payments[{i}].amount", positive=True)
+            if pay.payment_id in seen:
+                raise InvalidInput(f"payments[{i}].payment_id", f"duplicate {pay.payment_id!r}")
+            seen.add(pay.payment_id)
+            if pay.reversed_on is not None and pay.reversed_on < pay.received_on:
+                raise InvalidInput(f"payments[{i}].reversed_on", "is before received_on")
+
+    def _load_rules(self) -> None:
+        p = self.p
+        self.order = p.components("payments.application_order")
+        if sorted(self.order) != sorted(COMPONENTS):
+            raise ParameterError("payments.application_order", f"must list each of {COMPONENTS} once")
+        principal_sections = p.get("payments.principal_sections").value
+        if not isinstance(principal_sections, dict):
+            raise ParameterError("payments.principal_sections", "must map component -> section")
+        if self.history.impact_fee > 0 and "impact_fee" not in principal_sections:
+            raise InvalidInput("impact_fee", f"{self.jurisdiction} levies no impact fee")
+
+        self.tiers: list[_Tier] = []
+        self.mode = "replace"
+        self.penalty_bears: list[str] = []
+        if p.has("penalties.late_payment_tiers"):
+            raw = p.get("penalties.late_payment_tiers").value
+            if not isinstance(raw, list):
+                raise ParameterError("penalties.late_payment_tiers", "must be a list of tiers")
+            for item in raw:
+                if not isinstance(item, dict) or not isinstance(item.get("rate"), Decimal):
+                    raise ParameterError("penalties.late_payment_tiers", f"bad tier {item!r}")
+                after = str(item.get("after"))
+                starts = _add_duration(self.due, after, path="penalties.late_payment_tiers")
+                self.tiers.append(
+                    _Tier(starts + timedelta(days=1), item["rate"], after, str(item["section"]))
+                )
+            self.tiers.sort(key=lambda t: t.starts)
+            self.mode = p.text("penalties.tier_mode")
+            if self.mode not in ("replace", "cumulative"):
+                raise ParameterError("penalties.tier_mode", f"unknown mode {self.mode!r}")
+            if self.mode == "replace" and any(
+                a.rate > b.rate for a, b in zip(self.tiers, self.tiers[1:], strict=False)
+            ):
+                raise ParameterError("penalties.late_payment_tiers", "rates must not decrease (replace mode)")
+            self.penalty_bears = p.components("penalties.late_payment_bears_on")
+        penalty_section = (
+            p.section("penalties.late_payment_tiers") if self.tiers else "no late-payment penalty"
+        )
+
+        self.interest_method = p.text("penalties.interest_method")
+        if self.interest_method not in ("monthly_compound", "annual_simple"):
+            raise ParameterError("penalties.interest_method", f"unknown method {self.interest_method!r}")
+        self.interest_rate = p.decimal("penalties.interest_rate")
+        self.interest_bears = p.components("penalties.interest_bears_on")
+
+        self.notice: date | None = None
+        if p.has("penalties.deficiency_interest_rate"):
+            self.deficiency_rate = p.decimal("penalties.deficiency_interest_rate")
+            self.deficiency_bears = p.components("penalties.deficiency_interest_bears_on")
+            self.notice = self.history.deficiency_assessed_on
+        elif self.history.deficiency_assessed_on is not None or self.history.bond_cover > 0:
+            self._note("deficiency_assessed_on and bond_cover have no effect here (no §33-like rule)")
+
+        self.buckets: dict[str, list[_Bucket]] = {c: [] for c in COMPONENTS}
+        self.tax = self._bucket("tax", "tax", str(principal_sections.get("tax", "")))
+        self.tax.exact = round_cents(self.history.tax)
+        self.fee = self._bucket("impact_fee", "impact_fee", str(principal_sections.get("impact_fee", "")))
+        self.fee.exact = round_cents(self.history.impact_fee)
+        self.penalty = self._bucket("penalty", "late_payment_penalty", penalty_section)
+        self.interest = self._bucket("interest", "interest", p.section("penalties.interest_rate"))
+        self.deficiency_interest: _Bucket | None = None
+        if self.notice is not None:
+            self.deficiency_interest = self._bucket(
+                "interest", "deficiency_interest", p.section("penalties.deficiency_interest_rate")
+            )
+
+        self.late_fine: _Bucket | None = None
+        if p.has("penalties.late_declaration_fine_per_day"):
+            self.fine_per_day = p.decimal("penalties.late_declaration_fine_per_day")
+            self.fine_cap = p.decimal("penalties.late_declaration_fine_cap")
+            self.late_fine = self._bucket(
+                "fine", "late_declaration_fine", p.section("penalties.late_declaration_fine_per_day")
+            )
+        self.books_fine: _Bucket | None = None
+        self.books_fine_amount = ZERO
+        if p.has("penalties.no_books_fine_per_period"):
+            self.books_fine_amount = p.decimal("penalties.no_books_fine_per_period")
+            self.books_fine = self._bucket(
+                "fine", "no_books_fine", p.section("penalties.no_books_fine_per_period")
+            )
+        elif not self.history.books_kept:
+            self._note("books_kept=false has no effect here (no per-period books fine)")
+
+    def _bucket(self, component: str, key: str, section: str) -> _Bucket:
+        bucket = _Bucket(component, key, section)
+        self.buckets[component].append(bucket)
+        return bucket
+
+    def _note(self, text: str) -> None:
+        self.trace.add(f"{_RULE}.note", "", text, None)
+
+    # ----------------------------------------------------------------- timeline
+
+    def _month_bounds(self, day: date) -> tuple[date, date]:
+        """The interest month (start, end] that contains ``day`` (> due date)."""
+        k = max(1, (day.year - self.due.year) * 12 + day.month - self.due.month)
+        while add_months(self.due, k) < day:
+            k += 1
+        while k > 1 and add_months(self.due, k - 1) >= day:
+            k -= 1
+        return add_months(self.due, k - 1), add_months(self.due, k)
+
+    def _events(self, payments: list[PaymentIn]) -> list[date]:
+        dates = {self.as_of}
+        dates.update(pay.received_on for pay in payments)
+        dates.update(t.starts for t in self.tiers if t.starts <= self.as_of)
+        if self.interest_method == "monthly_compound":
+            k = 1
+            while (boundary := add_months(self.due, k)) <= self.as_of:
+                dates.add(boundary)
+                k += 1
+        else:
+            for year in range(self.due.year, self.as_of.year + 1):
+                if self.due < (year_end := date(year, 12, 31)) <= self.as_of:
+                    dates.add(year_end)
+        if self.notice is not None and self.due < self.notice <= self.as_of:
+            dates.add(self.notice)
+        return sorted(dates)
+
+    def _tier_rate(self, day: date) -> tuple[Decimal, list[_Tier]]:
+        reached = [t for t in self.tiers if day >= t.starts]
+        if not reached:
+            return ZERO, []
+        if self.mode == "cumulative":
+            return sum((t.rate for t in reached), ZERO), reached
+        return reached[-1].rate, reached[-1:]
+
+    def _principal_outstanding(self, component: str) -> Decimal:
+        return self.tax.outstanding if component == "tax" else self.fee.outstanding
+
+    def _outstanding(self, components: list[str]) -> Decimal:
+        total: Decimal = ZERO
+        for c in components:
+            if c in _PRINCIPAL:
+                total += self._principal_outstanding(c)
+            elif c == "penalty":
+                total += max(ZERO, self.penalty.outstanding)
+            elif c == "fine":
+                total += sum((max(ZERO, b.outstanding) for b in self.buckets["fine"]), ZERO)
+            elif c == "interest":
+                total += sum((max(ZERO, b.outstanding) for b in self.buckets["interest"]), ZERO)
+        return total
+
+    def _accrue_to(self, day: date) -> None:
+        start = max(self.last, self.due)
+        if day <= start:
+            return
+        self.last = day
+        days = (day - start).days
+        if self.deficiency_interest is not None and self.notice is not None and start >= self.notice:
+            bucket = self.deficiency_interest
+            gross = self._outstanding(self.deficiency_bears)
+            base = max(ZERO, gross - self.history.bond_cover)
+            rate = self.deficiency_rate
+            inputs: dict[str, Any] = {"deficiency": gross, "bond_cover": self.history.bond_cover}
+        else:
+            bucket = self.interest
+            base = self._outstanding(self.interest_bears)
+            rate = self.interest_rate
+            inputs = {}
+            if self.interest_method == "monthly_compound":
+                capitalized = max(ZERO, round_cents(self.capitalized) - self.interest.paid)
+                base += capitalized
+                inputs["capitalized_interest"] = capitalized
+        if self.interest_method == "monthly_compound":
+            month_start, month_end = self._month_bounds(start + timedelta(days=1))
+            length = (month_end - month_start).days
+            unit = f"interest month ending {month_end.isoformat()}"
+        else:
+            year = (start + timedelta(days=1)).year
+            length = _year_days(year)
+            unit = f"year {year}"
+        if base == 0:
+            return
+        amount = base * rate * days / length
+        bucket.exact += amount
+        self.trace.add(
+            f"{_RULE}.interest",
+            bucket.section,
+            f"{bucket.key} on {base} for {days} of the {length} days of the {unit}: "
+            f"{base} x {rate} x {days}/{length}",
+            amount,
+            inputs={"from": start + timedelta(days=1), "to": day, "base": base, **inputs},
+            parameters={"rate": rate, "days_in_unit": length},
+        )
+
+    def _assess_at(self, day: date) -> None:
+        rate, reached = self._tier_rate(day)
+        if rate != self.rate_now:
+            self.trace.add(
+                f"{_RULE}.penalty_tier",
+                "; ".join(t.section for t in reached),
+                f"from {day.isoformat()} the unpaid principal bears {rate} ({self.mode})",
+                rate,
+                inputs={"day_late": (day - self.due).days},
+                parameters={"tiers": [t.after for t in reached], "mode": self.mode},
+            )
+            self.rate_now = rate
+        unpaid = sum((self._principal_outstanding(c) for c in self.penalty_bears), ZERO)
+        before = self.penalty.assessed
+        self.penalty.exact = self.frozen_penalty + unpaid * rate
+        if self.penalty.assessed != before:
+            self.trace.add(
+                f"{_RULE}.penalty",
+                self.penalty.section,
+                f"penalty: {rate} of the unpaid principal {unpaid}, plus {round_cents(self.frozen_penalty)}"
+                " fixed on principal paid earlier",
+                self.penalty.assessed,
+                inputs={"unpaid_principal": unpaid, "fixed_on_paid": self.frozen_penalty},
+                parameters={"rate": rate},
+            )
+        if (
+            self.books_fine is not None
+            and not self.history.books_kept
+            and day > self.due
+            and self.books_fine.exact == 0
+        ):
+            self.books_fine.exact = self.books_fine_amount
+            self.trace.add(
+                f"{_RULE}.no_books_fine",
+                self.books_fine.section,
+                "no separate books or records for the period: fine per tax period "
+                "(assessed once the period's return is due, so it never takes a timely "
+                "payment of the tax)",
+                self.books_fine.assessed,
+                parameters={"per_period": self.books_fine_amount},
+            )
+        if self.late_fine is not None:
+            filed = self.history.declaration_filed_on
+            end = filed if filed is not None and filed <= day else day
+            days_late = max(0, (end - self.due).days)
+            before = self.late_fine.assessed
+            self.late_fine.exact = min(self.fine_per_day * days_late, self.fine_cap)
+            if self.late_fine.assessed != before:
+                self.trace.add(
+                    f"{_RULE}.late_declaration_fine",
+                    self.late_fine.section,
+                    f"declaration {days_late} days late "
+                    f"({'filed ' + filed.isoformat() if filed and filed <= day else 'not filed'})"
+                    f": min({self.fine_per_day} x {days_late}, {self.fine_cap})",
+                    self.late_fine.assessed,
+                    inputs={"days_late": days_late, "filed_on": filed},
+                    parameters={"per_day": self.fine_per_day, "cap": self.fine_cap},
+                )
+
+    def _apply(self, day: date) -> None:
+        for component in self.order:
+            for bucket in self.buckets[component]:
+                while self.pool and bucket.outstanding > 0:
+                    head = self.pool[0]
+                    take = min(head.remaining, bucket.outstanding)
+                    bucket.paid += take
+                    head.remaining -= take
+                    if head.remaining == 0:
+                        self.pool.pop(0)
+                    if component in _PRINCIPAL and component in self.penalty_bears:
+                        self.frozen_penalty += take * self.rate_now
+                    self.applications.append(
+                        Application(
+                            payment_id=head.payment_id,
+                            component=component,
+                            amount=take,
+                            section=bucket.section,
+                        )
+                    )
+                    self.trace.add(
+                        f"{_RULE}.apply",
+                        bucket.section,
+                        f"{day.isoformat()}: {take} of payment {head.payment_id} to {bucket.key}",
+                        take,
+                        inputs={"payment_id": head.payment_id, "on": day, "component": component},
+                    )
+        if (
+            self.cleared_on is None
+            and self.tax.exact + self.fee.exact > 0
+            and self.tax.outstanding + self.fee.outstanding == 0
+        ):
+            self.cleared_on = day
+
+    # ----------------------------------------------------------------- run
+
+    def run(self) -> Balance:
+        h = self.history
+        active = sorted(
+            (
+                pay
+                for pay in h.payments
+                if pay.received_on <= self.as_of and (pay.reversed_on is None or pay.reversed_on > self.as_of)
+            ),
+            key=lambda pay: (pay.received_on, pay.payment_id),
+        )
+        self.trace.add(
+            f"{_RULE}.inputs",
+            "",
+            f"{self.jurisdiction} period {self.period} due {self.due.isoformat()}, "
+            f"statement as of {self.as_of.isoformat()}",
+            None,
+            inputs={
+                "tax": h.tax,
+                "impact_fee": h.impact_fee,
+                "declaration_filed_on": h.declaration_filed_on,
+                "books_kept": h.books_kept,
+                "bond_cover": h.bond_cover,
+                "deficiency_assessed_on": h.deficiency_assessed_on,
+                "payments_counted": [p.payment_id for p in active],
+                "payments_ignored": [p.payment_id for p in h.payments if p not in active],
+            },
+            parameters=self.p.used,
+        )
+        for day in self._events(active):
+            self._accrue_to(day)
+            self._assess_at(day)
+            if (
+                self.interest_method == "monthly_compound"
+                and day > self.due
+                and self._month_bounds(day)[1] == day
+            ):
+                self.capitalized = self.interest.exact
+            for pay in active:
+                if pay.received_on == day:
+                    self.pool.append(_Money(pay.payment_id, round_cents(pay.amount)))
+            self._apply(day)
+        return self._statement(active)
+
+    def _statement(self, active: list[PaymentIn]) -> Balance:
+        components: list[ComponentBalance] = []
+        for component in COMPONENTS:
+            buckets = self.buckets[component]
+            assessed = sum((b.assessed for b in buckets), ZERO)
+            paid = sum((b.paid for b in buckets), ZERO)
+            components.append(
+                ComponentBalance(
+                    component=component, assessed=assessed, paid=paid, outstanding=assessed - paid
+                )
+            )
+            self.trace.add(
+                f"{_RULE}.component",
+                "; ".join(b.section for b in buckets if b.assessed or b.paid),
+                f"{component}: assessed {assessed}, paid {paid}",
+                assessed - paid,
+                inputs={b.key: {"assessed": b.assessed, "paid": b.paid} for b in buckets},
+            )
+        total_assessed = sum((c.assessed for c in components), ZERO)
+        total_paid = sum((c.paid for c in components), ZERO)
+        credit = sum((m.remaining for m in self.pool), ZERO)
+        balance = total_assessed - total_paid
+        principal_left = self.tax.outstanding + self.fee.outstanding
+        if principal_left > 0:
+            days_late = max(0, (self.as_of - self.due).days)
+        elif self.cleared_on is not None:
+            days_late = max(0, (self.cleared_on - self.due).days)
+        else:
+            days_late = 0
+        received = sum((round_cents(p.amount) for p in active), ZERO)
+        if total_paid + credit != received:  # pragma: no cover - an invariant, not an input error
+            raise AssertionError("payments not fully accounted for")
+        self.trace.add(
+            f"{_RULE}.total",
+            "",
+            f"as of {self.as_of.isoformat()}: assessed {total_assessed}, paid {total_paid}, "
+            f"balance {balance}, credit {credit}",
+            balance,
+            inputs={"received": received, "days_late": days_late},
+        )
+        return Balance(
+            jurisdiction=self.jurisdiction,
+            period=str(self.period),
+            due_date=self.due,
+            as_of=self.as_of,
+            components=components,
+            total_assessed=total_assessed,
+            total_paid=total_paid,
+            balance=balance,
+            credit=credit,
+            days_late=days_late,
+            applications=self.applications,
+            trace=self.trace.to_list(),
+        )
+
+
+def compute_balance(
+    history: AccountHistory, *, as_of: date, parameters: ParameterTree | None = None
+) -> Balance:
+    """The account's balance as of ``as_of`` (rule 5; PR §28, §33, §46, §47; VI §54(f), (i), (l)).
+
+    Walks the timeline from the due date to ``as_of``: interest accrues on the
+    balance of each day, the late-payment penalty follows the tier reached on
+    the unpaid principal, fines follow their own counts, and each payment
+    received on or before ``as_of`` is applied in ``payments.application_order``
+    on the day it was received. See the module docstring for the conventions.
+    """
+    tree = parameters or default_tree()
+    return _Ledger(history, as_of, tree).run()
