@@ -22,9 +22,9 @@ from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.errors import KafkaError
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from taxcore.events import CloudEvent
 
 from servicekit import metrics
+from taxcore.events import CloudEvent
 
 log = logging.getLogger("servicekit.consumer")
 

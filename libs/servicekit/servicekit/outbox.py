@@ -35,9 +35,9 @@ from aiokafka.errors import KafkaError
 from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
-from taxcore.events import CONTRACTS, CloudEvent
 
 from servicekit import metrics
+from taxcore.events import CONTRACTS, CloudEvent
 
 log = logging.getLogger("servicekit.outbox")
 CHANNEL = "outbox"

@@ -5,8 +5,9 @@ from collections.abc import AsyncIterator
 import httpx
 import pytest
 from fastapi import FastAPI
-from servicekit.testing import BrokerProcess, running_app
 from servicekit_fixtures import build_widget_app, make_chassis_db
+
+from servicekit.testing import BrokerProcess, running_app
 
 
 @pytest.fixture(scope="session")

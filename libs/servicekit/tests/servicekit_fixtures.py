@@ -8,6 +8,9 @@ from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
 from fastapi import FastAPI
 from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
 from servicekit.app import create_app, router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -17,8 +20,6 @@ from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.settings import ServiceSettings
 from servicekit.testing import database_url
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import create_async_engine
 
 TOPIC = "chassis.widgets"
 EVENT = "roomtax.chassis.widget.made.v1"

@@ -10,13 +10,14 @@ from datetime import UTC, datetime
 
 import pytest
 from aiokafka import AIOKafkaProducer
+from servicekit_fixtures import EVENT, TOPIC
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.outbox import OutboxRelay, emit
 from servicekit.testing import BrokerProcess
-from servicekit_fixtures import EVENT, TOPIC
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from taxcore.events import CloudEvent
 
 SM = async_sessionmaker[AsyncSession]

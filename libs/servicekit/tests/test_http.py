@@ -6,6 +6,7 @@ import uuid
 
 import httpx
 import pytest
+
 from servicekit.settings import ServiceSettings
 from servicekit.testing import auth, token
 
@@ -135,6 +136,7 @@ class TestAuth:
     async def test_token_signed_by_another_key_is_401(self, client: httpx.AsyncClient) -> None:
         from cryptography.hazmat.primitives import serialization
         from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
         from servicekit.auth import Principal, TokenIssuer
 
         other = (

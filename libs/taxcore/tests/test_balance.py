@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+
 from taxcore.errors import InvalidInput, ParameterError
 from taxcore.parameters import PACKAGE_ROOT, ParameterTree, load_tree
 from taxcore.rules.balance import (

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from taxcore.errors import TaxcoreError
 from taxcore.rules.balance import AccountHistory, PaymentIn, compute_balance
 

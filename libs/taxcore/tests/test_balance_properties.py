@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from taxcore.periods import Period, due_date
 from taxcore.rules.balance import AccountHistory, Balance, PaymentIn, compute_balance
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+
 from taxcore.errors import InvalidInput
 from taxcore.rules.check import FINDING_CODES, DeclaredFigures, check_declaration
 from taxcore.rules.declaration import DeclarationInput, ExemptAmount, compute_declaration

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from pydantic import ValidationError
+
 from taxcore.errors import InvalidInput, ParameterError
 from taxcore.jurisdictions import known_jurisdictions, lodging_classes, require_jurisdiction
 from taxcore.rules._common import verify_trace

@@ -6,6 +6,7 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+
 from taxcore.errors import InvalidInput
 from taxcore.periods import fiscal_year_months
 from taxcore.rules.distribution import (

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from taxcore.periods import Period, fiscal_year
 from taxcore.rules.distribution import (
     DistributionResult,

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from taxcore.errors import InvalidInput, ParameterError, TaxcoreError
 from taxcore.periods import Period, due_date, fiscal_year, fiscal_year_bounds, fiscal_year_months
 from taxcore.rules._common import verify_trace

@@ -7,6 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+
 from taxcore import parameters as P
 from taxcore.errors import InvalidInput, ParameterError
 from taxcore.parameters import load_tree

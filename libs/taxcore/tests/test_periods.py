@@ -6,6 +6,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+
 from taxcore import parameters as P
 from taxcore.errors import InvalidInput
 from taxcore.periods import (

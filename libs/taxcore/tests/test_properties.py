@@ -6,6 +6,7 @@ from decimal import Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from taxcore.money import round_cents
 from taxcore.rules._common import verify_trace
 from taxcore.rules.declaration import (

@@ -2,11 +2,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from servicekit.cli import ServiceSpec, main
-
 from registry.app import build_app
 from registry.consumers import consumers
 from registry.settings import RegistrySettings
+from servicekit.cli import ServiceSpec, main
 
 SPEC = ServiceSpec(
     name="registry",

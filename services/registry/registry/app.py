@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
-from servicekit.app import create_app
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from registry.authorizations.endpoints import router as authorizations
@@ -15,6 +14,7 @@ from registry.oauth.endpoints import ClientCreate, create_client
 from registry.oauth.endpoints import router as oauth
 from registry.parties.endpoints import router as parties
 from registry.settings import RegistrySettings
+from servicekit.app import create_app
 
 
 async def ensure_bootstrap_admin(sessionmaker: async_sessionmaker, settings: RegistrySettings) -> None:  # type: ignore[type-arg]

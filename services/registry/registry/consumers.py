@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from datetime import date
 
-from servicekit.consumer import EventConsumer
-from servicekit.settings import ServiceSettings
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from taxcore.events import CloudEvent
-from taxcore.events.assessment import NOTICES, BondDrawRequested
 
 from registry.bonds.service import drawn, record_draw
 from registry.models import Bond, BondDraw, Lodging
+from servicekit.consumer import EventConsumer
+from servicekit.settings import ServiceSettings
+from taxcore.events import CloudEvent
+from taxcore.events.assessment import NOTICES, BondDrawRequested
 
 
 async def on_bond_draw_requested(session: AsyncSession, event: CloudEvent) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Path
-from servicekit.auth import PrincipalDep
-from servicekit.db import SessionDep
-from servicekit.errors import Forbidden, NotFound
 
 from registry.lodgings import repository
 from registry.models import Lodging
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Forbidden, NotFound
 
 
 async def get_lodging(

@@ -6,7 +6,6 @@ import uuid
 from datetime import date, datetime
 from decimal import Decimal
 
-from servicekit.db import make_metadata
 from sqlalchemy import (
     Boolean,
     CheckConstraint,
@@ -21,6 +20,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+from servicekit.db import make_metadata
 
 
 def new_id() -> str:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pydantic_settings import SettingsConfigDict
+
 from servicekit.settings import ServiceSettings
 
 

@@ -6,10 +6,11 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
 from registry.app import build_app
 from registry.settings import RegistrySettings
 from servicekit.testing import BrokerProcess, fresh_database, rolled_back, running_app
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from servicekit.testing import auth
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from servicekit.testing import auth
 
 ADMIN = auth("agency-admin")
 

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 import httpx
-from registry.accounts import format_account, is_valid_account, luhn_digit
 from registry_factories import ADMIN, make_facilitator, make_lodging, make_operator, outbox_types, scalar
-from servicekit.testing import auth
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from registry.accounts import format_account, is_valid_account, luhn_digit
+from servicekit.testing import auth
 
 DB = async_sessionmaker[AsyncSession]
 

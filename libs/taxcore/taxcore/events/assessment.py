@@ -48,3 +48,52 @@ class CollectionPosted(EventData):
     amount: Decimal
     collected_on: date  # the payment's received date: distribution's month
     section: str
+
+
+@contract("roomtax.assessment.account.assessed.v1", ACCOUNTS)
+class AccountAssessed(EventData):
+    """The liability of one account (lodging, period) was set or changed.
+
+    ``basis`` says where it comes from: a declaration version recomputed by
+    taxcore (the filer's figure is ``declared_total``; the difference is the
+    ``deficiency``, with its ``reasons``), or an estimated assessment of a
+    non-filer (PR §32; VI §54(d)), which a later declaration supersedes.
+    ``tax`` and ``impact_fee`` are the period's liability after this change
+    (the sum over filers of their latest versions).
+    """
+
+    tax_account: str
+    jurisdiction: str
+    lodging_class: str
+    period: str
+    basis: Literal["declaration", "estimate"]
+    source_id: str  # declaration_id or estimate id
+    due_date: date
+    assessed_on: date
+    tax: Decimal
+    impact_fee: Decimal
+    declared_total: Decimal | None = None
+    deficiency: Decimal = Decimal("0")
+    reasons: list[str] = []
+    section: str
+
+
+@contract("roomtax.assessment.notice.issued.v1", NOTICES)
+class NoticeIssued(EventData):
+    """A Notification of a Deficiency (PR §2(25), §33) with the amounts owed on its date."""
+
+    notice_id: str
+    tax_account: str
+    jurisdiction: str
+    period: str
+    kind: Literal["deficiency", "clerical_error"]
+    reason: str
+    issued_on: date
+    response_deadline: date
+    tax: Decimal
+    impact_fee: Decimal
+    penalty: Decimal
+    interest: Decimal
+    fine: Decimal
+    total: Decimal
+    section: str

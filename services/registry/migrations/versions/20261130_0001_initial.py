@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import sqlalchemy as sa
 from alembic import op
-from servicekit.migrations import create_chassis_tables, drop_chassis_tables
 from sqlalchemy.dialects import postgresql
+
+from servicekit.migrations import create_chassis_tables, drop_chassis_tables
 
 revision: str = "0001"
 down_revision: str | None = None

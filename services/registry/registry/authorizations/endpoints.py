@@ -1,15 +1,15 @@
 from __future__ import annotations
 
-from servicekit.app import router as make_router
-from servicekit.auth import PrincipalDep
-from servicekit.db import SessionDep
-from servicekit.errors import Conflict, NotFound, ValidationFailed
 from sqlalchemy import select
 
 from registry.authorizations import service
 from registry.authorizations.schemas import AuthorizationCreate, AuthorizationEnd, AuthorizationOut
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.models import Authorization, Lodging
+from servicekit.app import router as make_router
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, NotFound, ValidationFailed
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/authorizations", tags=["authorizations"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 
-from servicekit.errors import Conflict, ValidationFailed
-from servicekit.outbox import emit
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from taxcore.events import registry as ev
 
 from registry.models import Authorization, Facilitator, Lodging
+from servicekit.errors import Conflict, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.events import registry as ev
 
 FAR_FUTURE = date(9999, 12, 31)
 

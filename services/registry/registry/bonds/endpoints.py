@@ -1,14 +1,14 @@
 from __future__ import annotations
 
-from servicekit.app import router as make_router
-from servicekit.db import SessionDep
-from servicekit.errors import Conflict, NotFound, ValidationFailed
 from sqlalchemy import select
 
 from registry.bonds import service
 from registry.bonds.schemas import BondCreate, BondOut, BondStatusChange, DrawCreate, DrawOut
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.models import Bond, BondDraw, Lodging
+from servicekit.app import router as make_router
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, NotFound, ValidationFailed
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/bonds", tags=["bonds"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}

@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from servicekit.errors import Conflict, ValidationFailed
-from servicekit.outbox import emit
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from taxcore.events import registry as ev
-from taxcore.money import ZERO
 
 from registry.bonds.schemas import BondCreate
 from registry.models import Bond, BondDraw, Lodging
+from servicekit.errors import Conflict, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.events import registry as ev
+from taxcore.money import ZERO
 
 
 def drawn(bond: Bond) -> Decimal:

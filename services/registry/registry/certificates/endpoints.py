@@ -6,15 +6,15 @@ from datetime import date, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sqlalchemy import select
+
+from registry.deps import AdminLodgingDep, LodgingDep
+from registry.models import ExemptionCertificate
 from servicekit.app import router as make_router
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.outbox import emit
-from sqlalchemy import select
 from taxcore.events import registry as ev
-
-from registry.deps import AdminLodgingDep, LodgingDep
-from registry.models import ExemptionCertificate
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/certificates", tags=["exemption certificates"])
 

@@ -4,16 +4,16 @@ from datetime import date
 from typing import Annotated
 
 from fastapi import Query
-from servicekit.app import router as make_router
-from servicekit.auth import AdminDep, PrincipalDep
-from servicekit.db import SessionDep
-from servicekit.errors import NotFound, ValidationFailed
-from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.lodgings import repository, service
 from registry.lodgings.schemas import Compliance, LodgingCreate, LodgingOut, LodgingUpdate, StatusChange
 from registry.models import Lodging
+from servicekit.app import router as make_router
+from servicekit.auth import AdminDep, PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import NotFound, ValidationFailed
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 
 router = make_router(prefix="/v1/lodgings", tags=["lodgings"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi()}

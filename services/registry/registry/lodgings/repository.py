@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from servicekit.auth import Principal
 from sqlalchemy import Select, and_, exists, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from registry.models import AccountSequence, Authorization, Lodging, LodgingStatus
+from servicekit.auth import Principal
 
 
 def visible_to(principal: Principal) -> Select[Lodging]:

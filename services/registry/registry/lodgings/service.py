@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from datetime import date
 
-from servicekit.errors import Conflict, ValidationFailed
-from servicekit.outbox import emit
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
-from taxcore.errors import TaxcoreError
-from taxcore.events import registry as ev
-from taxcore.jurisdictions import lodging_classes
 
 from registry.accounts import format_account
 from registry.lodgings import repository
 from registry.lodgings.schemas import LodgingCreate, LodgingUpdate, StatusChange
 from registry.models import Bond, Lodging, LodgingStatus, Operator
+from servicekit.errors import Conflict, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.errors import TaxcoreError
+from taxcore.events import registry as ev
+from taxcore.jurisdictions import lodging_classes
 
 #: Bonds are a PR §27 obligation; 33 V.I.C. § 54 has none.
 BOND_REQUIRED = {"PR": True, "VI": False}

@@ -9,17 +9,17 @@ from typing import Annotated, Literal
 
 from fastapi import Form, Header, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from registry.models import Facilitator, OAuthClient, Operator
+from registry.oauth.secrets import hash_secret, new_secret, verify_secret
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, Principal, TokenIssuer
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, Unauthorized, ValidationFailed
 from servicekit.outbox import emit
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 from taxcore.events import registry as ev
-
-from registry.models import Facilitator, OAuthClient, Operator
-from registry.oauth.secrets import hash_secret, new_secret, verify_secret
 
 router = make_router(prefix="/v1", tags=["oauth"])
 

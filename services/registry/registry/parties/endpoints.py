@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+from sqlalchemy import select
+
+from registry.models import Facilitator, Operator
+from registry.parties.schemas import FacilitatorCreate, FacilitatorOut, OperatorOut, PartyCreate
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound, ValidationFailed
 from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
-from sqlalchemy import select
 from taxcore.events import registry as ev
-
-from registry.models import Facilitator, Operator
-from registry.parties.schemas import FacilitatorCreate, FacilitatorOut, OperatorOut, PartyCreate
 
 router = make_router(prefix="/v1", tags=["operators and facilitators"])
 
