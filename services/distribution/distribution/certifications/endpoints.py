@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Query
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from distribution.certifications import repository, service
+from distribution.certifications.schemas import CertificationCreate, CertificationOut
+from distribution.models import Certification
+from servicekit.app import router as make_router
+from servicekit.auth import AdminDep, AgencyReadDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+
+router = make_router(prefix="/v1/certifications", tags=["certifications"])
+ERRORS = {**Forbidden.openapi(), **Conflict.openapi(), **ValidationFailed.openapi()}
+
+
+def to_out(cert: Certification, current: bool) -> CertificationOut:
+    return CertificationOut(
+        id=cert.id,
+        jurisdiction=cert.jurisdiction,
+        fiscal_year=cert.fiscal_year,
+        version=cert.version,
+        amount=cert.amount,
+        certified_on=cert.certified_on,
+        document_reference=cert.document_reference,
+        first_year_months_remaining=cert.first_year_months_remaining,
+        supersedes=cert.supersedes_id,
+        reason=cert.reason,
+        current=current,
+        created_at=cert.created_at,
+    )
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=CertificationOut,
+    responses=ERRORS,
+    summary="Record the Bank's certification of a PR fiscal year (§31(A))",
+)
+async def create_certification(
+    body: CertificationCreate, session: SessionDep, _: AdminDep
+) -> CertificationOut:
+    cert = await service.certify(session, data=body)
+    await session.refresh(cert)
+    return to_out(cert, True)
+
+
+@router.get(
+    "",
+    response_model=Page[CertificationOut],
+    responses=Forbidden.openapi(),
+    summary="Certifications and their corrections, by fiscal year and version",
+)
+async def list_certifications(
+    session: SessionDep,
+    _: AgencyReadDep,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+    fiscal_year: Annotated[int | None, Query()] = None,
+) -> Page[CertificationOut]:
+    after = decode_cursor(cursor, arity=2)
+    rows = await repository.list_page(
+        session, fiscal_year=fiscal_year, after=(int(after[0]), int(after[1])) if after else None, limit=limit
+    )
+    current = await repository.current_ids(session)
+    return paginate(
+        rows,
+        limit=limit,
+        key=lambda c: [c.fiscal_year, c.version],
+        to_item=lambda c: to_out(c, c.id in current),
+    )
+
+
+@router.get(
+    "/{certification_id}",
+    response_model=CertificationOut,
+    responses={**NotFound.openapi(), **Forbidden.openapi()},
+    summary="One certification",
+)
+async def get_certification(certification_id: str, session: SessionDep, _: AgencyReadDep) -> CertificationOut:
+    cert = await _get(session, certification_id)
+    return to_out(cert, cert.id in await repository.current_ids(session))
+
+
+async def _get(session: AsyncSession, certification_id: str) -> Certification:
+    cert = await session.get(Certification, certification_id)
+    if cert is None:
+        raise NotFound(f"no certification {certification_id!r}")
+    return cert

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class CertificationCreate(BaseModel):
+    """PR §31(A): the Bank's certification of a fiscal year's debt-service amount."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fiscal_year: int = Field(ge=2004, le=9999, description="PR fiscal year, labelled by the year it ends")
+    amount: Decimal = Field(ge=0, max_digits=18, decimal_places=2)
+    certified_on: date
+    document_reference: str = Field(min_length=1, max_length=200)
+    first_year_months_remaining: int | None = Field(
+        default=None,
+        ge=1,
+        le=12,
+        description="only for the fiscal year the transfers start: 1/(months remaining) a month",
+    )
+    supersedes: str | None = Field(
+        default=None, description="id of the current certification of the fiscal year this one corrects"
+    )
+    reason: str | None = Field(default=None, max_length=500)
+
+
+class CertificationOut(BaseModel):
+    id: str
+    jurisdiction: str
+    fiscal_year: int
+    version: int
+    amount: Decimal
+    certified_on: date
+    document_reference: str
+    first_year_months_remaining: int | None
+    supersedes: str | None
+    reason: str | None
+    current: bool
+    created_at: datetime

@@ -1,0 +1,49 @@
+"""PR §31(A) certifications: one per fiscal year; a correction is a new version of it.
+
+A correction changes the debt-service schedule of the months run after it
+(taxcore recomputes the cumulative installments with the new amount); months
+already run are never rewritten.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from distribution.certifications import repository
+from distribution.certifications.schemas import CertificationCreate
+from distribution.models import Certification
+from servicekit.errors import Conflict
+
+
+async def certify(session: AsyncSession, *, data: CertificationCreate) -> Certification:
+    await session.execute(
+        text("SELECT pg_advisory_xact_lock(hashtext('distribution-certification'), :fy)"),
+        {"fy": data.fiscal_year},
+    )
+    latest = await repository.current(session, data.fiscal_year)
+    if latest is None and data.supersedes is not None:
+        raise Conflict(
+            f"fiscal year {data.fiscal_year} has no certification to correct",
+            errors=[{"pointer": "#/body/supersedes", "detail": "nothing to supersede"}],
+        )
+    if latest is not None and data.supersedes != latest.id:
+        raise Conflict(
+            f"fiscal year {data.fiscal_year} is already certified ({latest.document_reference}, "
+            f"version {latest.version}, id {latest.id}); a correction must name it in 'supersedes'",
+            errors=[{"pointer": "#/body/supersedes", "detail": f"must be {latest.id}"}],
+        )
+    cert = Certification(
+        jurisdiction="PR",
+        fiscal_year=data.fiscal_year,
+        version=1 if latest is None else latest.version + 1,
+        amount=data.amount,
+        certified_on=data.certified_on,
+        document_reference=data.document_reference,
+        first_year_months_remaining=data.first_year_months_remaining,
+        supersedes_id=data.supersedes,
+        reason=data.reason,
+    )
+    session.add(cert)
+    await session.flush()
+    return cert

@@ -1,0 +1,103 @@
+"""The chart of accounts, as data: funds come from taxcore's ``distribution.funds`` parameter.
+
+Which collected components go through the statutory distribution is read from
+taxcore's parameters too (our reading of the statutes):
+
+- The *principal* components of a jurisdiction (``payments.principal_sections``:
+  PR ``tax``; VI ``tax`` and ``impact_fee``) are what the distribution rules
+  distribute. PR §31 distributes "all funds collected from the Tax imposed under
+  Section 24"; 33 V.I.C. §54(e)(1) deposits "the funds collected under
+  subsection (b)(1)" (the room tax) and §54(b)(3)(D) allocates the impact fee
+  15/85.
+- Accessory receipts (``penalty``, ``interest``, ``fine``: PR §33, §46-§48;
+  VI §54(i), (l)) are not the Tax of §24 nor the (b)(1) or (b)(3) revenue, and
+  neither statute names their destination: a run moves them to the
+  jurisdiction's *other receipts* account (``other:PR``), never into a fund.
+- Anything else (a component a jurisdiction does not levy, e.g. an impact fee
+  posted for PR) has no statutory destination: a run moves it to *suspense*
+  for the agency to correct with a reversing entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from typing import Literal
+
+from taxcore.errors import TaxcoreError
+from taxcore.parameters import default_tree
+from taxcore.rules.distribution import funds
+
+ACCESSORY = frozenset({"penalty", "interest", "fine"})
+Destination = Literal["statutory", "other", "suspense"]
+
+OTHER_SECTION = {
+    "PR": "§31 distributes only the Tax of §24 (accessory receipts: §33, §46-§48)",
+    "VI": "§54(e)(1), (b)(3)(D) distribute only (b)(1) and (b)(3) revenue (accessory: §54(i), (l))",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class AccountSpec:
+    code: str
+    jurisdiction: str
+    kind: str
+    name: str
+    section: str | None = None
+
+
+def cash(jurisdiction: str) -> AccountSpec:
+    return AccountSpec(f"cash:{jurisdiction}", jurisdiction, "cash", f"Cash collected ({jurisdiction})")
+
+
+def pending(jurisdiction: str) -> AccountSpec:
+    return AccountSpec(
+        f"pending:{jurisdiction}",
+        jurisdiction,
+        "pending",
+        f"Collections pending distribution ({jurisdiction})",
+    )
+
+
+def other(jurisdiction: str) -> AccountSpec:
+    return AccountSpec(
+        f"other:{jurisdiction}",
+        jurisdiction,
+        "other",
+        f"Penalties, interest and fines collected ({jurisdiction}; not distributed by the statute)",
+        OTHER_SECTION.get(jurisdiction),
+    )
+
+
+def suspense(jurisdiction: str) -> AccountSpec:
+    return AccountSpec(
+        f"suspense:{jurisdiction}",
+        jurisdiction,
+        "suspense",
+        f"Suspense: collections with no statutory destination ({jurisdiction})",
+    )
+
+
+def fund_accounts(jurisdiction: str, on: date) -> list[AccountSpec]:
+    """One account per fund of ``jurisdiction`` in force on ``on`` (taxcore parameters)."""
+    return [
+        AccountSpec(f"fund:{f.code}", jurisdiction, "fund", f.name, f.section)
+        for f in funds(jurisdiction, on)
+    ]
+
+
+def fund_account_code(fund: str) -> str:
+    return f"fund:{fund}"
+
+
+def destination(jurisdiction: str, component: str, on: date) -> Destination:
+    """Where a collected component goes at distribution (see the module docstring)."""
+    try:
+        principal = default_tree().value(jurisdiction, "payments.principal_sections", on)
+    except TaxcoreError:
+        return "suspense"
+    if isinstance(principal, dict) and component in principal:
+        return "statutory"
+    if component in ACCESSORY:
+        return "other"
+    return "suspense"

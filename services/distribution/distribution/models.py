@@ -1,0 +1,169 @@
+"""Distribution tables: a double-entry, append-only ledger and what produced each entry.
+
+Signs: a journal line's ``amount`` is positive for a debit, negative for a
+credit; the lines of one entry sum to zero (a deferred constraint trigger).
+Cash is debit-normal; pending collections, funds, other receipts and suspense
+are credit-normal (what the jurisdiction owes to each destination). Every table
+here refuses UPDATE and DELETE (triggers in the first migration): a correction
+is a new, reversing entry.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Date,
+    DateTime,
+    ForeignKey,
+    Identity,
+    Index,
+    Integer,
+    Numeric,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from servicekit.db import make_metadata
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Base(DeclarativeBase):
+    metadata = make_metadata()
+
+
+class Account(Base):
+    """A ledger account: ``cash:PR``, ``pending:PR``, ``fund:pr_convention_bureau``, ``other:VI``..."""
+
+    __tablename__ = "accounts"
+    code: Mapped[str] = mapped_column(Text, primary_key=True)
+    jurisdiction: Mapped[str] = mapped_column(Text, index=True)
+    kind: Mapped[str] = mapped_column(Text)
+    name: Mapped[str] = mapped_column(Text)
+    section: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    __table_args__ = (
+        CheckConstraint("kind IN ('cash', 'pending', 'fund', 'other', 'suspense')", name="kind_known"),
+    )
+
+
+class Run(Base):
+    """A posted monthly distribution run (previews are never stored)."""
+
+    __tablename__ = "runs"
+    id: Mapped[str] = mapped_column(Text, primary_key=True, default=new_id)
+    jurisdiction: Mapped[str] = mapped_column(Text)
+    month: Mapped[str] = mapped_column(Text)
+    fiscal_year: Mapped[int] = mapped_column(Integer)
+    closed_through: Mapped[date] = mapped_column(Date)
+    collected: Mapped[Decimal] = mapped_column(Numeric(18, 2))
+    collected_in_month: Mapped[Decimal] = mapped_column(Numeric(18, 2))
+    released: Mapped[Decimal] = mapped_column(Numeric(18, 2))
+    pending: Mapped[Decimal] = mapped_column(Numeric(18, 2))
+    certification_id: Mapped[str | None] = mapped_column(ForeignKey("certifications.id"))
+    inputs: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    allocations: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    state: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    trace: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    posted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    __table_args__ = (UniqueConstraint("jurisdiction", "month"),)
+
+
+class JournalEntry(Base):
+    __tablename__ = "journal_entries"
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    jurisdiction: Mapped[str] = mapped_column(Text, index=True)
+    kind: Mapped[str] = mapped_column(Text)
+    effective_on: Mapped[date] = mapped_column(Date, index=True)
+    description: Mapped[str] = mapped_column(Text)
+    event_id: Mapped[str | None] = mapped_column(Text, unique=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"), unique=True)
+    reverses_entry_id: Mapped[int | None] = mapped_column(ForeignKey("journal_entries.id"), unique=True)
+    posted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    __table_args__ = (
+        CheckConstraint("kind IN ('collection', 'run', 'reversal')", name="kind_known"),
+        CheckConstraint(
+            "(kind = 'collection' AND event_id IS NOT NULL) OR (kind = 'run' AND run_id IS NOT NULL) "
+            "OR (kind = 'reversal' AND reverses_entry_id IS NOT NULL)",
+            name="references_its_origin",
+        ),
+    )
+
+
+class JournalLine(Base):
+    __tablename__ = "journal_lines"
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    entry_id: Mapped[int] = mapped_column(ForeignKey("journal_entries.id"), index=True)
+    account_code: Mapped[str] = mapped_column(ForeignKey("accounts.code"), index=True)
+    amount: Mapped[Decimal] = mapped_column(Numeric(18, 2))
+    rule: Mapped[str | None] = mapped_column(Text)
+    section: Mapped[str | None] = mapped_column(Text)
+    __table_args__ = (CheckConstraint("amount <> 0", name="amount_nonzero"),)
+
+
+class Collection(Base):
+    """One ``collection.posted`` event: cents of a payment applied to a component (a delta)."""
+
+    __tablename__ = "collections"
+    id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
+    posting_id: Mapped[str] = mapped_column(Text, unique=True)
+    event_id: Mapped[str] = mapped_column(Text, unique=True)
+    payment_id: Mapped[str] = mapped_column(Text, index=True)
+    tax_account: Mapped[str] = mapped_column(Text)
+    jurisdiction: Mapped[str] = mapped_column(Text)
+    lodging_class: Mapped[str] = mapped_column(Text)
+    period: Mapped[str] = mapped_column(Text)
+    component: Mapped[str] = mapped_column(Text)
+    amount: Mapped[Decimal] = mapped_column(Numeric(18, 2))
+    collected_on: Mapped[date] = mapped_column(Date)
+    section: Mapped[str] = mapped_column(Text)
+    entry_id: Mapped[int] = mapped_column(ForeignKey("journal_entries.id"))
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    __table_args__ = (
+        CheckConstraint("amount <> 0", name="amount_nonzero"),
+        Index("ix_collections_jurisdiction_collected_on", "jurisdiction", "collected_on"),
+    )
+
+
+class RunCollection(Base):
+    """Which run distributed a collection (each collection at most once)."""
+
+    __tablename__ = "run_collections"
+    collection_id: Mapped[int] = mapped_column(ForeignKey("collections.id"), primary_key=True)
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id"), index=True)
+
+
+class Certification(Base):
+    """PR §31(A): the Bank's certified debt-service amount for a fiscal year; corrections are new versions."""
+
+    __tablename__ = "certifications"
+    id: Mapped[str] = mapped_column(Text, primary_key=True, default=new_id)
+    jurisdiction: Mapped[str] = mapped_column(Text, default="PR")
+    fiscal_year: Mapped[int] = mapped_column(Integer)
+    version: Mapped[int] = mapped_column(Integer)
+    amount: Mapped[Decimal] = mapped_column(Numeric(18, 2))
+    certified_on: Mapped[date] = mapped_column(Date)
+    document_reference: Mapped[str] = mapped_column(Text)
+    first_year_months_remaining: Mapped[int | None] = mapped_column(Integer)
+    supersedes_id: Mapped[str | None] = mapped_column(ForeignKey("certifications.id"), unique=True)
+    reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    __table_args__ = (
+        UniqueConstraint("jurisdiction", "fiscal_year", "version"),
+        CheckConstraint("amount >= 0", name="amount_nonnegative"),
+        CheckConstraint(
+            "first_year_months_remaining IS NULL OR first_year_months_remaining BETWEEN 1 AND 12",
+            name="months_remaining_range",
+        ),
+    )

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+from pydantic import BaseModel
+
+
+class AccountBalanceOut(BaseModel):
+    account: str
+    jurisdiction: str
+    kind: str
+    name: str
+    section: str | None
+    balance: Decimal
+
+
+class FundBalances(BaseModel):
+    """Balances as of a date: ``distributed + pending == collected`` to the cent."""
+
+    jurisdiction: str
+    as_of: date
+    accounts: list[AccountBalanceOut]
+    collected: Decimal
+    pending: Decimal
+    distributed: Decimal
+    conserved: bool
+
+
+class MonthAllocations(BaseModel):
+    month: str
+    run_id: str
+    collected: Decimal
+    pending: Decimal
+    allocations: dict[str, Decimal]
+
+
+class AllocationsByMonth(BaseModel):
+    jurisdiction: str
+    fiscal_year: int
+    months: list[MonthAllocations]
+    totals: dict[str, Decimal]
+
+
+class FloorStatus(BaseModel):
+    annual: Decimal
+    installments: int
+    deadline: date
+    owed_to_date: Decimal
+    shortfall_to_date: Decimal
+    on_track: bool
+    met: bool
+    section: str
+
+
+class FundSummary(BaseModel):
+    account: str
+    name: str
+    section: str | None
+    received: Decimal
+    floor: FloorStatus | None
+
+
+class DebtService(BaseModel):
+    """PR §31(A): the Bank's special account against the certified amount."""
+
+    certification_id: str | None
+    certified: Decimal | None
+    scheduled_to_date: Decimal
+    transferred: Decimal
+    arrears_carried: Decimal
+    shortfall: Decimal
+    on_track: bool
+
+
+class FiscalYearSummary(BaseModel):
+    jurisdiction: str
+    fiscal_year: int
+    months_run: int
+    last_month: str | None
+    collected: Decimal
+    pending: Decimal
+    funds: list[FundSummary]
+    debt_service: DebtService | None
+    on_track: bool
+
+
+class TrialBalanceLine(BaseModel):
+    account: str
+    jurisdiction: str
+    kind: str
+    debit: Decimal
+    credit: Decimal
+    balance: Decimal
+
+
+class TrialBalance(BaseModel):
+    as_of: date | None
+    jurisdiction: str | None
+    accounts: list[TrialBalanceLine]
+    total_debit: Decimal
+    total_credit: Decimal
+    balanced: bool
+
+
+class LineOut(BaseModel):
+    account: str
+    amount: Decimal
+    rule: str | None
+    section: str | None
+
+
+class EntryOut(BaseModel):
+    id: int
+    jurisdiction: str
+    kind: str
+    effective_on: date
+    description: str
+    event_id: str | None
+    run_id: str | None
+    reverses_entry_id: int | None
+    lines: list[LineOut]

@@ -1,0 +1,217 @@
+"""Reads: fund balances, allocations by month, fiscal-year summary against the floors, trial balance."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from distribution.certifications import repository as certifications
+from distribution.ledger import accounts
+from distribution.ledger.service import balances, total
+from distribution.reports.schemas import (
+    AccountBalanceOut,
+    AllocationsByMonth,
+    DebtService,
+    FiscalYearSummary,
+    FloorStatus,
+    FundBalances,
+    FundSummary,
+    MonthAllocations,
+    TrialBalance,
+    TrialBalanceLine,
+)
+from distribution.runs import repository as runs
+from taxcore.money import ZERO, round_cents
+from taxcore.parameters import default_tree
+from taxcore.periods import Period, fiscal_year_months
+from taxcore.rules.distribution import PRState
+
+DISTRIBUTED_KINDS = ("fund", "other", "suspense")
+
+
+async def fund_balances(session: AsyncSession, *, jurisdiction: str, as_of: date) -> FundBalances:
+    items = await balances(session, jurisdiction=jurisdiction, as_of=as_of)
+    known = {b.account.code for b in items}
+    out = [
+        AccountBalanceOut(
+            account=b.account.code,
+            jurisdiction=b.account.jurisdiction,
+            kind=b.account.kind,
+            name=b.account.name,
+            section=b.account.section,
+            balance=b.balance,
+        )
+        for b in items
+        if b.account.kind != "cash"
+    ]
+    for spec in accounts.fund_accounts(jurisdiction, as_of):
+        if spec.code not in known:
+            out.append(
+                AccountBalanceOut(
+                    account=spec.code,
+                    jurisdiction=jurisdiction,
+                    kind="fund",
+                    name=spec.name,
+                    section=spec.section,
+                    balance=ZERO,
+                )
+            )
+    collected, pending = total(items, "cash"), total(items, "pending")
+    distributed = total(items, *DISTRIBUTED_KINDS)
+    return FundBalances(
+        jurisdiction=jurisdiction,
+        as_of=as_of,
+        accounts=out,
+        collected=collected,
+        pending=pending,
+        distributed=distributed,
+        conserved=distributed + pending == collected,
+    )
+
+
+async def allocations_by_month(
+    session: AsyncSession, *, jurisdiction: str, fiscal_year: int
+) -> AllocationsByMonth:
+    months: list[MonthAllocations] = []
+    totals: dict[str, Decimal] = {}
+    for run in await runs.runs_of_year(session, jurisdiction, fiscal_year):
+        per: dict[str, Decimal] = {}
+        for a in run.allocations:
+            per[a["account"]] = per.get(a["account"], ZERO) + Decimal(a["amount"])
+            totals[a["account"]] = totals.get(a["account"], ZERO) + Decimal(a["amount"])
+        months.append(
+            MonthAllocations(
+                month=run.month, run_id=run.id, collected=run.collected, pending=run.pending, allocations=per
+            )
+        )
+    return AllocationsByMonth(
+        jurisdiction=jurisdiction, fiscal_year=fiscal_year, months=months, totals=totals
+    )
+
+
+def _floors(jurisdiction: str, on: date) -> dict[str, tuple[Decimal, int, str, bool]]:
+    """fund code -> (annual floor, installments, section, cumulative-rounding)."""
+    tree = default_tree()
+    if jurisdiction == "PR":
+        floor = tree.get("PR", "distribution.convention_bureau_annual_floor", on)
+        installment = tree.value("PR", "distribution.convention_bureau_monthly_installment", on)
+        assert isinstance(floor.value, Decimal)
+        assert isinstance(installment, Decimal)
+        return {"pr_convention_bureau": (floor.value, int(floor.value / installment), floor.section, False)}
+    floors = tree.value("VI", "distribution.room_tax_floors", on)
+    schedule = tree.value("VI", "distribution.floor_schedule", on)
+    assert isinstance(floors, list)
+    assert isinstance(schedule, dict)
+    return {
+        str(f["fund"]): (f["amount"], int(schedule[f["fund"]]["installments"]), str(f["section"]), True)
+        for f in floors
+    }
+
+
+def _owed(annual: Decimal, installments: int, elapsed: int) -> Decimal:
+    """Floor owed after ``elapsed`` months: ``installments`` equal parts, rounded on the cumulative amount."""
+    if elapsed >= installments:
+        return annual
+    owed: Decimal = round_cents(annual * elapsed / installments)
+    return owed
+
+
+async def fiscal_year_summary(
+    session: AsyncSession, *, jurisdiction: str, fiscal_year: int
+) -> FiscalYearSummary:
+    months = fiscal_year_months(jurisdiction, fiscal_year)
+    first = months[0].first_day
+    year_runs = list(await runs.runs_of_year(session, jurisdiction, fiscal_year))
+    last = year_runs[-1] if year_runs else None
+    elapsed = months.index(Period.parse(last.month)) + 1 if last else 0
+    received: dict[str, Decimal] = {}
+    for run in year_runs:
+        for a in run.allocations:
+            received[a["account"]] = received.get(a["account"], ZERO) + Decimal(a["amount"])
+    floors = _floors(jurisdiction, first)
+    specs = [
+        *accounts.fund_accounts(jurisdiction, first),
+        accounts.other(jurisdiction),
+        accounts.suspense(jurisdiction),
+    ]
+    funds: list[FundSummary] = []
+    on_track = True
+    for spec in specs:
+        got = received.get(spec.code, ZERO)
+        if spec.kind != "fund" and not got:
+            continue
+        floor: FloorStatus | None = None
+        code = spec.code.removeprefix("fund:")
+        if code in floors:
+            annual, installments, section, _ = floors[code]
+            owed = _owed(annual, installments, elapsed)
+            floor = FloorStatus(
+                annual=annual,
+                installments=installments,
+                deadline=months[installments - 1].last_day,
+                owed_to_date=owed,
+                shortfall_to_date=max(ZERO, owed - got),
+                on_track=got >= owed,
+                met=got >= annual,
+                section=section,
+            )
+            on_track = on_track and floor.on_track
+        funds.append(
+            FundSummary(account=spec.code, name=spec.name, section=spec.section, received=got, floor=floor)
+        )
+    debt: DebtService | None = None
+    debt_held = ZERO
+    if jurisdiction == "PR":
+        cert = await certifications.current(session, fiscal_year)
+        state = PRState.model_validate(last.state) if last else PRState(fiscal_year=fiscal_year)
+        debt = DebtService(
+            certification_id=cert.id if cert else None,
+            certified=cert.amount if cert else None,
+            scheduled_to_date=state.debt_service_scheduled,
+            transferred=state.debt_service_transferred,
+            arrears_carried=state.debt_service_arrears,
+            shortfall=state.debt_service_shortfall,
+            on_track=state.debt_service_shortfall == 0 and state.held == 0,
+        )
+        on_track = on_track and debt.on_track
+        debt_held = state.held
+    return FiscalYearSummary(
+        jurisdiction=jurisdiction,
+        fiscal_year=fiscal_year,
+        months_run=len(year_runs),
+        last_month=last.month if last else None,
+        collected=sum((r.collected for r in year_runs), ZERO),
+        pending=debt_held,
+        funds=funds,
+        debt_service=debt,
+        on_track=on_track,
+    )
+
+
+async def trial_balance(
+    session: AsyncSession, *, jurisdiction: str | None, as_of: date | None
+) -> TrialBalance:
+    items = await balances(session, jurisdiction=jurisdiction, as_of=as_of)
+    lines = [
+        TrialBalanceLine(
+            account=b.account.code,
+            jurisdiction=b.account.jurisdiction,
+            kind=b.account.kind,
+            debit=b.debit,
+            credit=b.credit,
+            balance=b.debit - b.credit,
+        )
+        for b in items
+    ]
+    debit = sum((b.debit for b in items), ZERO)
+    credit = sum((b.credit for b in items), ZERO)
+    return TrialBalance(
+        as_of=as_of,
+        jurisdiction=jurisdiction,
+        accounts=lines,
+        total_debit=debit,
+        total_credit=credit,
+        balanced=debit == credit,
+    )

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RunCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    jurisdiction: Literal["PR", "VI"]
+    month: str = Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])$", examples=["2026-07"])
+    preview: bool = Field(default=False, description="compute the run without posting anything")
+
+
+class Allocation(BaseModel):
+    account: str
+    fund: str
+    name: str
+    amount: Decimal
+    rule: str
+    section: str
+
+
+class RunOut(BaseModel):
+    """A monthly run and its report: ``sum(allocations) + pending == collected``."""
+
+    id: str | None = Field(description="null for a preview")
+    status: Literal["posted", "preview"]
+    jurisdiction: str
+    month: str
+    fiscal_year: int
+    closed_through: date
+    collected: Decimal
+    collected_in_month: Decimal
+    released: Decimal
+    pending: Decimal
+    allocations: list[Allocation]
+    inputs: dict[str, Any]
+    journal_entry_id: int | None
+    posted_at: datetime | None
+    state: dict[str, Any]
+    trace: list[dict[str, Any]]
