@@ -70,12 +70,13 @@ def create_app(
     app.state.token_verifier = TokenVerifier(
         settings.jwt_public_key, issuer=settings.jwt_issuer, audience=settings.jwt_audience
     )
-    app.state.token_issuer = TokenIssuer(
-        settings.jwt_private_key,
-        issuer=settings.jwt_issuer,
-        audience=settings.jwt_audience,
-        ttl_seconds=settings.token_ttl_seconds,
-    )
+    if settings.signs_tokens:
+        app.state.token_issuer = TokenIssuer(
+            settings.jwt_private_key,
+            issuer=settings.jwt_issuer,
+            audience=settings.jwt_audience,
+            ttl_seconds=settings.token_ttl_seconds,
+        )
     app.state.ready_cache = (0.0, None)
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, service=settings.service_name)

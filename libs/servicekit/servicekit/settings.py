@@ -39,6 +39,7 @@ class ServiceSettings(BaseSettings):
     log_level: str = "INFO"
     outbox_retention_days: int = 14
     db_pool_size: int = 10
+    signs_tokens: bool = False  # only the registry holds the private key
 
     @classmethod
     def settings_customise_sources(
@@ -61,14 +62,14 @@ class ServiceSettings(BaseSettings):
 
     @model_validator(mode="after")
     def _refuse_default_secrets(self) -> ServiceSettings:
-        if self.environment == "production":
-            if self.jwt_private_key == devkeys.DEV_PRIVATE_KEY or (
-                self.jwt_public_key == devkeys.DEV_PUBLIC_KEY
-            ):
-                raise ValueError(
-                    "the development signing keys are refused outside development: "
-                    "set ROOMTAX_JWT_PUBLIC_KEY (and ROOMTAX_JWT_PRIVATE_KEY on the registry)"
-                )
+        if self.environment == "production" and (
+            self.jwt_public_key == devkeys.DEV_PUBLIC_KEY
+            or (self.signs_tokens and self.jwt_private_key == devkeys.DEV_PRIVATE_KEY)
+        ):
+            raise ValueError(
+                "the development signing keys are refused outside development: "
+                "set ROOMTAX_JWT_PUBLIC_KEY (and ROOMTAX_JWT_PRIVATE_KEY on the registry)"
+            )
         return self
 
     @property

@@ -9,6 +9,7 @@ class RegistrySettings(ServiceSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_prefix="REGISTRY_")
 
     service_name: str = "registry"
+    signs_tokens: bool = True
     database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/roomtax_registry"
     bootstrap_admin_client_id: str = "agency-admin"
     bootstrap_admin_secret: str = "dev-admin-secret"  # refused in production, see below
