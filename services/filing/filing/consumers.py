@@ -1,0 +1,30 @@
+"""Filing consumers: the registry projection (who exists, who may file for whom)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from filing.projection.handlers import HANDLERS
+from servicekit.consumer import EventConsumer
+from servicekit.settings import ServiceSettings
+from taxcore.events.registry import LODGINGS
+
+PROJECTION = "filing-registry-projection"
+
+
+def registry_projection(
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+) -> EventConsumer:
+    return EventConsumer(
+        name=PROJECTION,
+        bootstrap=settings.kafka_bootstrap,
+        topics=[LODGINGS],
+        sessionmaker=sessionmaker,
+        handlers=HANDLERS,
+    )
+
+
+def consumers(
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+) -> list[EventConsumer]:
+    return [registry_projection(settings, sessionmaker)]

@@ -1,0 +1,116 @@
+"""Recomputing a declaration with taxcore (pure: no I/O).
+
+The service computes every return itself (PR §24, §2(8); VI §54(b)-(c)) and
+checks the filer's own figures for mathematical or clerical errors (PR §2(18)).
+Findings flag the declaration; they never change what the filer declared, and
+both sets of figures are stored.
+
+Claims the statute does not allow (an exemption without its evidence, an
+exemption the class cannot claim, exemptions above the gross receipts) are
+disallowed in the computed figures and reported as findings, the way the check
+does, rather than refusing the return: the agency assesses the difference (§32).
+A film-production exemption (§24(F)) is evidenced only by a certificate the
+Company issued for that lodging and valid during the period, as the registry
+projection knows it; any other number is treated as missing evidence.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from filing.declarations.schemas import DeclaredFigures, DeclaredLines
+from filing.models import Lodging
+from taxcore.parameters import ParameterTree
+from taxcore.periods import Period
+from taxcore.rules import check
+from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compute
+
+#: Exemptions whose evidence is a certificate the registry issues (kind = exemption name).
+CERTIFIED_EXEMPTIONS = frozenset({"pr_film_production"})
+
+_FILINGS = uuid.UUID("6f1c35a8-7c38-4d53-9a43-3f4a0b7c9e21")
+
+LINE_FIELDS = (
+    "room_revenue",
+    "paid_unused_rooms",
+    "room_penalties",
+    "resort_and_other_fees",
+    "surcharges_and_service_charges",
+    "intermediary_retained",
+    "all_inclusive_global_charges",
+    "comp_rooms",
+    "exempt",
+    "room_nights",
+    "timeshare_owner_unit_days",
+    "tax_itemized",
+    "books_kept",
+)
+
+
+def filing_id(lodging_id: str, period: Period, filer_kind: str, filer_id: str) -> str:
+    """Stable id of one filer's filing for one lodging-period (every version shares it)."""
+    return str(uuid.uuid5(_FILINGS, f"{lodging_id}|{period}|{filer_kind}|{filer_id}"))
+
+
+@dataclass(frozen=True, slots=True)
+class Recomputed:
+    submitted: dict[str, Any]
+    input: DeclarationInput
+    result: DeclarationResult
+    findings: list[dict[str, Any]]
+
+
+def recompute(
+    *,
+    lodging: Lodging,
+    period: Period,
+    lines: DeclaredLines,
+    declared: DeclaredFigures,
+    certificates: set[tuple[str, str]],
+    parameters: ParameterTree,
+    today: date,
+) -> Recomputed:
+    """Taxcore's figures and findings for one return. Raises taxcore ``InvalidInput``
+    (naming the field) for input the statute cannot apply to at all."""
+    submitted = lines.model_dump(mode="json", include=set(LINE_FIELDS))
+    exempt = list(lines.exempt)
+    unverified: dict[str, str] = {}
+    for i, ex in enumerate(exempt):
+        evidence = (ex.evidence or "").strip()
+        if ex.exemption in CERTIFIED_EXEMPTIONS and evidence and (ex.exemption, evidence) not in certificates:
+            unverified[f"exempt[{i}].evidence"] = evidence
+            exempt[i] = ex.model_copy(update={"evidence": None})
+    inp = DeclarationInput(
+        jurisdiction=lodging.jurisdiction,
+        lodging_class=lodging.lodging_class,
+        casino=lodging.casino,
+        period=str(period),
+        **{f: getattr(lines, f) for f in LINE_FIELDS if f != "exempt"},
+        exempt=exempt,
+    )
+    result, _ = compute(inp, parameters, today, lenient=True)
+    figures = check.DeclaredFigures(
+        taxable_base=declared.taxable_base,
+        tax=declared.tax,
+        impact_fee=declared.impact_fee,
+        total=declared.total,
+        line_total=declared.line_total,
+    )
+    findings = []
+    for f in check.check_declaration(inp, figures, parameters=parameters, today=today):
+        item = f.model_dump(mode="json")
+        if f.line in unverified:
+            item["message"] = (
+                f"certificate {unverified[f.line]!r} is not a {inp.jurisdiction} certification issued "
+                f"for this lodging and valid in {period}; the exemption is disallowed"
+            )
+        findings.append(item)
+    return Recomputed(submitted=submitted, input=inp, result=result, findings=findings)
+
+
+def tax_difference(declared_tax: Decimal | None, computed_tax: Decimal) -> Decimal | None:
+    return None if declared_tax is None else declared_tax - computed_tax

@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import Depends, Path, Query
+
+from filing.declarations import repository, service
+from filing.declarations.schemas import (
+    DeclarationAmend,
+    DeclarationCreate,
+    DeclarationOut,
+    FilerKind,
+    LodgingPeriodOut,
+    PeriodStr,
+    Status,
+)
+from filing.deps import VisibleLodgingDep
+from filing.models import Declaration
+from filing.projection import repository as projection
+from servicekit.app import router as make_router
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+
+router = make_router(prefix="/v1", tags=["declarations"])
+ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi(), **Conflict.openapi()}
+ExplainQuery = Annotated[
+    bool, Query(description="include the computation's trace (rule, parameters, section)")
+]
+
+
+def to_out(d: Declaration, *, latest: bool, explain: bool = False) -> DeclarationOut:
+    lodging = {
+        "lodging_id": d.lodging_id,
+        "tax_account": d.tax_account,
+        "jurisdiction": d.jurisdiction,
+        "lodging_class": d.lodging_class,
+        "casino": d.casino,
+    }
+    data: dict[str, Any] = {
+        "id": d.id,
+        "filing_id": d.filing_id,
+        "version": d.version,
+        "supersedes": d.supersedes,
+        "latest": latest,
+        "lodging": lodging,
+        "period": d.period,
+        "filer": {"kind": d.filer_kind, "id": d.filer_id},
+        "schedule_id": d.schedule_id,
+        "schedule_row": d.schedule_row,
+        "filed_on": d.filed_on,
+        "due_date": d.due_date,
+        "late": d.late,
+        "flagged": d.flagged,
+        "status": "late" if d.late else "on_time",
+        "submitted": d.submitted,
+        "input": d.input,
+        "computed": {
+            "gross_receipts": d.gross_receipts,
+            "exempt_total": d.exempt_total,
+            "taxable_base": d.taxable_base,
+            "rate": d.rate.normalize(),
+            "tax": d.tax,
+            "impact_fee": d.impact_fee,
+            "total_due": d.total_due,
+        },
+        "declared": {
+            "taxable_base": d.declared_taxable_base,
+            "tax": d.declared_tax,
+            "impact_fee": d.declared_impact_fee,
+            "total": d.declared_total,
+            "line_total": d.declared_line_total,
+        },
+        "tax_difference": None if d.declared_tax is None else d.declared_tax - d.tax,
+        "findings": d.findings,
+        "trace": d.trace if explain else None,
+        "submitted_by": d.submitted_by,
+        "created_at": d.created_at,
+    }
+    return DeclarationOut.model_validate(data)
+
+
+async def get_declaration(
+    session: SessionDep,
+    principal: PrincipalDep,
+    declaration_id: Annotated[str, Path(description="declaration (version) id")],
+) -> tuple[Declaration, bool]:
+    found = await repository.get_visible(session, principal, declaration_id)
+    if found is None:
+        raise NotFound(f"no declaration {declaration_id!r}")
+    return found
+
+
+DeclarationDep = Annotated[tuple[Declaration, bool], Depends(get_declaration)]
+
+
+@router.post(
+    "/declarations",
+    status_code=201,
+    response_model=DeclarationOut,
+    responses=ERRORS,
+    summary="File a monthly declaration (a second one for the same lodging, period and filer amends it)",
+)
+async def file_declaration(
+    body: DeclarationCreate, session: SessionDep, principal: PrincipalDep, explain: ExplainQuery = False
+) -> DeclarationOut:
+    if not (principal.can_write_all or principal.role in ("operator", "facilitator")):
+        raise Forbidden(f"role {principal.role!r} may not file declarations")
+    lodging = await projection.get_visible(session, principal, body.lodging)
+    if lodging is None:
+        raise NotFound(f"no lodging {body.lodging!r}")
+    period = service.parse_period(body.period)
+    declaration = await service.file_declaration(
+        session, principal, lodging=lodging, body=body, period=period, filer=body.filer, today=date.today()
+    )
+    return to_out(declaration, latest=True, explain=explain)
+
+
+@router.post(
+    "/declarations/{declaration_id}/amendments",
+    status_code=201,
+    response_model=DeclarationOut,
+    responses=ERRORS,
+    summary="Amend a declaration: a new version supersedes it (the original is kept)",
+)
+async def amend_declaration(
+    body: DeclarationAmend,
+    found: DeclarationDep,
+    session: SessionDep,
+    principal: PrincipalDep,
+    explain: ExplainQuery = False,
+) -> DeclarationOut:
+    declaration = await service.amend(session, principal, original=found[0], body=body, today=date.today())
+    return to_out(declaration, latest=True, explain=explain)
+
+
+@router.get("/declarations/{declaration_id}", response_model=DeclarationOut, responses=NotFound.openapi())
+async def read_declaration(found: DeclarationDep, explain: ExplainQuery = False) -> DeclarationOut:
+    return to_out(found[0], latest=found[1], explain=explain)
+
+
+@router.get(
+    "/declarations/{declaration_id}/history",
+    response_model=list[DeclarationOut],
+    responses=NotFound.openapi(),
+    summary="Every version of this declaration's filing, oldest first",
+)
+async def declaration_history(found: DeclarationDep, session: SessionDep) -> list[DeclarationOut]:
+    versions = await repository.history(session, found[0].filing_id)
+    return [to_out(d, latest=i == len(versions) - 1) for i, d in enumerate(versions)]
+
+
+@router.get("/declarations", response_model=Page[DeclarationOut], summary="Declarations, newest first")
+async def list_declarations(
+    session: SessionDep,
+    principal: PrincipalDep,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+    jurisdiction: str | None = None,
+    period: Annotated[PeriodStr | None, Query()] = None,
+    lodging: Annotated[str | None, Query(description="tax account number or lodging id")] = None,
+    filer_kind: FilerKind | None = None,
+    filer_id: str | None = None,
+    status: Status | None = None,
+    schedule_id: str | None = None,
+    latest: Annotated[bool, Query(description="only the latest version of each filing")] = False,
+) -> Page[DeclarationOut]:
+    after = decode_cursor(cursor, arity=1)
+    try:
+        before = int(after[0]) if after else None
+    except ValueError as exc:
+        raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query") from exc
+    rows = await repository.list_page(
+        session,
+        principal,
+        limit=limit,
+        before=before,
+        jurisdiction=jurisdiction,
+        period=period,
+        lodging=lodging,
+        filer_kind=filer_kind,
+        filer_id=filer_id,
+        status=status,
+        schedule_id=schedule_id,
+        latest_only=latest,
+    )
+    return paginate(rows, limit=limit, key=lambda r: [r[0].seq], to_item=lambda r: to_out(r[0], latest=r[1]))
+
+
+@router.get(
+    "/lodgings/{lodging_id}/periods/{period}",
+    response_model=LodgingPeriodOut,
+    responses=NotFound.openapi(),
+    summary="What each filer (operator, facilitators) covered for a lodging-period, and what was paid",
+)
+async def lodging_period(
+    lodging: VisibleLodgingDep,
+    period: Annotated[str, Path(pattern=r"^\d{4}-\d{2}$")],
+    session: SessionDep,
+    principal: PrincipalDep,
+) -> LodgingPeriodOut:
+    view = await service.lodging_period(
+        session, principal, lodging=lodging, period=service.parse_period(period, root="path")
+    )
+    return LodgingPeriodOut.model_validate(view)

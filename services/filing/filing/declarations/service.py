@@ -1,0 +1,357 @@
+"""Declaration use-cases: file, amend, and what a lodging-period's filers covered.
+
+A lodging-period may have several filings, one per filer: the operator, and each
+facilitator that remits for part of the bookings. Each filing is a chain of
+versions; an amendment is a new version superseding the latest one. Nothing is
+updated in place.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import asyncpg
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from filing.declarations import repository
+from filing.declarations.compute import Recomputed, filing_id, recompute
+from filing.declarations.schemas import DeclarationAmend, DeclarationCreate, DeclaredFigures, Filer
+from filing.models import Declaration, Lodging
+from filing.payments import repository as payments
+from filing.projection import repository as projection
+from servicekit.auth import Principal
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.outbox import OutboxEvent, emit_many
+from taxcore.events import filing as ev
+from taxcore.parameters import ParameterTree, default_tree
+from taxcore.periods import Period, due_date
+
+FILED = "roomtax.filing.declaration.filed.v1"
+AMENDED = "roomtax.filing.declaration.amended.v1"
+
+
+def parse_period(text: str, *, field: str = "period", root: str = "body") -> Period:
+    try:
+        return Period.parse(text)
+    except ValueError as exc:
+        raise ValidationFailed.on(field, f"expected YYYY-MM, got {text!r}", root=root) from exc
+
+
+def period_problem(lodging: Lodging, period: Period, today: date) -> str | None:
+    """Why ``lodging`` cannot file for ``period``, or None."""
+    if period > Period.of(today):
+        return f"{period} has not begun (today is {today.isoformat()})"
+    if period.last_day < lodging.registered_on:
+        return f"{period} is before the lodging's registration on {lodging.registered_on.isoformat()}"
+    if projection.statuses_during(lodging, period) == {"closed"}:
+        return f"the lodging was closed for all of {period}"
+    return None
+
+
+def check_period(lodging: Lodging, period: Period, today: date) -> None:
+    problem = period_problem(lodging, period, today)
+    if problem is not None:
+        raise ValidationFailed.on("period", problem)
+
+
+def received_date(principal: Principal, received_on: date | None, today: date) -> date:
+    """The day the agency received the return: today, or a paper return's day (agency only)."""
+    if received_on is None:
+        return today
+    if not principal.can_write_all:
+        raise Forbidden(
+            "only the agency records the day a paper return was received",
+            errors=[{"pointer": "#/body/received_on", "detail": "agency-admin only"}],
+        )
+    if received_on > today:
+        raise ValidationFailed.on("received_on", "is in the future")
+    return received_on
+
+
+async def resolve_filer(
+    session: AsyncSession, principal: Principal, lodging: Lodging, period: Period, filer: Filer | None
+) -> Filer:
+    """Who files: the caller (operator or facilitator), or for the agency the filer it names.
+
+    A facilitator must be authorized by the lodging for (part of) the period; one the
+    lodging never authorized does not get here (the lodging is a 404 to it).
+    """
+    if principal.role == "agency-admin":
+        if filer is None:
+            raise ValidationFailed.on(
+                "filer", "the agency files on behalf of an operator or facilitator: say which"
+            )
+        chosen = filer
+    elif filer is not None:
+        raise Forbidden(
+            "only the agency files on behalf of another filer",
+            errors=[{"pointer": "#/body/filer", "detail": "agency-admin only"}],
+        )
+    elif principal.role == "operator":
+        chosen = Filer(kind="operator", id=principal.operator_id or "")
+    elif principal.role == "facilitator":
+        chosen = Filer(kind="facilitator", id=principal.facilitator_id or "")
+    else:
+        raise Forbidden(f"role {principal.role!r} may not file declarations")
+    if chosen.kind == "operator" and chosen.id != lodging.operator_id:
+        raise ValidationFailed.on("filer.id", "is not the lodging's operator")
+    if chosen.kind == "facilitator" and not await projection.is_authorized(
+        session, lodging_id=lodging.lodging_id, facilitator_id=chosen.id, period=period
+    ):
+        raise Forbidden(
+            f"the facilitator is not authorized by this lodging for {period}",
+            errors=[{"pointer": "#/body/period", "detail": "outside the facilitator's authorization"}],
+        )
+    return chosen
+
+
+@dataclass(frozen=True, slots=True)
+class NewVersion:
+    row: dict[str, Any]
+    event: OutboxEvent
+
+
+def new_version(
+    *,
+    lodging: Lodging,
+    period: Period,
+    rec: Recomputed,
+    declared: DeclaredFigures,
+    filer: Filer,
+    previous: tuple[str, int] | None,
+    filed_on: date,
+    due: date,
+    submitted_by: str,
+    schedule_id: str | None = None,
+    schedule_row: int | None = None,
+    declaration_id: str,
+) -> NewVersion:
+    """The declaration row and its event (filed, or amended when it supersedes a version)."""
+    fid = filing_id(lodging.lodging_id, period, filer.kind, filer.id)
+    r = rec.result
+    version = 1 if previous is None else previous[1] + 1
+    supersedes = None if previous is None else previous[0]
+    input_json = rec.input.model_dump(mode="json")
+    late = filed_on > due
+    row: dict[str, Any] = {
+        "id": declaration_id,
+        "filing_id": fid,
+        "version": version,
+        "supersedes": supersedes,
+        "lodging_id": lodging.lodging_id,
+        "tax_account": lodging.tax_account,
+        "jurisdiction": lodging.jurisdiction,
+        "lodging_class": lodging.lodging_class,
+        "casino": lodging.casino,
+        "period": str(period),
+        "filer_kind": filer.kind,
+        "filer_id": filer.id,
+        "schedule_id": schedule_id,
+        "schedule_row": schedule_row,
+        "filed_on": filed_on,
+        "due_date": due,
+        "late": late,
+        "flagged": bool(rec.findings),
+        "books_kept": rec.input.books_kept,
+        "submitted": rec.submitted,
+        "input": input_json,
+        "gross_receipts": r.gross_receipts,
+        "exempt_total": r.exempt_total,
+        "taxable_base": r.taxable_base,
+        "rate": r.rate,
+        "tax": r.tax,
+        "impact_fee": r.impact_fee,
+        "total_due": r.total_due,
+        "declared_taxable_base": declared.taxable_base,
+        "declared_tax": declared.tax,
+        "declared_impact_fee": declared.impact_fee,
+        "declared_total": declared.total,
+        "declared_line_total": declared.line_total,
+        "findings": rec.findings,
+        "trace": r.trace.to_list(),
+        "submitted_by": submitted_by,
+    }
+    data = (ev.DeclarationAmended if previous else ev.DeclarationFiled)(
+        declaration_id=declaration_id,
+        filing_id=fid,
+        version=version,
+        supersedes=supersedes,
+        tax_account=lodging.tax_account,
+        lodging_id=lodging.lodging_id,
+        jurisdiction=lodging.jurisdiction,
+        lodging_class=lodging.lodging_class,
+        period=str(period),
+        filer_kind=filer.kind,
+        filer_id=filer.id,
+        schedule_id=schedule_id,
+        filed_on=filed_on,
+        due_date=due,
+        late=late,
+        books_kept=rec.input.books_kept,
+        input=input_json,
+        taxable_base=r.taxable_base,
+        tax=r.tax,
+        impact_fee=r.impact_fee,
+        total_due=r.total_due,
+        declared_tax=declared.tax,
+        declared_total=declared.total,
+        findings=[ev.Finding.model_validate(f) for f in rec.findings],
+    )
+    event = OutboxEvent(event_type=AMENDED if previous else FILED, key=lodging.tax_account, data=data)
+    return NewVersion(row=row, event=event)
+
+
+async def store(session: AsyncSession, versions: Sequence[NewVersion]) -> None:
+    """Insert the versions and queue their events in the caller's transaction."""
+    try:
+        await repository.insert_many(session, [v.row for v in versions])
+    except (IntegrityError, asyncpg.UniqueViolationError) as exc:
+        if "uq_declarations_filing_id" in str(exc):
+            raise Conflict("another version of this filing was filed at the same time; retry") from exc
+        raise
+    await emit_many(session, [v.event for v in versions])
+
+
+async def file_declaration(
+    session: AsyncSession,
+    principal: Principal,
+    *,
+    lodging: Lodging,
+    body: DeclarationCreate | DeclarationAmend,
+    period: Period,
+    filer: Filer | None,
+    amends: Declaration | None = None,
+    today: date,
+    parameters: ParameterTree | None = None,
+) -> Declaration:
+    """File a return (or the next version of the caller's filing for the lodging-period)."""
+    filed_on = received_date(principal, body.received_on, today)
+    check_period(lodging, period, today)
+    chosen = await resolve_filer(session, principal, lodging, period, filer)
+    certificates = await projection.certificates_valid_in(session, [lodging.lodging_id], period)
+    rec = recompute(
+        lodging=lodging,
+        period=period,
+        lines=body,
+        declared=body.declared,
+        certificates=certificates.get(lodging.lodging_id, set()),
+        parameters=parameters or default_tree(),
+        today=today,
+    )
+    fid = filing_id(lodging.lodging_id, period, chosen.kind, chosen.id)
+    latest = await repository.latest_of(session, fid)
+    if amends is not None and (latest is None or latest.id != amends.id):
+        raise Conflict(
+            f"declaration {amends.id} is not the latest version of its filing"
+            + (f"; amend {latest.id} (version {latest.version})" if latest else "")
+        )
+    version = new_version(
+        lodging=lodging,
+        period=period,
+        rec=rec,
+        declared=body.declared,
+        filer=chosen,
+        previous=None if latest is None else (latest.id, latest.version),
+        filed_on=filed_on,
+        due=due_date(lodging.jurisdiction, period),
+        submitted_by=principal.client_id,
+        declaration_id=str(uuid.uuid4()),
+    )
+    await store(session, [version])
+    stored = await session.get(Declaration, version.row["id"])
+    assert stored is not None
+    return stored
+
+
+async def amend(
+    session: AsyncSession,
+    principal: Principal,
+    *,
+    original: Declaration,
+    body: DeclarationAmend,
+    today: date,
+) -> Declaration:
+    """A new version of ``original``'s filing; only its filer (or the agency) amends it."""
+    own = (original.filer_kind == "operator" and principal.operator_id == original.filer_id) or (
+        original.filer_kind == "facilitator" and principal.facilitator_id == original.filer_id
+    )
+    if not (own or principal.can_write_all):
+        raise Forbidden("only the filer of a declaration (or the agency) amends it")
+    lodging = await projection.get(session, original.lodging_id)
+    if lodging is None:  # pragma: no cover - the projection never drops a lodging
+        raise NotFound("the lodging of this declaration is unknown")
+    filer = Filer(kind=original.filer_kind, id=original.filer_id)
+    as_agency = principal.can_write_all
+    return await file_declaration(
+        session,
+        principal,
+        lodging=lodging,
+        body=body,
+        period=Period.parse(original.period),
+        filer=filer if as_agency else None,
+        amends=original,
+        today=today,
+    )
+
+
+async def lodging_period(
+    session: AsyncSession, principal: Principal, *, lodging: Lodging, period: Period
+) -> dict[str, Any]:
+    """Each filer's latest version and the totals, with what was paid for the period."""
+    latest = await repository.latest_for_lodging_period(
+        session, principal, lodging_id=lodging.lodging_id, period=str(period)
+    )
+    zero = Decimal("0.00")
+    paid = await payments.paid_for_period(
+        session, principal, lodging_id=lodging.lodging_id, period=str(period)
+    )
+    return {
+        "lodging": lodging_ref(lodging),
+        "period": str(period),
+        "due_date": due_date(lodging.jurisdiction, period),
+        "filers": [
+            {
+                "filer": {"kind": d.filer_kind, "id": d.filer_id},
+                "declaration_id": d.id,
+                "version": d.version,
+                "filed_on": d.filed_on,
+                "late": d.late,
+                "flagged": d.flagged,
+                "room_nights": int(d.input.get("room_nights", 0)),
+                "taxable_base": d.taxable_base,
+                "tax": d.tax,
+                "impact_fee": d.impact_fee,
+                "total_due": d.total_due,
+                "declared_tax": d.declared_tax,
+                "declared_total": d.declared_total,
+            }
+            for d in latest
+        ],
+        "totals": {
+            "room_nights": sum(int(d.input.get("room_nights", 0)) for d in latest),
+            "taxable_base": sum((d.taxable_base for d in latest), zero),
+            "tax": sum((d.tax for d in latest), zero),
+            "impact_fee": sum((d.impact_fee for d in latest), zero),
+            "total_due": sum((d.total_due for d in latest), zero),
+            "declared_tax": sum((d.declared_tax or zero for d in latest), zero),
+        },
+        "paid_for_period": sum((amount for _, amount in paid), zero),
+        "paid_by": [{"payer": {"kind": k[0], "id": k[1]}, "amount": amount} for k, amount in paid],
+    }
+
+
+def lodging_ref(lodging: Lodging) -> dict[str, Any]:
+    return {
+        "lodging_id": lodging.lodging_id,
+        "tax_account": lodging.tax_account,
+        "jurisdiction": lodging.jurisdiction,
+        "lodging_class": lodging.lodging_class,
+        "casino": lodging.casino,
+        "name": lodging.name,
+    }

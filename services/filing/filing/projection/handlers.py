@@ -1,0 +1,70 @@
+"""The registry projection: lodgings, facilitator authorizations and certificates.
+
+Built from the registry's events on ``registry.lodgings`` (keyed by tax account,
+so one lodging's events arrive in order). Lodging events carry a full snapshot;
+every handler is an upsert, so applying an event twice changes nothing (the
+consumer inbox already drops redeliveries; the ``as_of`` guard also ignores an
+older snapshot replayed after a newer one).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from filing.models import Authorization, Certificate, Lodging
+from servicekit.consumer import Handler
+from taxcore.events import CloudEvent
+from taxcore.events import registry as ev
+
+
+async def on_lodging_snapshot(session: AsyncSession, event: CloudEvent) -> None:
+    snap = ev.LodgingSnapshot.model_validate(event.data)
+    values = {
+        "lodging_id": snap.lodging_id,
+        "tax_account": snap.tax_account,
+        "jurisdiction": snap.jurisdiction,
+        "lodging_class": snap.lodging_class,
+        "casino": snap.casino,
+        "name": snap.name,
+        "municipality": snap.municipality,
+        "operator_id": snap.operator_id,
+        "registered_on": snap.registered_on,
+        "statuses": [s.model_dump(mode="json") for s in snap.statuses],
+        "as_of": event.time,
+    }
+    stmt = insert(Lodging).values(**values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[Lodging.lodging_id],
+        set_={k: stmt.excluded[k] for k in values if k != "lodging_id"},
+        where=Lodging.as_of <= stmt.excluded.as_of,
+    )
+    await session.execute(stmt)
+
+
+async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
+    auth = ev.AuthorizationGranted.model_validate(event.data)
+    values = {**auth.model_dump(), "as_of": event.time}
+    stmt = insert(Authorization).values(**values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[Authorization.authorization_id],
+        set_={k: stmt.excluded[k] for k in values if k != "authorization_id"},
+        where=Authorization.as_of <= stmt.excluded.as_of,
+    )
+    await session.execute(stmt)
+
+
+async def on_certificate_issued(session: AsyncSession, event: CloudEvent) -> None:
+    cert = ev.CertificateIssued.model_validate(event.data)
+    stmt = insert(Certificate).values(**cert.model_dump()).on_conflict_do_nothing()
+    await session.execute(stmt)
+
+
+HANDLERS: dict[str, Handler] = {
+    "roomtax.registry.lodging.registered.v1": on_lodging_snapshot,
+    "roomtax.registry.lodging.updated.v1": on_lodging_snapshot,
+    "roomtax.registry.lodging.status_changed.v1": on_lodging_snapshot,
+    "roomtax.registry.authorization.granted.v1": on_authorization,
+    "roomtax.registry.authorization.ended.v1": on_authorization,
+    "roomtax.registry.certificate.issued.v1": on_certificate_issued,
+}

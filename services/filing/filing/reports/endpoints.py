@@ -1,0 +1,93 @@
+"""Dashboard reads: the per-period filing-compliance summary."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated
+
+from fastapi import Query
+from pydantic import BaseModel, Field
+
+from filing.declarations import repository as declarations
+from filing.declarations.schemas import PeriodStr
+from filing.declarations.service import parse_period
+from filing.projection import repository as projection
+from servicekit.app import router as make_router
+from servicekit.auth import AgencyReadDep
+from servicekit.db import SessionDep
+from servicekit.errors import ValidationFailed
+from taxcore.jurisdictions import require_jurisdiction
+from taxcore.periods import due_date
+
+router = make_router(prefix="/v1", tags=["dashboards"])
+
+
+class ComplianceOut(BaseModel):
+    """How many registered lodgings filed for a period on time, late, or not at all.
+
+    A lodging must file for a period when it was registered by the period's end and
+    was not closed for all of it (registry projection). It counts as filed on the
+    first day any of its filers (operator or facilitator) filed for the period.
+    """
+
+    jurisdiction: str
+    period: str
+    due_date: date
+    as_of: date
+    required: int = Field(description="registered lodgings that must file for the period")
+    filed_on_time: int
+    filed_late: int
+    not_filed: int
+    flagged: int = Field(description="filed lodgings whose latest declaration has findings")
+    late_accounts: list[str]
+    not_filed_accounts: list[str]
+
+
+@router.get(
+    "/compliance",
+    response_model=ComplianceOut,
+    responses=ValidationFailed.openapi(),
+    summary="Per-period filing compliance: registered lodgings that filed on time, late, not at all",
+)
+async def compliance(
+    session: SessionDep,
+    _: AgencyReadDep,
+    jurisdiction: Annotated[str, Query(examples=["PR"])],
+    period: Annotated[PeriodStr, Query(examples=["2026-10"])],
+) -> ComplianceOut:
+    require_jurisdiction(jurisdiction)
+    p = parse_period(period, root="query")
+    due = due_date(jurisdiction, p)
+    required = [
+        lodging
+        for lodging in await projection.in_jurisdiction(session, jurisdiction)
+        if projection.must_file(lodging, p)
+    ]
+    filed = await declarations.first_filed(session, jurisdiction=jurisdiction, period=str(p))
+    on_time = late = flagged = 0
+    late_accounts: list[str] = []
+    missing: list[str] = []
+    for lodging in required:
+        first = filed.get(lodging.lodging_id)
+        if first is None:
+            missing.append(lodging.tax_account)
+            continue
+        flagged += first[1]
+        if first[0] > due:
+            late += 1
+            late_accounts.append(lodging.tax_account)
+        else:
+            on_time += 1
+    return ComplianceOut(
+        jurisdiction=jurisdiction,
+        period=str(p),
+        due_date=due,
+        as_of=date.today(),
+        required=len(required),
+        filed_on_time=on_time,
+        filed_late=late,
+        not_filed=len(missing),
+        flagged=flagged,
+        late_accounts=late_accounts,
+        not_filed_accounts=missing,
+    )

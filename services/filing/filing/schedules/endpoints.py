@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import date
+from typing import Annotated, Any
+
+from fastapi import Query, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
+from starlette.datastructures import UploadFile
+
+from filing.declarations.schemas import PeriodStr
+from filing.declarations.service import parse_period, received_date
+from filing.deps import SettingsDep
+from filing.models import RemittanceSchedule
+from filing.schedules import service
+from filing.schedules.schemas import ROW_COLUMNS, ScheduleCreate, ScheduleOut
+from servicekit.app import router as make_router
+from servicekit.auth import Principal, PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Forbidden, NotFound, ValidationFailed
+
+router = make_router(prefix="/v1/remittance-schedules", tags=["remittance schedules"])
+ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi()}
+
+_REQUEST_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": ScheduleCreate.model_json_schema()},
+            "text/csv": {
+                "schema": {"type": "string"},
+                "example": "tax_account,room_revenue,room_nights,declared_tax\n"
+                "PR-0000001-8,1000.00,5,90.00\n",
+            },
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["file"],
+                    "properties": {
+                        "file": {"type": "string", "format": "binary", "description": "the CSV"},
+                        "period": {"type": "string"},
+                        "facilitator_id": {"type": "string"},
+                        "received_on": {"type": "string", "format": "date"},
+                    },
+                }
+            },
+        },
+    }
+}
+
+
+def parse_csv(text: str) -> list[dict[str, Any]]:
+    """Rows of a CSV schedule: the header names the columns, empty cells are left out."""
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    if "tax_account" not in header:
+        raise ValidationFailed.on("csv", "the header must name the columns, tax_account among them")
+    unknown = sorted(set(header) - set(ROW_COLUMNS))
+    if unknown:
+        raise ValidationFailed.on("csv", f"unknown columns {unknown}; known: {list(ROW_COLUMNS)}")
+    reader.fieldnames = header
+    rows: list[dict[str, Any]] = []
+    for record in reader:
+        row: dict[str, Any] = {k: v.strip() for k, v in record.items() if k and v is not None and v.strip()}
+        if record.get(None):
+            row["extra_cells"] = record[None]
+        rows.append(row)
+    return rows
+
+
+def _csv_text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed.on("csv", "must be UTF-8 text") from exc
+
+
+async def _document(request: Request, query: dict[str, str | None]) -> tuple[str, dict[str, Any], list[Any]]:
+    """(format, envelope fields, rows) from a JSON, text/csv or multipart body."""
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if content_type in ("text/csv", "application/csv"):
+        return "csv", query, parse_csv(_csv_text(await request.body()))
+    if content_type == "multipart/form-data":
+        form = await request.form()
+        upload = form.get("file")
+        if not isinstance(upload, UploadFile):
+            raise ValidationFailed.on("file", "attach the CSV as the multipart field 'file'")
+        fields = {k: (str(form[k]) if k in form else query.get(k)) for k in query}
+        return "csv", fields, parse_csv(_csv_text(await upload.read()))
+    if content_type in ("application/json", ""):
+        try:
+            raw = json.loads(await request.body())
+        except ValueError as exc:
+            raise ValidationFailed.on("body", "not valid JSON") from exc
+        try:
+            body = ScheduleCreate.model_validate(raw)
+        except ValidationError as exc:
+            raise RequestValidationError(
+                [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+            ) from exc
+        return "json", body.model_dump(exclude={"rows"}), body.rows
+    raise ValidationFailed.on(
+        "content-type", "send application/json, text/csv or multipart/form-data", root="header"
+    )
+
+
+def _facilitator(principal: Principal, given: str | None) -> str:
+    if principal.role == "facilitator":
+        if given and given != principal.facilitator_id:
+            raise Forbidden("a facilitator files its own schedules")
+        return principal.facilitator_id or ""
+    if principal.can_write_all:
+        if not given:
+            raise ValidationFailed.on(
+                "facilitator_id", "the agency files a schedule for a facilitator: say which"
+            )
+        return given
+    raise Forbidden("only online intermediaries (facilitators) and the agency file remittance schedules")
+
+
+def to_out(s: RemittanceSchedule) -> ScheduleOut:
+    return ScheduleOut.model_validate(
+        {
+            "id": s.id,
+            "facilitator_id": s.facilitator_id,
+            "period": s.period,
+            "received_on": s.received_on,
+            "source_format": s.source_format,
+            "status": service.status_of(s),
+            "rows": s.rows_total,
+            "accepted": s.accepted,
+            "rejected": s.rejected,
+            "results": s.results,
+            "submitted_by": s.submitted_by,
+            "created_at": s.created_at,
+        }
+    )
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=ScheduleOut,
+    responses=ERRORS,
+    openapi_extra=_REQUEST_BODY,
+    summary="File a remittance schedule: many lodgings, one period (JSON or CSV); rows accepted one by one",
+)
+async def file_schedule(
+    request: Request,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    period: Annotated[PeriodStr | None, Query(description="CSV form: the period")] = None,
+    facilitator_id: Annotated[str | None, Query(description="CSV form, agency-admin only")] = None,
+    received_on: Annotated[date | None, Query(description="CSV form, agency-admin only")] = None,
+) -> ScheduleOut:
+    query = {
+        "period": period,
+        "facilitator_id": facilitator_id,
+        "received_on": received_on.isoformat() if received_on else None,
+    }
+    source_format, fields, rows = await _document(request, query)
+    facilitator = _facilitator(principal, fields.get("facilitator_id"))
+    if not fields.get("period"):
+        raise ValidationFailed.on("period", "the schedule's period (YYYY-MM) is required")
+    parsed_period = parse_period(str(fields["period"]))
+    today = date.today()
+    given = fields.get("received_on")
+    try:
+        received = date.fromisoformat(given) if isinstance(given, str) else given
+    except ValueError as exc:
+        raise ValidationFailed.on("received_on", "expected YYYY-MM-DD") from exc
+    filed_on = received_date(principal, received, today)
+    if parsed_period > parsed_period.of(today):
+        raise ValidationFailed.on("period", f"{parsed_period} has not begun")
+    if not rows:
+        raise ValidationFailed.on("rows", "the schedule has no rows")
+    if len(rows) > settings.schedule_max_rows:
+        raise ValidationFailed.on("rows", f"at most {settings.schedule_max_rows} rows per schedule")
+    schedule = await service.accept_schedule(
+        session,
+        principal,
+        facilitator_id=facilitator,
+        period=parsed_period,
+        received_on=filed_on,
+        rows=rows,
+        source_format=source_format,
+        today=today,
+    )
+    return to_out(schedule)
+
+
+@router.get("/{schedule_id}", response_model=ScheduleOut, responses=NotFound.openapi())
+async def read_schedule(schedule_id: str, session: SessionDep, principal: PrincipalDep) -> ScheduleOut:
+    schedule = await session.get(RemittanceSchedule, schedule_id)
+    visible = schedule is not None and (
+        principal.is_agency
+        or (principal.role == "facilitator" and principal.facilitator_id == schedule.facilitator_id)
+    )
+    if schedule is None or not visible:
+        raise NotFound(f"no remittance schedule {schedule_id!r}")
+    return to_out(schedule)

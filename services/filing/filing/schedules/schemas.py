@@ -1,0 +1,142 @@
+"""Remittance schedule models: one facilitator, one period, one row per lodging.
+
+JSON and CSV carry the same row shape (the CSV header names the columns; empty
+cells take the defaults). One exemption per row at most.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from filing.declarations.schemas import DeclaredFigures, DeclaredLines, Money, PeriodStr
+from taxcore.rules.declaration import ExemptAmount
+
+ROW_COLUMNS: tuple[str, ...] = (
+    "tax_account",
+    "room_revenue",
+    "paid_unused_rooms",
+    "room_penalties",
+    "resort_and_other_fees",
+    "surcharges_and_service_charges",
+    "intermediary_retained",
+    "all_inclusive_global_charges",
+    "room_nights",
+    "timeshare_owner_unit_days",
+    "tax_itemized",
+    "exemption",
+    "exempt_amount",
+    "exemption_evidence",
+    "declared_taxable_base",
+    "declared_tax",
+    "declared_impact_fee",
+    "declared_total",
+)
+
+
+_LINE_FIELDS = (
+    "room_revenue",
+    "paid_unused_rooms",
+    "room_penalties",
+    "resort_and_other_fees",
+    "surcharges_and_service_charges",
+    "intermediary_retained",
+    "all_inclusive_global_charges",
+    "room_nights",
+    "timeshare_owner_unit_days",
+    "tax_itemized",
+)
+
+
+class ScheduleRow(BaseModel):
+    """One lodging's bookings through the facilitator for the period."""
+
+    model_config = ConfigDict(extra="forbid")
+    tax_account: str = Field(min_length=1, max_length=100)
+    room_revenue: Money = Decimal(0)
+    paid_unused_rooms: Money = Decimal(0)
+    room_penalties: Money = Decimal(0)
+    resort_and_other_fees: Money = Decimal(0)
+    surcharges_and_service_charges: Money = Decimal(0)
+    intermediary_retained: Money = Decimal(0)
+    all_inclusive_global_charges: Money = Decimal(0)
+    room_nights: int = Field(default=0, ge=0, le=100_000_000)
+    timeshare_owner_unit_days: int = Field(default=0, ge=0, le=100_000_000)
+    tax_itemized: bool = True
+    exemption: str | None = None
+    exempt_amount: Money | None = None
+    exemption_evidence: str | None = Field(default=None, max_length=100)
+    declared_taxable_base: Money | None = None
+    declared_tax: Money | None = None
+    declared_impact_fee: Money | None = None
+    declared_total: Money | None = None
+
+    def lines(self) -> DeclaredLines:
+        """The row's lines (already validated: built without validating them again)."""
+        exempt: list[ExemptAmount] = []
+        if self.exemption or self.exempt_amount is not None:
+            exempt.append(
+                ExemptAmount.model_validate(
+                    {
+                        "exemption": self.exemption,
+                        "amount": self.exempt_amount or Decimal(0),
+                        "evidence": self.exemption_evidence,
+                    }
+                )
+            )
+        data = {f: getattr(self, f) for f in _LINE_FIELDS}
+        return DeclaredLines.model_construct(**data, exempt=exempt, comp_rooms=[], books_kept=True)
+
+    def declared(self) -> DeclaredFigures:
+        return DeclaredFigures(
+            taxable_base=self.declared_taxable_base,
+            tax=self.declared_tax,
+            impact_fee=self.declared_impact_fee,
+            total=self.declared_total,
+        )
+
+
+class ScheduleCreate(BaseModel):
+    """The JSON form. The CSV form sends the rows as ``text/csv`` (or a multipart ``file``)
+    with ``period`` (and, for the agency, ``facilitator_id``) as query or form fields."""
+
+    model_config = ConfigDict(extra="forbid")
+    period: PeriodStr
+    facilitator_id: str | None = Field(default=None, description="agency-admin only: the facilitator")
+    received_on: date | None = Field(default=None, description="agency-admin only (default today)")
+    rows: list[dict[str, Any]] = Field(description="ScheduleRow objects; each is validated on its own")
+
+
+class RowError(BaseModel):
+    field: str | None
+    reason: str
+
+
+class RowResult(BaseModel):
+    row: int = Field(description="1-based position of the row in the document (CSV: after the header)")
+    tax_account: str | None
+    status: Literal["accepted", "rejected"]
+    declaration_id: str | None = None
+    version: int | None = None
+    tax: Decimal | None = None
+    total_due: Decimal | None = None
+    flagged: bool | None = None
+    errors: list[RowError] = []
+
+
+class ScheduleOut(BaseModel):
+    id: str
+    facilitator_id: str
+    period: str
+    received_on: date
+    source_format: Literal["json", "csv"]
+    status: Literal["accepted", "partially_accepted", "rejected"]
+    rows: int
+    accepted: int
+    rejected: int
+    results: list[RowResult]
+    submitted_by: str
+    created_at: datetime

@@ -1,0 +1,261 @@
+"""Online intermediary remittance schedules: one document, many lodgings, one period.
+
+Each valid row becomes the lodging's facilitator-filed declaration (or the next
+version of it); a row that cannot be accepted is rejected on its own with its
+row number and reason, and the rest is accepted. A 10,000-row document is one
+transaction with a constant number of queries: one for the lodgings and the
+facilitator's authorizations, one for certificates, one for earlier versions, a
+bulk insert of the declarations and one of their events.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import date
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from filing.bulk import collection_paused
+from filing.declarations import repository as declarations
+from filing.declarations.compute import CERTIFIED_EXEMPTIONS, filing_id, recompute
+from filing.declarations.schemas import Filer
+from filing.declarations.service import NewVersion, new_version, period_problem, store
+from filing.models import Lodging, RemittanceSchedule
+from filing.projection import repository as projection
+from filing.schedules.schemas import ScheduleRow
+from servicekit.auth import Principal
+from taxcore.errors import TaxcoreError
+from taxcore.money import MoneyError
+from taxcore.parameters import ParameterTree, default_tree
+from taxcore.periods import Period, due_date
+
+#: taxcore's field names for the one exemption a row may carry -> the row's columns
+ROW_FIELDS = {
+    "exempt[0].exemption": "exemption",
+    "exempt[0].amount": "exempt_amount",
+    "exempt[0].evidence": "exemption_evidence",
+    "exempt": "exempt_amount",
+}
+
+
+def _errors(exc: ValidationError) -> list[dict[str, Any]]:
+    return [{"field": ".".join(str(p) for p in e["loc"]) or None, "reason": e["msg"]} for e in exc.errors()]
+
+
+def _rejected(row: int, account: str | None, errors: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"row": row, "tax_account": account, "status": "rejected", "errors": errors}
+
+
+def _parse(rows: Sequence[Any], results: list[dict[str, Any] | None]) -> list[tuple[int, ScheduleRow]]:
+    parsed: list[tuple[int, ScheduleRow]] = []
+    for i, raw in enumerate(rows):
+        if not isinstance(raw, dict):
+            results[i] = _rejected(i + 1, None, [{"field": None, "reason": "a row must be an object"}])
+            continue
+        try:
+            parsed.append((i, ScheduleRow.model_validate(raw)))
+        except ValidationError as exc:
+            account = raw.get("tax_account")
+            results[i] = _rejected(i + 1, account if isinstance(account, str) else None, _errors(exc))
+    return parsed
+
+
+def _screen(
+    parsed: list[tuple[int, ScheduleRow]],
+    lodgings: dict[str, tuple[Lodging, bool]],
+    period: Period,
+    today: date,
+    results: list[dict[str, Any] | None],
+) -> list[tuple[int, ScheduleRow, Lodging]]:
+    """Rows whose lodging authorized the facilitator for the period and may file for it.
+
+    An unknown lodging and one that never authorized the facilitator get the same
+    reason, so a schedule cannot be used to learn which tax accounts exist."""
+    first_row: dict[str, int] = {}
+    candidates: list[tuple[int, ScheduleRow, Lodging]] = []
+    for i, row in parsed:
+        account = row.tax_account
+        found = lodgings.get(account)
+        reason: tuple[str, str] | None = None
+        if account in first_row:
+            reason = ("tax_account", f"the lodging is already on row {first_row[account]} of this schedule")
+        elif found is None:
+            reason = ("tax_account", f"no lodging {account!r} that authorized this facilitator")
+        elif not found[1]:
+            reason = ("tax_account", f"the facilitator is not authorized by this lodging for {period}")
+        else:
+            problem = period_problem(found[0], period, today)
+            if problem is not None:
+                reason = ("period", problem)
+        first_row.setdefault(account, i + 1)
+        if reason is not None:
+            results[i] = _rejected(i + 1, account, [{"field": reason[0], "reason": reason[1]}])
+        else:
+            assert found is not None
+            candidates.append((i, row, found[0]))
+    return candidates
+
+
+def _compute(
+    candidates: list[tuple[int, ScheduleRow, Lodging]],
+    *,
+    filer: Filer,
+    period: Period,
+    certificates: dict[str, set[tuple[str, str]]],
+    previous: dict[str, tuple[str, int]],
+    received_on: date,
+    today: date,
+    tree: ParameterTree,
+    schedule_id: str,
+    submitted_by: str,
+    results: list[dict[str, Any] | None],
+) -> list[NewVersion]:
+    due_by_jurisdiction: dict[str, date] = {}
+    versions: list[NewVersion] = []
+    for i, row, lodging in candidates:
+        try:
+            declared = row.declared()
+            rec = recompute(
+                lodging=lodging,
+                period=period,
+                lines=row.lines(),
+                declared=declared,
+                certificates=certificates.get(lodging.lodging_id, set()),
+                parameters=tree,
+                today=today,
+            )
+        except ValidationError as exc:
+            results[i] = _rejected(i + 1, row.tax_account, _errors(exc))
+            continue
+        except (TaxcoreError, MoneyError) as exc:
+            field = ROW_FIELDS.get(exc.field, exc.field)
+            results[i] = _rejected(i + 1, row.tax_account, [{"field": field, "reason": exc.message}])
+            continue
+        due = due_by_jurisdiction.get(lodging.jurisdiction)
+        if due is None:
+            due = due_date(lodging.jurisdiction, period, parameters=tree)
+            due_by_jurisdiction[lodging.jurisdiction] = due
+        version = new_version(
+            lodging=lodging,
+            period=period,
+            rec=rec,
+            declared=declared,
+            filer=filer,
+            previous=previous.get(filing_id(lodging.lodging_id, period, filer.kind, filer.id)),
+            filed_on=received_on,
+            due=due,
+            submitted_by=submitted_by,
+            schedule_id=schedule_id,
+            schedule_row=i + 1,
+            declaration_id=str(uuid.uuid4()),
+        )
+        versions.append(version)
+        results[i] = {
+            "row": i + 1,
+            "tax_account": row.tax_account,
+            "status": "accepted",
+            "declaration_id": version.row["id"],
+            "version": version.row["version"],
+            "tax": str(rec.result.tax),
+            "total_due": str(rec.result.total_due),
+            "flagged": version.row["flagged"],
+            "errors": [],
+        }
+    return versions
+
+
+async def _accept_schedule(
+    session: AsyncSession,
+    principal: Principal,
+    *,
+    facilitator_id: str,
+    period: Period,
+    received_on: date,
+    rows: Sequence[Any],
+    source_format: str,
+    today: date,
+    parameters: ParameterTree | None = None,
+) -> RemittanceSchedule:
+    tree = parameters or default_tree()
+    results: list[dict[str, Any] | None] = [None] * len(rows)
+    parsed = _parse(rows, results)
+    lodgings = await projection.lodgings_for_facilitator(
+        session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
+    )
+    candidates = _screen(parsed, lodgings, period, today, results)
+    certified = [
+        lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
+    ]
+    certificates = await projection.certificates_valid_in(session, certified, period)
+    filer = Filer(kind="facilitator", id=facilitator_id)
+    previous = await declarations.latest_of_many(
+        session, [filing_id(lodging.lodging_id, period, filer.kind, filer.id) for _, _, lodging in candidates]
+    )
+    schedule_id = str(uuid.uuid4())
+    versions = _compute(
+        candidates,
+        filer=filer,
+        period=period,
+        certificates=certificates,
+        previous=previous,
+        received_on=received_on,
+        today=today,
+        tree=tree,
+        schedule_id=schedule_id,
+        submitted_by=principal.client_id,
+        results=results,
+    )
+    final = [r for r in results if r is not None]
+    schedule = RemittanceSchedule(
+        id=schedule_id,
+        facilitator_id=facilitator_id,
+        period=str(period),
+        received_on=received_on,
+        source_format=source_format,
+        rows_total=len(rows),
+        accepted=len(versions),
+        rejected=len(rows) - len(versions),
+        results=final,
+        submitted_by=principal.client_id,
+    )
+    session.add(schedule)
+    await session.flush()
+    await store(session, versions)
+    return schedule
+
+
+async def accept_schedule(
+    session: AsyncSession,
+    principal: Principal,
+    *,
+    facilitator_id: str,
+    period: Period,
+    received_on: date,
+    rows: Sequence[Any],
+    source_format: str,
+    today: date,
+    parameters: ParameterTree | None = None,
+) -> RemittanceSchedule:
+    """Accept each valid row as the lodging's facilitator-filed declaration (or its next
+    version); reject the others one by one. Returns the schedule with per-row results."""
+    with collection_paused():
+        return await _accept_schedule(
+            session,
+            principal,
+            facilitator_id=facilitator_id,
+            period=period,
+            received_on=received_on,
+            rows=rows,
+            source_format=source_format,
+            today=today,
+            parameters=parameters,
+        )
+
+
+def status_of(schedule: RemittanceSchedule) -> str:
+    if schedule.rejected == 0:
+        return "accepted"
+    return "rejected" if schedule.accepted == 0 else "partially_accepted"
