@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated
+
+from fastapi import Query
+
+from assessment import clock
+from assessment.accounts import repository, service
+from assessment.accounts.ledger import account_state
+from assessment.accounts.schemas import CreditsOut, RefundCreate, RefundOut, Statement
+from assessment.deps import FactsDep
+from servicekit.app import router as make_router
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Forbidden, NotFound, ValidationFailed
+from taxcore.money import fmt
+
+router = make_router(prefix="/v1/accounts", tags=["accounts"])
+ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi()}
+AsOf = Annotated[date | None, Query(description="statement date (YYYY-MM-DD), past or future; default today")]
+
+
+@router.get(
+    "/{tax_account}/statement",
+    response_model=Statement,
+    response_model_exclude_none=False,
+    responses=ERRORS,
+    summary="Every period's principal, penalties, interest, fines, payments and balance as of a date",
+)
+async def get_statement(
+    facts: FactsDep,
+    as_of: AsOf = None,
+    explain: Annotated[bool, Query(description="include taxcore's trace and citations")] = False,
+) -> Statement:
+    return Statement.model_validate(service.statement(facts, as_of=as_of or clock.today(), explain=explain))
+
+
+@router.get(
+    "/{tax_account}/credits",
+    response_model=CreditsOut,
+    responses=ERRORS,
+    summary="Unapplied credit, by payment, with its PR §42 refund limit",
+)
+async def get_credits(facts: FactsDep, as_of: AsOf = None) -> CreditsOut:
+    state = account_state(facts, as_of or clock.today())
+    return CreditsOut.model_validate(service.credits_out(state))
+
+
+@router.post(
+    "/{tax_account}/refunds",
+    status_code=201,
+    response_model=RefundOut,
+    responses={**ERRORS, **Forbidden.openapi()},
+    summary="Request the refund of credit within PR §42 (4 years from the declaration, 3 from payment)",
+)
+async def request_refund(
+    body: RefundCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep
+) -> RefundOut:
+    if not (principal.can_write_all or principal.role == "operator"):
+        raise Forbidden("only the taxpayer (operator) or the agency administrator requests a refund")
+    await repository.lock_account(session, facts.tax_account)
+    refund, state = await service.request_refund(
+        session,
+        facts,
+        amount=body.amount,
+        requested_on=body.requested_on or clock.today(),
+        requested_by=principal.client_id,
+    )
+    await service.refresh_summary(session, facts)
+    return RefundOut(
+        refund_id=refund.id,
+        tax_account=refund.tax_account,
+        amount=fmt(refund.amount),
+        requested_on=refund.requested_on,
+        status="requested",
+        credit=CreditsOut.model_validate(service.credits_out(state)),
+    )

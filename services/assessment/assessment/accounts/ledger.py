@@ -1,0 +1,435 @@
+"""The account ledger: from append-only facts to balances, for any date.
+
+One *account* is one lodging and one monthly period. Its facts are the
+liabilities (one row per version of each filer's declaration), an estimated
+assessment when nothing was filed, the payments and reversals of the tax
+account, the deficiency notices and the refunds. Nothing here reads the
+database: :func:`account_state` and :func:`statement` are pure functions of the
+facts and a date, so a statement for a past date only depends on the facts
+dated on or before it and is the same whenever it is computed.
+
+What is known on a date ``D`` (the *fact dates*): a declaration version from its
+``filed_on``, an estimate from its ``raised_on``, a payment from ``received_on``,
+a reversal from ``reversed_on`` (taxcore: a reversed payment counts as never
+received), a notice from ``issued_on``, a refund from ``requested_on``.
+
+Liability of a period as known on ``D``: the sum over filers of the latest
+version of their filing filed on or before ``D``, as recomputed by taxcore; if
+none, the estimated assessment raised on or before ``D``; the estimate is then
+*superseded*, never deleted. The liability is owed from the period's due date
+whatever day it became known (taxcore runs penalties from the due date).
+
+Application of payments across periods (taxcore applies within one period;
+the order across periods is this service's documented reading):
+
+1. Payments are taken in the order received (ties by payment id).
+2. The amounts a payer designated for periods go to those periods, each up to
+   what the period owes on the day the money was received.
+3. The rest (undesignated money, and any designation above what its period
+   owed) pays the periods oldest first, each up to what it owes that day --
+   including periods not yet due, which is how a credit pays later periods.
+   Within a period taxcore applies it in ``payments.application_order``.
+4. What is left after every known period is paid is the account's *credit*:
+   it is refundable within PR §42 (``law.py``) and pays periods that become
+   known later (their liabilities are owed from their due dates, so the money
+   already held pays them from the day it was received).
+
+Because the liabilities used are those known on ``D``, a later amendment or a
+declaration superseding an estimate re-routes earlier payments; the
+collection postings then carry the difference (see ``postings.py``).
+
+Known limit: a charge that keeps accruing on an account already paid in full
+(a PR §47 fine on a period assessed by estimate while no declaration is filed)
+is not paid from the credit automatically; both show on the statement.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Any, Literal
+
+from assessment import law
+from assessment.models import (
+    Estimate,
+    Liability,
+    LodgingView,
+    Notice,
+    Payment,
+    PaymentReversal,
+    Refund,
+)
+from taxcore.money import ZERO
+from taxcore.periods import Period
+from taxcore.periods import due_date as period_due_date
+from taxcore.rules.balance import AccountHistory, Balance, PaymentIn, add_months, compute_balance
+
+Basis = Literal["declaration", "estimate"]
+
+
+@dataclass
+class Facts:
+    """Every fact of one tax account, loaded once."""
+
+    tax_account: str
+    jurisdiction: str
+    lodging: LodgingView | None = None
+    liabilities: list[Liability] = field(default_factory=list)
+    estimates: list[Estimate] = field(default_factory=list)
+    payments: list[Payment] = field(default_factory=list)
+    reversals: list[PaymentReversal] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    refunds: list[Refund] = field(default_factory=list)
+
+    @property
+    def lodging_class(self) -> str:
+        if self.lodging is not None:
+            return self.lodging.lodging_class
+        for row in sorted(self.liabilities, key=lambda r: r.filed_on, reverse=True):
+            return row.lodging_class
+        for est in self.estimates:
+            return est.lodging_class
+        return "unknown"
+
+
+def _known(on: date, as_of: date | None) -> bool:
+    return as_of is None or on <= as_of
+
+
+@dataclass
+class PeriodBasis:
+    """A period's liability as known on the statement date."""
+
+    period: str
+    due_date: date
+    basis: Basis
+    tax: Decimal
+    impact_fee: Decimal
+    declaration_filed_on: date | None
+    books_kept: bool
+    notice_on: date | None
+    filings: list[Liability]
+    estimate: Estimate | None
+    superseded_estimate: Estimate | None
+
+    @property
+    def deficiency(self) -> Decimal:
+        return sum((f.deficiency for f in self.filings), ZERO)
+
+    def history(self, jurisdiction: str, pieces: dict[str, tuple[date, Decimal]]) -> AccountHistory:
+        return AccountHistory(
+            jurisdiction=jurisdiction,
+            period=self.period,
+            due_date=self.due_date,
+            tax=self.tax,
+            impact_fee=self.impact_fee,
+            declaration_filed_on=self.declaration_filed_on,
+            books_kept=self.books_kept,
+            deficiency_assessed_on=self.notice_on,
+            payments=[
+                PaymentIn(payment_id=pid, received_on=on, amount=amount)
+                for pid, (on, amount) in pieces.items()
+            ],
+        )
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What remains in force of a payment on the statement date."""
+
+    piece_id: str
+    payment: Payment
+    amount: Decimal
+    reversed_on: date | None
+
+
+@dataclass
+class Credit:
+    """Money of a payment left after every known period was paid (PR §42 refundable)."""
+
+    payment_id: str
+    received_on: date
+    amount: Decimal
+    refundable_until: date
+    section: str
+
+
+@dataclass
+class AccountState:
+    as_of: date | None
+    jurisdiction: str
+    periods: dict[str, PeriodBasis]
+    pieces: dict[str, dict[str, tuple[date, Decimal]]]  # period -> piece id -> (received, amount)
+    piece_payment: dict[str, str]
+    credits: list[Credit]
+    refunded: Decimal
+    refund_shortfall: Decimal
+
+    @property
+    def credit(self) -> Decimal:
+        return sum((c.amount for c in self.credits), ZERO)
+
+    def history(self, period: str) -> AccountHistory:
+        return self.periods[period].history(self.jurisdiction, self.pieces.get(period, {}))
+
+
+def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
+    """The liability of every period known on ``as_of`` (None: every fact)."""
+    by_period: dict[str, list[Liability]] = defaultdict(list)
+    for row in facts.liabilities:
+        if _known(row.filed_on, as_of):
+            by_period[row.period].append(row)
+    estimates = {e.period: e for e in facts.estimates if _known(e.raised_on, as_of)}
+    notices: dict[str, date] = {}
+    for n in facts.notices:
+        if _known(n.issued_on, as_of):
+            notices[n.period] = min(notices.get(n.period, n.issued_on), n.issued_on)
+    out: dict[str, PeriodBasis] = {}
+    for period in sorted(set(by_period) | set(estimates)):
+        due = period_due_date(facts.jurisdiction, Period.parse(period))
+        versions = by_period.get(period, [])
+        if versions:
+            latest: dict[str, Liability] = {}
+            for row in versions:
+                if row.filing_id not in latest or row.version > latest[row.filing_id].version:
+                    latest[row.filing_id] = row
+            filings = sorted(latest.values(), key=lambda r: (r.filed_on, r.filing_id))
+            out[period] = PeriodBasis(
+                period=period,
+                due_date=due,
+                basis="declaration",
+                tax=sum((f.tax for f in filings), ZERO),
+                impact_fee=sum((f.impact_fee for f in filings), ZERO),
+                declaration_filed_on=min(r.filed_on for r in versions),
+                books_kept=all(f.books_kept for f in filings),
+                notice_on=notices.get(period),
+                filings=filings,
+                estimate=None,
+                superseded_estimate=estimates.get(period),
+            )
+        else:
+            est = estimates[period]
+            out[period] = PeriodBasis(
+                period=period,
+                due_date=due,
+                basis="estimate",
+                tax=est.tax,
+                impact_fee=est.impact_fee,
+                declaration_filed_on=None,
+                books_kept=True,
+                notice_on=notices.get(period),
+                filings=[],
+                estimate=est,
+                superseded_estimate=None,
+            )
+    return out
+
+
+def _pieces(facts: Facts, as_of: date | None) -> list[Piece]:
+    """Each payment received by ``as_of``, less what was reversed by ``as_of``.
+
+    taxcore treats a payment reversed on or before the statement date as never
+    received; a partial reversal leaves the rest of the payment in force from
+    the day it was received. One piece per payment, named by the payment id,
+    so a statement for a date before a reversal is the same whenever computed.
+    """
+    reversed_amount: dict[str, Decimal] = defaultdict(lambda: ZERO)
+    for r in facts.reversals:
+        if _known(r.reversed_on, as_of):
+            reversed_amount[r.payment_id] += r.amount
+    out: list[Piece] = []
+    for pay in facts.payments:
+        if not _known(pay.received_on, as_of):
+            continue
+        rest = pay.amount - reversed_amount[pay.payment_id]
+        if rest > 0:
+            out.append(Piece(pay.payment_id, pay, rest, None))
+    return sorted(out, key=lambda p: (p.payment.received_on, p.payment.payment_id))
+
+
+def refundable_until(facts: Facts, pay: Payment) -> tuple[date, str]:
+    """PR §42: 4 years from the declaration the payment came with, else 3 years from payment."""
+    designated = {d["period"] for d in pay.designations}
+    with_declaration = [
+        row.filed_on
+        for row in facts.liabilities
+        if row.period in designated and row.filed_on == pay.received_on
+    ]
+    if with_declaration:
+        rule = law.cited(law.REFUND_YEARS_FROM_DECLARATION, facts.jurisdiction)
+        return add_months(min(with_declaration), 12 * rule.value), rule.section
+    rule = law.cited(law.REFUND_YEARS_FROM_PAYMENT, facts.jurisdiction)
+    return add_months(pay.received_on, 12 * rule.value), rule.section
+
+
+class _Allocator:
+    def __init__(self, facts: Facts, periods: dict[str, PeriodBasis]) -> None:
+        self.facts = facts
+        self.periods = periods
+        self.order = sorted(periods)
+        self.pieces: dict[str, dict[str, tuple[date, Decimal]]] = defaultdict(dict)
+        self.settled: set[str] = set()
+
+    def owed(self, period: str, on: date) -> Decimal:
+        if period in self.settled:
+            return ZERO
+        basis = self.periods[period]
+        bal = compute_balance(basis.history(self.facts.jurisdiction, self.pieces[period]), as_of=on)
+        owed = bal.balance
+        filed = basis.declaration_filed_on
+        if owed <= 0 and filed is not None and filed <= on:
+            self.settled.add(period)  # nothing unpaid can accrue again on a paid, filed account
+        return max(ZERO, owed)
+
+    def assign(self, period: str, piece: Piece, amount: Decimal) -> None:
+        on, already = self.pieces[period].get(piece.piece_id, (piece.payment.received_on, ZERO))
+        self.pieces[period][piece.piece_id] = (on, already + amount)
+
+    def pay(self, piece: Piece, budget: dict[str, Decimal]) -> Decimal:
+        on = piece.payment.received_on
+        money = piece.amount
+        for d in piece.payment.designations:
+            period = d["period"]
+            want = budget.get(period, ZERO)
+            if money <= 0 or want <= 0 or period not in self.periods:
+                continue
+            take = min(want, money, self.owed(period, on))
+            if take > 0:
+                self.assign(period, piece, take)
+                budget[period] = want - take
+                money -= take
+        for period in self.order:
+            if money <= 0:
+                break
+            take = min(money, self.owed(period, on))
+            if take > 0:
+                self.assign(period, piece, take)
+                money -= take
+        return money
+
+
+def account_state(facts: Facts, as_of: date | None) -> AccountState:
+    """Allocate the payments known on ``as_of`` to the periods known on ``as_of``."""
+    periods = period_bases(facts, as_of)
+    alloc = _Allocator(facts, periods)
+    pieces = _pieces(facts, as_of)
+    refunds = sorted(
+        (r for r in facts.refunds if _known(r.requested_on, as_of)), key=lambda r: (r.requested_on, r.id)
+    )
+    budgets: dict[str, dict[str, Decimal]] = {}
+    credits: list[Credit] = []
+    refunded = ZERO
+    shortfall = ZERO
+    piece_payment: dict[str, str] = {}
+
+    def take_refund(refund: Refund) -> None:
+        nonlocal refunded, shortfall
+        want = refund.amount
+        for credit in credits:
+            if credit.refundable_until < refund.requested_on:
+                continue  # past the PR §42 limit: not refundable
+            take = min(want, credit.amount)
+            credit.amount -= take
+            want -= take
+        credits[:] = [c for c in credits if c.amount > 0]
+        refunded += refund.amount - want
+        shortfall += want
+
+    queue = list(refunds)
+    for piece in pieces:
+        while queue and queue[0].requested_on < piece.payment.received_on:
+            take_refund(queue.pop(0))
+        pay = piece.payment
+        piece_payment[piece.piece_id] = pay.payment_id
+        budget = budgets.setdefault(
+            pay.payment_id, {d["period"]: Decimal(d["amount"]) for d in pay.designations}
+        )
+        left = alloc.pay(piece, budget)
+        if left > 0:
+            until, section = refundable_until(facts, pay)
+            credits.append(Credit(pay.payment_id, pay.received_on, left, until, section))
+    for refund in queue:
+        take_refund(refund)
+    return AccountState(
+        as_of=as_of,
+        jurisdiction=facts.jurisdiction,
+        periods=periods,
+        pieces=dict(alloc.pieces),
+        piece_payment=piece_payment,
+        credits=credits,
+        refunded=refunded,
+        refund_shortfall=shortfall,
+    )
+
+
+@dataclass
+class PeriodStatement:
+    basis: PeriodBasis
+    balance: Balance
+    applied: list[dict[str, Any]]
+
+
+def period_statements(state: AccountState, as_of: date) -> list[PeriodStatement]:
+    out: list[PeriodStatement] = []
+    for period, basis in state.periods.items():
+        bal = compute_balance(state.history(period), as_of=as_of)
+        applied: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)
+        for app in bal.applications:
+            applied[(state.piece_payment.get(app.payment_id, app.payment_id), app.component)] += app.amount
+        out.append(
+            PeriodStatement(
+                basis=basis,
+                balance=bal,
+                applied=[
+                    {"payment_id": pid, "component": comp, "amount": amount}
+                    for (pid, comp), amount in applied.items()
+                ],
+            )
+        )
+    return out
+
+
+def latest_fact_date(facts: Facts) -> date | None:
+    dates = [r.filed_on for r in facts.liabilities] + [e.raised_on for e in facts.estimates]
+    dates += [p.received_on for p in facts.payments] + [r.reversed_on for r in facts.reversals]
+    dates += [n.issued_on for n in facts.notices] + [r.requested_on for r in facts.refunds]
+    return max(dates, default=None)
+
+
+def final_balances(state: AccountState) -> dict[str, tuple[date, Balance]]:
+    """Each period's balance on the day its last payment was applied.
+
+    Pieces never exceed what a period owed on their day, so nothing is left in
+    taxcore's pool and the applications are final from that day on.
+    """
+    out: dict[str, tuple[date, Balance]] = {}
+    for period, pieces in state.pieces.items():
+        if pieces:
+            last = max(on for on, _ in pieces.values())
+            out[period] = (last, compute_balance(state.history(period), as_of=last))
+    return out
+
+
+def settled(basis: PeriodBasis, on: date, bal: Balance) -> bool:
+    """Paid in full on ``on`` with the declaration filed: the balance cannot change afterwards
+    (no unpaid principal for penalties or interest; the PR §47 fine stopped at filing)."""
+    filed = basis.declaration_filed_on
+    return bal.balance == 0 and filed is not None and filed <= on
+
+
+def current_applications(
+    state: AccountState, finals: dict[str, tuple[date, Balance]]
+) -> dict[tuple[str, str, str], tuple[Decimal, str]]:
+    """What is applied now of every payment: (payment, period, component) -> (amount, section).
+
+    ``state`` is the allocation with every fact recorded (``account_state(facts, None)``).
+    """
+    out: dict[tuple[str, str, str], tuple[Decimal, str]] = {}
+    for period, (_, bal) in finals.items():
+        for app in bal.applications:
+            key = (state.piece_payment[app.payment_id], period, app.component)
+            amount, _ = out.get(key, (ZERO, app.section))
+            out[key] = (amount + app.amount, app.section)
+    return out

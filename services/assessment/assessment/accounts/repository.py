@@ -1,0 +1,166 @@
+"""Every query of the accounts domain."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date
+from decimal import Decimal
+from typing import TypeVar
+
+from sqlalchemy import func, select, text, union
+from sqlalchemy.dialects.postgresql import insert
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment.accounts.ledger import Facts
+from assessment.models import (
+    AccountSummary,
+    CollectionPosting,
+    Estimate,
+    Liability,
+    LodgingView,
+    Notice,
+    Payment,
+    PaymentReversal,
+    Refund,
+)
+from servicekit.auth import Principal
+
+_T = TypeVar("_T")
+
+
+async def lock_account(session: AsyncSession, tax_account: str) -> None:
+    """Serialize every change of one tax account (consumers, jobs and requests alike)."""
+    await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": tax_account})
+
+
+async def load_facts(session: AsyncSession, tax_account: str) -> Facts | None:
+    lodging = await session.get(LodgingView, tax_account)
+
+    async def rows(model: type[_T]) -> list[_T]:
+        stmt = select(model).where(model.tax_account == tax_account)  # type: ignore[attr-defined]
+        return list((await session.execute(stmt)).scalars().all())
+
+    liabilities = await rows(Liability)
+    estimates = await rows(Estimate)
+    payments = await rows(Payment)
+    reversals = await rows(PaymentReversal)
+    notices = await rows(Notice)
+    refunds = await rows(Refund)
+    known: list[str] = [lodging.jurisdiction] if lodging is not None else []
+    known += [x.jurisdiction for x in liabilities] + [x.jurisdiction for x in estimates]
+    known += [x.jurisdiction for x in payments] + [x.jurisdiction for x in notices]
+    jurisdiction = known[0] if known else None
+    if jurisdiction is None:
+        return None
+    return Facts(
+        tax_account=tax_account,
+        jurisdiction=jurisdiction,
+        lodging=lodging,
+        liabilities=liabilities,
+        estimates=estimates,
+        payments=payments,
+        reversals=reversals,
+        notices=notices,
+        refunds=refunds,
+    )
+
+
+def visible(principal: Principal, lodging: LodgingView | None) -> bool:
+    """Agency roles see every account; an operator its own lodgings'; a facilitator none.
+
+    A facilitator remits for a lodging but is not the taxpayer: the account's
+    penalties, notices and credits are the operator's business (the facilitator
+    sees what it filed and paid at the filing service).
+    """
+    if principal.is_agency:
+        return True
+    if principal.role == "operator" and lodging is not None:
+        return lodging.operator_id == (principal.operator_id or "")
+    return False
+
+
+async def posted_totals(
+    session: AsyncSession, tax_account: str
+) -> dict[tuple[str, str, str], tuple[Decimal, int, str]]:
+    stmt = (
+        select(
+            CollectionPosting.payment_id,
+            CollectionPosting.period,
+            CollectionPosting.component,
+            func.sum(CollectionPosting.amount),
+            func.count(),
+            func.max(CollectionPosting.section),
+        )
+        .where(CollectionPosting.tax_account == tax_account)
+        .group_by(CollectionPosting.payment_id, CollectionPosting.period, CollectionPosting.component)
+    )
+    return {
+        (r[0], r[1], r[2]): (Decimal(r[3]), int(r[4]), str(r[5])) for r in (await session.execute(stmt)).all()
+    }
+
+
+async def upsert_summaries(
+    session: AsyncSession, rows: Sequence[dict[str, object]], tax_account: str
+) -> None:
+    periods = [r["period"] for r in rows]
+    await session.execute(
+        AccountSummary.__table__.delete().where(  # type: ignore[attr-defined]
+            AccountSummary.tax_account == tax_account, AccountSummary.period.not_in(periods)
+        )
+    )
+    if not rows:
+        return
+    stmt = insert(AccountSummary).values(list(rows))
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["tax_account", "period"],
+        set_={
+            c: stmt.excluded[c]
+            for c in (
+                "jurisdiction",
+                "lodging_class",
+                "operator_id",
+                "due_date",
+                "basis",
+                "principal",
+                "total_assessed",
+                "total_paid",
+                "balance",
+                "as_of",
+            )
+        }
+        | {"refreshed_at": func.now()},
+    )
+    await session.execute(stmt)
+
+
+async def all_tax_accounts(session: AsyncSession) -> list[str]:
+    stmt = union(select(LodgingView.tax_account), select(Liability.tax_account), select(Payment.tax_account))
+    return sorted(str(r[0]) for r in (await session.execute(stmt)).all())
+
+
+async def latest_bases_before(
+    session: AsyncSession, tax_account: str, period: str, as_of: date
+) -> list[Decimal]:
+    """Taxable base of each earlier period (latest version per filer, summed), oldest first."""
+    rows = (
+        (
+            await session.execute(
+                select(Liability).where(
+                    Liability.tax_account == tax_account,
+                    Liability.period < period,
+                    Liability.filed_on <= as_of,
+                )
+            )
+        )
+        .scalars()
+        .all()
+    )
+    latest: dict[tuple[str, str], Liability] = {}
+    for row in rows:
+        key = (row.period, row.filing_id)
+        if key not in latest or row.version > latest[key].version:
+            latest[key] = row
+    bases: dict[str, Decimal] = {}
+    for (p, _), row in latest.items():
+        bases[p] = bases.get(p, Decimal(0)) + row.taxable_base
+    return [bases[p] for p in sorted(bases)]

@@ -1,0 +1,330 @@
+"""Account use-cases: statements, credits, refunds, collection postings, summaries."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment import clock
+from assessment.accounts import repository
+from assessment.accounts.ledger import (
+    AccountState,
+    Facts,
+    PeriodStatement,
+    account_state,
+    current_applications,
+    final_balances,
+    latest_fact_date,
+    period_statements,
+    settled,
+)
+from assessment.models import CollectionPosting, Refund
+from servicekit.errors import NotFound, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.events.assessment import CollectionPosted
+from taxcore.money import ZERO, fmt
+from taxcore.rules.balance import COMPONENTS, Balance, compute_balance
+
+POSTING_NAMESPACE = uuid.UUID("6f1c2b1e-59a4-4d43-9a4c-3f0c2f7a4d11")
+
+
+def posting_id(payment_id: str, period: str, component: str, n: int) -> str:
+    """Deterministic: the n-th posting of a payment to a period's component (0-based)."""
+    return str(uuid.uuid5(POSTING_NAMESPACE, f"{payment_id}|{period}|{component}|{n}"))
+
+
+async def post_collections(
+    session: AsyncSession, facts: Facts, target: dict[tuple[str, str, str], tuple[Decimal, str]]
+) -> int:
+    """Emit ``collection.posted`` for the difference between what is applied and what was posted.
+
+    For every payment, the postings then add up to what is currently applied
+    of it, per period and component (the contract's invariant). Returns how
+    many postings were made.
+    """
+    posted = await repository.posted_totals(session, facts.tax_account)
+    payments = {p.payment_id: p for p in facts.payments}
+    made = 0
+    for key in sorted(set(target) | set(posted)):
+        payment_id, period, component = key
+        want, section = target.get(key, (ZERO, ""))
+        have, count, old_section = posted.get(key, (ZERO, 0, ""))
+        delta = want - have
+        if delta == 0:
+            continue
+        pay = payments.get(payment_id)
+        if pay is None:  # pragma: no cover - postings only exist for known payments
+            continue
+        pid = posting_id(payment_id, period, component, count)
+        row = CollectionPosting(
+            posting_id=pid,
+            payment_id=payment_id,
+            tax_account=facts.tax_account,
+            period=period,
+            component=component,
+            amount=delta,
+            collected_on=pay.received_on,
+            section=section or old_section,
+        )
+        session.add(row)
+        await emit(
+            session,
+            event_type="roomtax.assessment.collection.posted.v1",
+            key=facts.tax_account,
+            event_id=pid,
+            data=CollectionPosted(
+                posting_id=pid,
+                payment_id=payment_id,
+                tax_account=facts.tax_account,
+                jurisdiction=facts.jurisdiction,
+                lodging_class=facts.lodging_class,
+                period=period,
+                component=component,
+                amount=delta,
+                collected_on=pay.received_on,
+                section=row.section,
+            ),
+        )
+        made += 1
+    await session.flush()
+    return made
+
+
+def summary_rows(
+    facts: Facts,
+    on: date,
+    *,
+    state: AccountState | None = None,
+    finals: dict[str, tuple[date, Balance]] | None = None,
+) -> list[dict[str, object]]:
+    """Per-period balances as of ``on``. A period settled by its last payment (``finals``)
+    keeps that balance, so only open periods are walked to ``on``."""
+    state = state or account_state(facts, on)
+    finals = finals or {}
+    rows: list[dict[str, object]] = []
+    for period, basis in state.periods.items():
+        final = finals.get(period)
+        if final is not None and final[0] <= on and settled(basis, final[0], final[1]):
+            bal = final[1]
+        else:
+            bal = compute_balance(state.history(period), as_of=on)
+        principal = sum((c.assessed for c in bal.components if c.component in ("tax", "impact_fee")), ZERO)
+        rows.append(
+            {
+                "tax_account": facts.tax_account,
+                "period": period,
+                "jurisdiction": facts.jurisdiction,
+                "lodging_class": facts.lodging_class,
+                "operator_id": facts.lodging.operator_id if facts.lodging else None,
+                "due_date": basis.due_date,
+                "basis": basis.basis,
+                "principal": principal,
+                "total_assessed": bal.total_assessed,
+                "total_paid": bal.total_paid,
+                "balance": bal.balance,
+                "as_of": on,
+            }
+        )
+    return rows
+
+
+async def refresh_summary(session: AsyncSession, facts: Facts, *, as_of: date | None = None) -> None:
+    """Re-materialize the account's per-period balances as of today (dashboards read them)."""
+    on = as_of or clock.today()
+    await repository.upsert_summaries(session, summary_rows(facts, on), facts.tax_account)
+
+
+async def recompute(session: AsyncSession, tax_account: str) -> Facts | None:
+    """After any change of an account's facts: post collections, refresh its summary."""
+    facts = await repository.load_facts(session, tax_account)
+    if facts is None:
+        return None
+    state = account_state(facts, None)
+    finals = final_balances(state)
+    await post_collections(session, facts, current_applications(state, finals))
+    on = clock.today()
+    latest = latest_fact_date(facts)
+    if latest is not None and latest > on:  # a fact dated after today: allocate as of today
+        rows = summary_rows(facts, on)
+    else:
+        rows = summary_rows(facts, on, state=state, finals=finals)
+    await repository.upsert_summaries(session, rows, facts.tax_account)
+    return facts
+
+
+# --------------------------------------------------------------------------- statements
+
+
+def _component_map(st: PeriodStatement) -> dict[str, dict[str, str]]:
+    return {
+        c.component: {"assessed": fmt(c.assessed), "paid": fmt(c.paid), "outstanding": fmt(c.outstanding)}
+        for c in st.balance.components
+    }
+
+
+def _period_out(st: PeriodStatement, state: AccountState, *, explain: bool) -> dict[str, Any]:
+    b = st.basis
+    bal = st.balance
+    comps = {c.component: c for c in bal.components}
+    penalties = [
+        {
+            "kind": "late_payment_penalty",
+            "amount": fmt(comps["penalty"].assessed),
+            "paid": fmt(comps["penalty"].paid),
+        },
+    ]
+    reasons = [f.deficiency_reason for f in b.filings if f.deficiency_reason]
+    out: dict[str, Any] = {
+        "period": b.period,
+        "due_date": b.due_date,
+        "basis": b.basis,
+        "declaration_filed_on": b.declaration_filed_on,
+        "filings": [
+            {
+                "declaration_id": f.declaration_id,
+                "filing_id": f.filing_id,
+                "version": f.version,
+                "filer_kind": f.filer_kind,
+                "filer_id": f.filer_id,
+                "filed_on": f.filed_on,
+                "tax": fmt(f.tax),
+                "impact_fee": fmt(f.impact_fee),
+                "declared_total": fmt(f.declared_total) if f.declared_total is not None else None,
+                "deficiency": fmt(f.deficiency),
+                "deficiency_reason": f.deficiency_reason,
+            }
+            for f in b.filings
+        ],
+        "estimate": _estimate_out(b.estimate or b.superseded_estimate, superseded=b.estimate is None),
+        "principal": {"tax": fmt(comps["tax"].assessed), "impact_fee": fmt(comps["impact_fee"].assessed)},
+        "deficiency": fmt(b.deficiency),
+        "deficiency_reasons": reasons,
+        "penalties": penalties,
+        "interest": fmt(comps["interest"].assessed),
+        "fines": fmt(comps["fine"].assessed),
+        "components": _component_map(st),
+        "payments": [
+            {"payment_id": a["payment_id"], "component": a["component"], "amount": fmt(a["amount"])}
+            for a in st.applied
+        ],
+        "total_assessed": fmt(bal.total_assessed),
+        "total_paid": fmt(bal.total_paid),
+        "balance": fmt(bal.balance),
+        "days_late": bal.days_late,
+        "notice_issued_on": b.notice_on,
+    }
+    if explain:
+        out["explain"] = {
+            "balance": bal.trace,
+            "liabilities": [{"declaration_id": f.declaration_id, "trace": f.trace} for f in b.filings],
+            "estimate": b.estimate.trace if b.estimate is not None else None,
+        }
+    return out
+
+
+def _estimate_out(est: Any, *, superseded: bool) -> dict[str, Any] | None:
+    if est is None:
+        return None
+    return {
+        "estimate_id": est.id,
+        "raised_on": est.raised_on,
+        "taxable_base": fmt(est.taxable_base),
+        "tax": fmt(est.tax),
+        "impact_fee": fmt(est.impact_fee),
+        "method": est.method,
+        "status": "superseded" if superseded else "in_force",
+    }
+
+
+def credits_out(state: AccountState) -> dict[str, Any]:
+    return {
+        "total": fmt(state.credit),
+        "refunded": fmt(state.refunded),
+        "items": [
+            {
+                "payment_id": c.payment_id,
+                "received_on": c.received_on,
+                "amount": fmt(c.amount),
+                "refundable_until": c.refundable_until,
+                "section": c.section,
+            }
+            for c in state.credits
+        ],
+    }
+
+
+def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
+    state = account_state(facts, as_of)
+    periods = period_statements(state, as_of)
+    totals = {"total_assessed": ZERO, "total_paid": ZERO, "balance": ZERO}
+    by_component = dict.fromkeys(COMPONENTS, ZERO)
+    for st in periods:
+        totals["total_assessed"] += st.balance.total_assessed
+        totals["total_paid"] += st.balance.total_paid
+        totals["balance"] += st.balance.balance
+        for c in st.balance.components:
+            by_component[c.component] += c.outstanding
+    received = [
+        {
+            "payment_id": p.payment_id,
+            "received_on": p.received_on,
+            "amount": fmt(p.amount),
+            "designations": p.designations,
+            "reversed": [
+                {"reversal_id": r.reversal_id, "amount": fmt(r.amount), "reversed_on": r.reversed_on}
+                for r in facts.reversals
+                if r.payment_id == p.payment_id and r.reversed_on <= as_of
+            ],
+        }
+        for p in sorted(facts.payments, key=lambda p: (p.received_on, p.payment_id))
+        if p.received_on <= as_of
+    ]
+    return {
+        "tax_account": facts.tax_account,
+        "jurisdiction": facts.jurisdiction,
+        "lodging_class": facts.lodging_class,
+        "as_of": as_of,
+        "currency": "USD",
+        "periods": [_period_out(st, state, explain=explain) for st in periods],
+        "totals": {k: fmt(v) for k, v in totals.items()},
+        "outstanding_by_component": {k: fmt(v) for k, v in by_component.items()},
+        "payments": received,
+        "credit": credits_out(state),
+    }
+
+
+# --------------------------------------------------------------------------- refunds
+
+
+async def request_refund(
+    session: AsyncSession, facts: Facts, *, amount: Decimal, requested_on: date, requested_by: str
+) -> tuple[Refund, AccountState]:
+    """Refund credit still within PR §42 (4 years from the declaration it came with, else 3 from payment)."""
+    if requested_on > clock.today():
+        raise ValidationFailed.on("requested_on", "is in the future")
+    state = account_state(facts, requested_on)
+    refundable = sum((c.amount for c in state.credits if c.refundable_until >= requested_on), ZERO)
+    if amount > refundable:
+        lapsed = sum((c.amount for c in state.credits if c.refundable_until < requested_on), ZERO)
+        detail = f"at most {fmt(refundable)} of credit is refundable on {requested_on.isoformat()}"
+        if lapsed:
+            detail += f" ({fmt(lapsed)} more is past the PR §42 limit)"
+        raise ValidationFailed.on("amount", detail)
+    refund = Refund(
+        tax_account=facts.tax_account, amount=amount, requested_on=requested_on, requested_by=requested_by
+    )
+    session.add(refund)
+    await session.flush()
+    facts.refunds.append(refund)
+    return refund, account_state(facts, requested_on)
+
+
+async def get_facts(session: AsyncSession, tax_account: str) -> Facts:
+    facts = await repository.load_facts(session, tax_account)
+    if facts is None:
+        raise NotFound(f"no account {tax_account!r}")
+    return facts

@@ -1,0 +1,26 @@
+"""The assessment service: what every lodging owes for every period, as of any date."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from assessment.accounts.endpoints import router as accounts
+from assessment.dashboard.endpoints import router as dashboard
+from assessment.jobs.endpoints import router as jobs
+from assessment.notices.endpoints import router as notices
+from assessment.settings import AssessmentSettings
+from servicekit.app import create_app
+
+
+def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
+    settings = settings or AssessmentSettings()
+    return create_app(
+        settings,
+        title="Roomtax Assessment",
+        description="Per-lodging-period accounts built from filing and registry events: liabilities "
+        "recomputed by taxcore, deficiencies, penalties and interest (PR §46, §47; VI §54(i), (l)), "
+        "estimated assessments of non-filers (PR §32; VI §54(d)), deficiency notices (PR §2(25), "
+        "§33, §34), bond draw requests (PR §33), credits and refunds (PR §42), collection postings "
+        "for distribution, and dashboard reads.",
+        routers=[accounts, notices, jobs, dashboard],
+    )

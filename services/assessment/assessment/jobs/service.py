@@ -1,0 +1,195 @@
+"""Jobs: estimated assessments of non-filers, lapsed notices, and the daily run of both.
+
+Non-filers (PR §32; VI §54(d) and 33 V.I.C. § 45): for every lodging of the
+projection, every monthly period from its registration whose due date is
+before ``as_of``, during which the lodging was active, and for which no
+declaration is known on ``as_of``, gets one estimated assessment computed by
+taxcore's ``estimate_assessment`` from the lodging's filed history (the
+summed taxable bases of its earlier periods). One estimate per period, ever
+(a unique key), so running the job again for the same or a later date raises
+no second estimate; a declaration filed later supersedes it (the estimate row
+stays, the statement shows it as superseded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from assessment import clock, law
+from assessment.accounts import repository as accounts_repo
+from assessment.accounts.service import recompute, refresh_summary
+from assessment.models import Estimate, Liability, LodgingView
+from assessment.notices.service import request_lapsed_draws
+from assessment.settings import AssessmentSettings
+from servicekit.outbox import emit
+from taxcore.errors import TaxcoreError
+from taxcore.events.assessment import AccountAssessed
+from taxcore.periods import Period, due_date
+from taxcore.rules.estimate import estimate_assessment
+
+log = logging.getLogger("assessment.jobs")
+
+
+def status_on(lodging: LodgingView, on: date) -> str:
+    status = "active"
+    for s in sorted(lodging.statuses, key=lambda s: s["effective_from"]):
+        if date.fromisoformat(s["effective_from"]) <= on:
+            status = s["status"]
+    return status
+
+
+def active_during(lodging: LodgingView, period: Period) -> bool:
+    if lodging.registered_on > period.last_day:
+        return False
+    return "active" in (
+        status_on(lodging, max(period.first_day, lodging.registered_on)),
+        status_on(lodging, period.last_day),
+    )
+
+
+async def estimate_non_filers(
+    session: AsyncSession, *, as_of: date, industry_cost: Decimal | None
+) -> dict[str, Any]:
+    lodgings = (await session.execute(select(LodgingView).order_by(LodgingView.tax_account))).scalars().all()
+    raised: list[dict[str, str]] = []
+    skipped: list[dict[str, str]] = []
+    for lodging in lodgings:
+        jur = lodging.jurisdiction
+        filed = {
+            r[0]
+            for r in (
+                await session.execute(
+                    select(Liability.period).where(
+                        Liability.tax_account == lodging.tax_account, Liability.filed_on <= as_of
+                    )
+                )
+            ).all()
+        }
+        estimated = {
+            r[0]
+            for r in (
+                await session.execute(
+                    select(Estimate.period).where(Estimate.tax_account == lodging.tax_account)
+                )
+            ).all()
+        }
+        period = Period.of(lodging.registered_on)
+        changed = False
+        while True:
+            try:
+                due = due_date(jur, period)
+            except TaxcoreError as exc:
+                skipped.append(
+                    {"tax_account": lodging.tax_account, "period": str(period), "reason": exc.message}
+                )
+                break
+            if due >= as_of:
+                break
+            p = str(period)
+            if p not in filed and p not in estimated and active_during(lodging, period):
+                history = await accounts_repo.latest_bases_before(session, lodging.tax_account, p, as_of)
+                try:
+                    est = estimate_assessment(
+                        jurisdiction=jur,
+                        lodging_class=lodging.lodging_class,
+                        casino=lodging.casino,
+                        period=p,
+                        history=history,
+                        room_count=lodging.room_count,
+                        industry_cost=industry_cost,
+                    )
+                except TaxcoreError as exc:
+                    skipped.append({"tax_account": lodging.tax_account, "period": p, "reason": exc.message})
+                    period = period.next()
+                    continue
+                if not changed:
+                    await accounts_repo.lock_account(session, lodging.tax_account)
+                    changed = True
+                row = Estimate(
+                    tax_account=lodging.tax_account,
+                    period=p,
+                    raised_on=as_of,
+                    jurisdiction=jur,
+                    lodging_class=lodging.lodging_class,
+                    taxable_base=est.taxable_base,
+                    tax=est.tax,
+                    impact_fee=est.impact_fee,
+                    method=est.method,
+                    trace=est.explain(),
+                )
+                session.add(row)
+                await session.flush()
+                await emit(
+                    session,
+                    event_type="roomtax.assessment.account.assessed.v1",
+                    key=lodging.tax_account,
+                    data=AccountAssessed(
+                        tax_account=lodging.tax_account,
+                        jurisdiction=jur,
+                        lodging_class=lodging.lodging_class,
+                        period=p,
+                        basis="estimate",
+                        source_id=row.id,
+                        due_date=due,
+                        assessed_on=as_of,
+                        tax=est.tax,
+                        impact_fee=est.impact_fee,
+                        reasons=[f"no declaration filed by {as_of.isoformat()}; estimated by {est.method}"],
+                        section=law.ESTIMATE_SECTION.get(jur, "§32"),
+                    ),
+                )
+                raised.append(
+                    {
+                        "tax_account": lodging.tax_account,
+                        "period": p,
+                        "estimate_id": row.id,
+                        "tax": str(est.tax),
+                        "impact_fee": str(est.impact_fee),
+                    }
+                )
+            period = period.next()
+        if changed:
+            await recompute(session, lodging.tax_account)
+    return {"as_of": as_of, "raised": raised, "skipped": skipped}
+
+
+async def refresh_all_summaries(session: AsyncSession, *, as_of: date) -> int:
+    count = 0
+    for tax_account in await accounts_repo.all_tax_accounts(session):
+        facts = await accounts_repo.load_facts(session, tax_account)
+        if facts is not None:
+            await refresh_summary(session, facts, as_of=as_of)
+            count += 1
+    return count
+
+
+async def run_daily(
+    sessionmaker: async_sessionmaker[AsyncSession], settings: AssessmentSettings, on: date
+) -> None:
+    async with sessionmaker() as session, session.begin():
+        await estimate_non_filers(session, as_of=on, industry_cost=settings.estimate_industry_cost)
+    async with sessionmaker() as session, session.begin():
+        await request_lapsed_draws(session, as_of=on)
+    async with sessionmaker() as session, session.begin():
+        await refresh_all_summaries(session, as_of=on)
+
+
+async def daily_jobs(
+    settings: AssessmentSettings, sessionmaker: async_sessionmaker[AsyncSession], stop: asyncio.Event
+) -> None:
+    """Worker background task: the daily jobs at start-up and then every interval."""
+    while not stop.is_set():
+        try:
+            await run_daily(sessionmaker, settings, clock.today())
+        except Exception:  # noqa: BLE001 - logged, retried at the next interval
+            log.exception("daily assessment jobs failed")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=settings.daily_jobs_interval_seconds)

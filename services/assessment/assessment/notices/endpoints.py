@@ -1,0 +1,189 @@
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Path, Query
+from fastapi.responses import Response
+from sqlalchemy import false, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment import clock, law
+from assessment.accounts import repository as accounts_repo
+from assessment.accounts.ledger import Facts
+from assessment.accounts.service import recompute
+from assessment.models import LodgingView, Notice
+from assessment.notices import service
+from assessment.notices.letter import render_letter
+from assessment.notices.schemas import NoticeCreate, NoticeOut, ResponseCreate
+from servicekit.app import router as make_router
+from servicekit.auth import AdminDep, Principal, PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from taxcore.money import fmt
+
+router = make_router(prefix="/v1/notices", tags=["notices"])
+ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}
+
+
+async def _visible_notice(
+    session: AsyncSession, principal: Principal, notice_id: str
+) -> tuple[Notice, Facts]:
+    notice = await session.get(Notice, notice_id)
+    facts = await accounts_repo.load_facts(session, notice.tax_account) if notice else None
+    if notice is None or facts is None or not accounts_repo.visible(principal, facts.lodging):
+        raise NotFound(f"no notice {notice_id!r}")
+    return notice, facts
+
+
+async def get_visible_notice(
+    session: SessionDep, principal: PrincipalDep, notice_id: Annotated[str, Path()]
+) -> tuple[Notice, Facts]:
+    return await _visible_notice(session, principal, notice_id)
+
+
+NoticeDep = Annotated[tuple[Notice, Facts], Depends(get_visible_notice)]
+
+
+async def to_out(session: AsyncSession, notice: Notice, facts: Facts) -> NoticeOut:
+    term = law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction)
+    status = await service.status_of(session, facts, notice, clock.today())
+    return NoticeOut.model_validate(
+        {
+            "id": notice.id,
+            "tax_account": notice.tax_account,
+            "jurisdiction": notice.jurisdiction,
+            "period": notice.period,
+            "kind": notice.kind,
+            "reason": notice.reason,
+            "section": notice.section,
+            "issued_on": notice.issued_on,
+            "response_deadline": notice.response_deadline,
+            "response_term": {
+                "days": term.value,
+                "section": term.section,
+                "provisional": term.provisional,
+                "note": term.note,
+            },
+            "amounts": {
+                "tax": fmt(notice.tax),
+                "impact_fee": fmt(notice.impact_fee),
+                "penalty": fmt(notice.penalty),
+                "interest": fmt(notice.interest),
+                "fine": fmt(notice.fine),
+                "total": fmt(notice.total),
+            },
+            **status,
+            "letter_url": f"/v1/notices/{notice.id}/letter.pdf",
+        }
+    )
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=NoticeOut,
+    responses=ERRORS,
+    summary="Notify a deficiency (PR §2(25), §33) with the amounts owed on its date",
+)
+async def create_notice(body: NoticeCreate, session: SessionDep, principal: AdminDep) -> NoticeOut:
+    issued_on = body.issued_on or clock.today()
+    if issued_on > clock.today():
+        raise ValidationFailed.on("issued_on", "is in the future")
+    await accounts_repo.lock_account(session, body.tax_account)
+    facts = await accounts_repo.load_facts(session, body.tax_account)
+    if facts is None:
+        raise ValidationFailed.on("tax_account", "no account with this number")
+    notice = await service.issue_notice(
+        session,
+        facts,
+        period=body.period,
+        kind="deficiency",
+        reason=body.reason,
+        issued_on=issued_on,
+        issued_by=principal.client_id,
+    )
+    assert notice is not None
+    refreshed = await recompute(session, body.tax_account)
+    return await to_out(session, notice, refreshed or facts)
+
+
+@router.get("", response_model=Page[NoticeOut], summary="Notices visible to the caller")
+async def list_notices(
+    session: SessionDep,
+    principal: PrincipalDep,
+    tax_account: Annotated[str | None, Query()] = None,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+) -> Page[NoticeOut]:
+    after = decode_cursor(cursor, arity=2)
+    stmt = select(Notice).order_by(Notice.issued_on, Notice.id).limit(limit + 1)
+    if tax_account:
+        stmt = stmt.where(Notice.tax_account == tax_account)
+    if not principal.is_agency:
+        owner = principal.operator_id if principal.role == "operator" else None
+        mine = LodgingView.operator_id == owner if owner else false()
+        owned = select(LodgingView.tax_account).where(mine)
+        stmt = stmt.where(Notice.tax_account.in_(owned))
+    if after:
+        stmt = stmt.where((Notice.issued_on, Notice.id) > (after[0], after[1]))  # type: ignore[operator]
+    rows = (await session.execute(stmt)).scalars().all()
+    facts_cache: dict[str, Facts] = {}
+    items: list[NoticeOut] = []
+    for n in rows[:limit]:
+        if n.tax_account not in facts_cache:
+            f = await accounts_repo.load_facts(session, n.tax_account)
+            assert f is not None
+            facts_cache[n.tax_account] = f
+        items.append(await to_out(session, n, facts_cache[n.tax_account]))
+    page = paginate(
+        list(rows), limit=limit, key=lambda n: [n.issued_on.isoformat(), n.id], to_item=lambda n: n
+    )
+    return Page[NoticeOut](items=items, next_cursor=page.next_cursor)
+
+
+@router.get("/{notice_id}", response_model=NoticeOut, responses=ERRORS, summary="A notice and its status")
+async def get_notice(found: NoticeDep, session: SessionDep) -> NoticeOut:
+    return await to_out(session, *found)
+
+
+@router.get(
+    "/{notice_id}/letter.pdf",
+    responses={200: {"content": {"application/pdf": {}}}, **ERRORS},
+    response_class=Response,
+    summary="The notice letter (PDF)",
+)
+async def get_letter(found: NoticeDep) -> Response:
+    notice, facts = found
+    pdf = render_letter(notice, facts.lodging, printed_on=clock.today())
+    return Response(
+        content=pdf,
+        media_type="application/pdf",
+        headers={"Content-Disposition": f'inline; filename="notice-{notice.id}.pdf"'},
+    )
+
+
+@router.post(
+    "/{notice_id}/responses",
+    status_code=201,
+    response_model=NoticeOut,
+    responses={**ERRORS, **Forbidden.openapi()},
+    summary="Accept the notice, or dispute part of it with the undisputed part paid (PR §34)",
+)
+async def respond(
+    body: ResponseCreate, found: NoticeDep, session: SessionDep, principal: PrincipalDep
+) -> NoticeOut:
+    notice, facts = found
+    if not (principal.can_write_all or principal.role == "operator"):
+        raise Forbidden("only the taxpayer (operator) or the agency administrator answers a notice")
+    await service.respond(
+        session,
+        facts,
+        notice,
+        kind=body.kind,
+        disputed_amount=body.disputed_amount,
+        statement=body.statement,
+        responded_on=body.responded_on or clock.today(),
+        responder=principal.client_id,
+    )
+    return await to_out(session, notice, facts)

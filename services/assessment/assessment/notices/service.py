@@ -1,0 +1,310 @@
+"""Deficiency notices (PR §2(25) "Notification", §33), responses (§34) and lapses (§33 bond)."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment import clock, law
+from assessment.accounts import repository as accounts_repo
+from assessment.accounts.ledger import Facts, account_state, period_statements
+from assessment.models import BondDrawRequest, BondDrawView, BondView, Notice, NoticeResponse
+from servicekit.errors import Conflict, NotFound, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.events.assessment import BondDrawRequested, NoticeIssued
+from taxcore.money import ZERO, fmt
+from taxcore.rules.balance import Balance
+
+BOND_REQUEST_NAMESPACE = uuid.UUID("0b6f3b7c-3f4e-4f0e-9b61-8a2d6f4c2e55")
+
+
+def period_balance(facts: Facts, period: str, on: date) -> Balance | None:
+    state = account_state(facts, on)
+    if period not in state.periods:
+        return None
+    for st in period_statements(state, on):
+        if st.basis.period == period:
+            return st.balance
+    return None  # pragma: no cover
+
+
+async def issue_notice(
+    session: AsyncSession,
+    facts: Facts,
+    *,
+    period: str,
+    kind: str,
+    reason: str,
+    issued_on: date,
+    issued_by: str,
+    source_declaration_id: str | None = None,
+) -> Notice | None:
+    """Notify the deficiency of one period: what is owed of each component on ``issued_on``.
+
+    A Deficiency is the Debt (tax plus fines, penalties, surcharges, interest)
+    minus what was paid (PR §2(15)-(16)). Returns None for an automatic notice
+    when nothing is owed; a requested one raises instead.
+    """
+    bal = period_balance(facts, period, issued_on)
+    if bal is None:
+        raise ValidationFailed.on("period", f"the account has no liability for {period} on {issued_on}")
+    if bal.balance <= 0:
+        if source_declaration_id is not None:
+            return None
+        raise Conflict(f"nothing is owed for {period} on {issued_on.isoformat()}: no deficiency to notify")
+    out = {c.component: c.outstanding for c in bal.components}
+    term = law.cited(law.NOTICE_RESPONSE_DAYS, facts.jurisdiction)
+    section = (
+        law.CLERICAL_ASSESSMENT_SECTION.get(facts.jurisdiction, "§32")
+        if kind == "clerical_error"
+        else law.NOTICE_SECTION.get(facts.jurisdiction, "§33")
+    )
+    notice = Notice(
+        tax_account=facts.tax_account,
+        jurisdiction=facts.jurisdiction,
+        period=period,
+        kind=kind,
+        reason=reason,
+        section=section,
+        issued_on=issued_on,
+        response_deadline=issued_on + timedelta(days=term.value),
+        tax=out["tax"],
+        impact_fee=out["impact_fee"],
+        penalty=out["penalty"],
+        interest=out["interest"],
+        fine=out["fine"],
+        total=bal.balance,
+        source_declaration_id=source_declaration_id,
+        issued_by=issued_by,
+    )
+    session.add(notice)
+    await session.flush()
+    facts.notices.append(notice)
+    await emit(
+        session,
+        event_type="roomtax.assessment.notice.issued.v1",
+        key=facts.tax_account,
+        data=NoticeIssued(
+            notice_id=notice.id,
+            tax_account=notice.tax_account,
+            jurisdiction=notice.jurisdiction,
+            period=period,
+            kind=kind,
+            reason=reason,
+            issued_on=issued_on,
+            response_deadline=notice.response_deadline,
+            tax=notice.tax,
+            impact_fee=notice.impact_fee,
+            penalty=notice.penalty,
+            interest=notice.interest,
+            fine=notice.fine,
+            total=notice.total,
+            section=section,
+        ),
+    )
+    return notice
+
+
+async def responses_of(session: AsyncSession, notice_id: str) -> list[NoticeResponse]:
+    stmt = (
+        select(NoticeResponse)
+        .where(NoticeResponse.notice_id == notice_id)
+        .order_by(NoticeResponse.responded_on, NoticeResponse.created_at)
+    )
+    return list((await session.execute(stmt)).scalars().all())
+
+
+async def status_of(session: AsyncSession, facts: Facts, notice: Notice, on: date) -> dict[str, Any]:
+    responses = [r for r in await responses_of(session, notice.id) if r.responded_on <= on]
+    request = await session.get(BondDrawRequest, notice.id)
+    bal = period_balance(facts, notice.period, on)
+    owed = bal.balance if bal is not None else ZERO
+    last = responses[-1].kind if responses else None
+    if owed <= 0:
+        status = "paid"
+    elif request is not None and request.requested_on <= on:
+        status = "bond_draw_requested"
+    elif last == "dispute":
+        status = "disputed"
+    elif last == "accept":
+        status = "accepted" if on <= notice.response_deadline else "lapsed"
+    elif on > notice.response_deadline:
+        status = "lapsed"
+    else:
+        status = "open"
+    return {
+        "status": status,
+        "balance": fmt(owed),
+        "responses": [
+            {
+                "id": r.id,
+                "kind": r.kind,
+                "disputed_amount": fmt(r.disputed_amount),
+                "undisputed_amount": fmt(r.undisputed_amount),
+                "statement": r.statement,
+                "responded_on": r.responded_on,
+            }
+            for r in responses
+        ],
+        "bond_draw_request": (
+            {"amount": fmt(request.amount), "requested_on": request.requested_on, "bond_id": request.bond_id}
+            if request is not None
+            else None
+        ),
+    }
+
+
+async def respond(
+    session: AsyncSession,
+    facts: Facts,
+    notice: Notice,
+    *,
+    kind: str,
+    disputed_amount: Decimal,
+    statement: str | None,
+    responded_on: date,
+    responder: str,
+) -> NoticeResponse:
+    """Accept the notice, or dispute part of it having paid the undisputed part (PR §34)."""
+    if responded_on < notice.issued_on:
+        raise ValidationFailed.on("responded_on", "is before the notice was issued")
+    if responded_on > clock.today():
+        raise ValidationFailed.on("responded_on", "is in the future")
+    if responded_on > notice.response_deadline:
+        raise Conflict(
+            f"the term to answer ended on {notice.response_deadline.isoformat()}",
+            errors=[{"pointer": "#/body/responded_on", "detail": "after the response deadline"}],
+        )
+    previous = await responses_of(session, notice.id)
+    if previous:
+        raise Conflict(f"the notice was already answered ({previous[-1].kind})")
+    if kind == "accept":
+        disputed_amount = ZERO
+    else:
+        if disputed_amount <= 0 or disputed_amount > notice.total:
+            raise ValidationFailed.on(
+                "disputed_amount", f"must be more than 0 and at most the notice total {fmt(notice.total)}"
+            )
+        undisputed = notice.total - disputed_amount
+        before = period_balance(facts, notice.period, notice.issued_on)
+        after = period_balance(facts, notice.period, responded_on)
+        paid_since = (after.total_paid if after else ZERO) - (before.total_paid if before else ZERO)
+        if paid_since < undisputed:
+            raise ValidationFailed.on(
+                "disputed_amount",
+                f"PR §34: pay the undisputed {fmt(undisputed)} before disputing the rest "
+                f"({fmt(paid_since)} paid since the notice)",
+            )
+    response = NoticeResponse(
+        notice_id=notice.id,
+        kind=kind,
+        disputed_amount=disputed_amount,
+        undisputed_amount=notice.total - disputed_amount,
+        statement=statement,
+        responded_on=responded_on,
+        responder=responder,
+    )
+    session.add(response)
+    await session.flush()
+    return response
+
+
+def _bond_remaining(bond: BondView, draws: list[BondDrawView]) -> Decimal:
+    return bond.amount - sum((d.amount for d in draws if d.bond_id == bond.bond_id), ZERO)
+
+
+async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[BondDrawRequest]:
+    """PR §33: for each notice whose term lapsed unpaid and undisputed, ask the registry to draw the bond.
+
+    Once per notice (the request row's primary key is the notice id, and the
+    event id is derived from it, so the registry records one draw however
+    often this runs).
+    """
+    stmt = (
+        select(Notice)
+        .where(Notice.response_deadline < as_of)
+        .where(~select(BondDrawRequest.notice_id).where(BondDrawRequest.notice_id == Notice.id).exists())
+        .order_by(Notice.issued_on, Notice.id)
+    )
+    made: list[BondDrawRequest] = []
+    for notice in (await session.execute(stmt)).scalars().all():
+        responses = [r for r in await responses_of(session, notice.id) if r.responded_on <= as_of]
+        if responses and responses[-1].kind == "dispute":
+            continue
+        await accounts_repo.lock_account(session, notice.tax_account)
+        facts = await accounts_repo.load_facts(session, notice.tax_account)
+        if facts is None:  # pragma: no cover
+            continue
+        bal = period_balance(facts, notice.period, as_of)
+        if bal is None or bal.balance <= 0:
+            continue
+        bonds = (
+            (
+                await session.execute(
+                    select(BondView)
+                    .where(
+                        BondView.tax_account == notice.tax_account,
+                        BondView.status == "active",
+                        BondView.effective_on <= as_of,
+                        BondView.expires_on >= as_of,
+                    )
+                    .order_by(BondView.effective_on)
+                )
+            )
+            .scalars()
+            .all()
+        )
+        draws = list(
+            (
+                await session.execute(
+                    select(BondDrawView).where(BondDrawView.tax_account == notice.tax_account)
+                )
+            )
+            .scalars()
+            .all()
+        )
+        bond = next((b for b in bonds if _bond_remaining(b, draws) > 0), None)
+        if bond is None:
+            continue
+        amount = min(bal.balance, _bond_remaining(bond, draws))
+        event_id = str(uuid.uuid5(BOND_REQUEST_NAMESPACE, notice.id))
+        request = BondDrawRequest(
+            notice_id=notice.id,
+            event_id=event_id,
+            tax_account=notice.tax_account,
+            period=notice.period,
+            bond_id=bond.bond_id,
+            amount=amount,
+            requested_on=as_of,
+        )
+        session.add(request)
+        await session.flush()
+        await emit(
+            session,
+            event_type="roomtax.assessment.bond.draw.requested.v1",
+            key=notice.tax_account,
+            event_id=event_id,
+            data=BondDrawRequested(
+                notice_id=notice.id,
+                tax_account=notice.tax_account,
+                period=notice.period,
+                amount=amount,
+                requested_on=as_of,
+                reason=f"deficiency notice of {notice.issued_on.isoformat()} unpaid after its term "
+                f"({notice.response_deadline.isoformat()}); {law.BOND_DRAW_SECTION}",
+            ),
+        )
+        made.append(request)
+    return made
+
+
+async def get_notice(session: AsyncSession, notice_id: str) -> Notice:
+    notice = await session.get(Notice, notice_id)
+    if notice is None:
+        raise NotFound(f"no notice {notice_id!r}")
+    return notice
