@@ -217,7 +217,8 @@ def lint() -> int:
     steps = [
         ["ruff", "check", "."],
         ["ruff", "format", "--check", "--quiet", "."],
-        ["mypy", *[arg for pkg in PACKAGES for arg in ("-p", pkg)], "scripts/stack.py", "scripts/demo.py"],
+        ["mypy", *[arg for pkg in PACKAGES for arg in ("-p", pkg)]],
+        ["mypy", "scripts/stack.py", "scripts/demo.py"],
     ]
     for step in steps:
         log("lint: " + " ".join(step[:3]) + (" ..." if len(step) > 3 else ""))

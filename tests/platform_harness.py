@@ -1,0 +1,196 @@
+"""Run the real platform for cross-service tests: separate processes, real TCP.
+
+Each service gets a fresh database (built by its own ``migrate`` command), an
+API process (uvicorn) and a worker process (relay + consumers). The broker is a
+real Tansu process. Tests drive the services only through HTTP, like a client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+
+from servicekit.testing import BrokerProcess, database_url, free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+LOGS = ROOT / ".run" / "e2e"
+SERVICES = ("registry", "filing", "assessment", "distribution")
+
+
+@dataclass
+class ServiceProcess:
+    name: str
+    port: int
+    env: dict[str, str]
+    api: subprocess.Popen[bytes] | None = None
+    worker: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
+        LOGS.mkdir(parents=True, exist_ok=True)
+        log = open(LOGS / f"{self.name}.log", "ab")  # noqa: SIM115 - lives with the process
+        return subprocess.Popen(
+            [sys.executable, "-m", self.name, *args],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        )
+
+    def migrate(self) -> None:
+        subprocess.run(
+            [sys.executable, "-m", self.name, "migrate"],
+            env=self.env,
+            check=True,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def start(self) -> None:
+        self.api = self._spawn("api", "--port", str(self.port))
+        self.worker = self._spawn("worker")
+
+    def kill(self) -> None:
+        """Kill both processes abruptly (SIGKILL): no graceful shutdown."""
+        for p in (self.api, self.worker):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        self.api = self.worker = None
+
+    def stop(self) -> None:
+        for p in (self.api, self.worker):
+            if p is not None and p.poll() is None:
+                p.terminate()
+        for p in (self.api, self.worker):
+            if p is not None:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.api = self.worker = None
+
+    async def wait_ready(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient(timeout=3) as client:
+            while time.monotonic() < deadline:
+                try:
+                    if (await client.get(f"{self.url}/readyz")).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                if self.api is not None and self.api.poll() is not None:
+                    raise RuntimeError(f"{self.name} api exited; see {LOGS / (self.name + '.log')}")
+                await asyncio.sleep(0.2)
+        raise TimeoutError(f"{self.name} not ready; see {LOGS / (self.name + '.log')}")
+
+
+@dataclass
+class Platform:
+    services: dict[str, ServiceProcess] = field(default_factory=dict)
+    broker: BrokerProcess = field(default_factory=BrokerProcess)
+    prefix: str = "roomtax_e2e"
+
+    async def start(self, names: tuple[str, ...] = SERVICES) -> None:
+        self.broker.start()
+        base = dict(os.environ)
+        base.update(
+            {
+                "ROOMTAX_KAFKA_BOOTSTRAP": self.broker.bootstrap,
+                "ROOMTAX_ENVIRONMENT": "test",
+                "ROOMTAX_LOG_LEVEL": "INFO",
+            }
+        )
+        admin = await asyncpg.connect(database_url("postgres", driver="postgresql"))
+        try:
+            for name in names:
+                await admin.execute(f'DROP DATABASE IF EXISTS "{self.prefix}_{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+        for name in names:
+            base[f"{name.upper()}_DATABASE_URL"] = database_url(f"{self.prefix}_{name}")
+        for name in names:
+            self.services[name] = ServiceProcess(name=name, port=free_port(), env=base)
+        await asyncio.gather(*(asyncio.to_thread(s.migrate) for s in self.services.values()))
+        for s in self.services.values():
+            s.start()
+        await asyncio.gather(*(s.wait_ready() for s in self.services.values()))
+
+    async def restart(self, name: str) -> None:
+        svc = self.services[name]
+        svc.kill()
+        svc.start()
+        await svc.wait_ready()
+
+    def stop(self) -> None:
+        for s in self.services.values():
+            s.stop()
+        self.broker.stop()
+
+    def url(self, name: str) -> str:
+        return self.services[name].url
+
+
+class Api:
+    """A thin HTTP client for one caller (token from the registry's OAuth endpoint)."""
+
+    def __init__(self, platform: Platform, token: str) -> None:
+        self.platform = platform
+        self.headers = {"Authorization": f"Bearer {token}"}
+        self.client = httpx.AsyncClient(timeout=60)
+
+    @classmethod
+    async def login(cls, platform: Platform, client_id: str, secret: str) -> Api:
+        async with httpx.AsyncClient(timeout=30) as c:
+            r = await c.post(
+                f"{platform.url('registry')}/v1/oauth/token",
+                data={"grant_type": "client_credentials", "client_id": client_id, "client_secret": secret},
+            )
+            r.raise_for_status()
+            return cls(platform, r.json()["access_token"])
+
+    async def call(
+        self, method: str, service: str, path: str, *, expect: int | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        headers = {**self.headers, **kwargs.pop("headers", {})}
+        r = await self.client.request(
+            method, f"{self.platform.url(service)}{path}", headers=headers, **kwargs
+        )
+        if expect is not None and r.status_code != expect:
+            raise AssertionError(f"{method} {service}{path}: {r.status_code} {r.text}")
+        return r
+
+    async def get(self, service: str, path: str, **kw: Any) -> Any:
+        return (await self.call("GET", service, path, expect=kw.pop("expect", 200), **kw)).json()
+
+    async def post(self, service: str, path: str, body: Any = None, **kw: Any) -> Any:
+        return (await self.call("POST", service, path, json=body, expect=kw.pop("expect", None), **kw)).json()
+
+    async def close(self) -> None:
+        await self.client.aclose()
+
+
+async def eventually(check: Any, *, timeout: float = 60, interval: float = 0.25) -> Any:
+    """Poll an async check until it returns a truthy value (events travel asynchronously)."""
+    deadline = time.monotonic() + timeout
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = await check()
+        if last:
+            return last
+        await asyncio.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s; last value: {last!r}")
