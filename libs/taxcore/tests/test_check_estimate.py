@@ -7,8 +7,8 @@ from decimal import Decimal
 import pytest
 
 from taxcore.errors import InvalidInput
-from taxcore.rules.check import FINDING_CODES, DeclaredFigures, check_declaration
-from taxcore.rules.declaration import DeclarationInput, ExemptAmount, compute_declaration
+from taxcore.rules.check import FINDING_CODES, DeclaredFigures, check_declaration, review_declaration
+from taxcore.rules.declaration import DeclarationInput, ExemptAmount, compute_allowed, compute_declaration
 from taxcore.rules.estimate import estimate_assessment
 
 D = Decimal
@@ -46,6 +46,33 @@ class TestCheckDeclaration:
             "inconsistent_entries",
             "deduction_beyond_limit",
             "tax_understated",
+        ]
+
+    def test_allowed_figures_disallow_the_unevidenced_claim(self) -> None:
+        """A film exemption without its certificate (PR §24(F)) is disallowed, not refused:
+        base 100.00, tax 9% = 9.00 (§24(B)); the review gives the same figures and its findings."""
+        inp = DeclarationInput(
+            jurisdiction="PR",
+            lodging_class="hotel",
+            period="2026-03",
+            room_revenue=D("100.00"),
+            room_nights=1,
+            exempt=[ExemptAmount(exemption="pr_film_production", amount=D("10.00"))],
+        )
+        with pytest.raises(InvalidInput) as refused:
+            compute_declaration(inp)
+        assert refused.value.field == "exempt[0].evidence"
+        allowed = compute_allowed(inp)
+        assert (allowed.taxable_base, allowed.tax, allowed.total_due) == (D("100.00"), D("9.00"), D("9.00"))
+        review = review_declaration(inp, DeclaredFigures(taxable_base=D("90.00"), tax=D("8.10")))
+        assert review.result.tax == allowed.tax
+        assert review.findings == check_declaration(
+            inp, DeclaredFigures(taxable_base=D("90.00"), tax=D("8.10"))
+        )
+        assert [(f.code, f.line) for f in review.findings] == [
+            ("omission", "exempt[0].evidence"),
+            ("inconsistent_entries", "taxable_base"),
+            ("tax_understated", "tax"),
         ]
 
     def test_structural_errors_still_raise(self) -> None:

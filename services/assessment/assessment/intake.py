@@ -27,15 +27,13 @@ from assessment.models import (
 )
 from assessment.notices.service import issue_notice
 from servicekit.outbox import emit
-from taxcore.errors import InvalidInput
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import AccountAssessed
 from taxcore.events.filing import DeclarationFiled, PaymentReceived, PaymentReversed
 from taxcore.events.registry import BondDrawn, BondPosted, LodgingSnapshot
 from taxcore.money import ZERO, fmt
-from taxcore.parameters import default_tree
 from taxcore.periods import Period, due_date
-from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compute, compute_declaration
+from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compute_allowed
 
 # --------------------------------------------------------------------------- registry
 
@@ -146,11 +144,7 @@ def recompute_declaration(inp: DeclarationInput) -> DeclarationResult:
     disallowed rather than refused, as taxcore's check does: the agency
     assesses the corrected tax.
     """
-    try:
-        return compute_declaration(inp)
-    except InvalidInput:
-        result, _ = compute(inp, default_tree(), None, lenient=True)
-        return result
+    return compute_allowed(inp)
 
 
 def _deficiency(data: DeclarationFiled, result: DeclarationResult) -> tuple[Decimal, str | None]:

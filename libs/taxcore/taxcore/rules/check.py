@@ -34,9 +34,9 @@ from taxcore.errors import ParameterError
 from taxcore.money import round_cents
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
-from taxcore.rules.declaration import DeclarationInput, _no_float, compute
+from taxcore.rules.declaration import DeclarationInput, DeclarationResult, _no_float, compute
 
-__all__ = ["FINDING_CODES", "DeclaredFigures", "Finding", "check_declaration"]
+__all__ = ["FINDING_CODES", "DeclaredFigures", "Finding", "Review", "check_declaration", "review_declaration"]
 
 FINDING_CODES: tuple[str, ...] = (
     "arithmetic",
@@ -82,6 +82,15 @@ def _sections(tree: ParameterTree, jurisdiction: str, on: date) -> dict[str, str
     return {str(k): str(v) for k, v in raw.items()}
 
 
+class Review(BaseModel):
+    """A declaration's allowed figures and its findings, from one computation."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    result: DeclarationResult
+    findings: list[Finding]
+
+
 def check_declaration(
     inp: DeclarationInput,
     declared: DeclaredFigures,
@@ -89,7 +98,18 @@ def check_declaration(
     parameters: ParameterTree | None = None,
     today: date | None = None,
 ) -> list[Finding]:
-    """Every mathematical or clerical error in a declaration (PR §2(18); VI §54).
+    """Every mathematical or clerical error in a declaration (PR §2(18); VI §54)."""
+    return review_declaration(inp, declared, parameters=parameters, today=today).findings
+
+
+def review_declaration(
+    inp: DeclarationInput,
+    declared: DeclaredFigures,
+    *,
+    parameters: ParameterTree | None = None,
+    today: date | None = None,
+) -> Review:
+    """Recompute a declaration and report every mathematical or clerical error (PR §2(18); VI §54).
 
     The amounts are recomputed from the declared lines with the claims the statute
     does not allow disallowed (and reported) instead of refused, so a declaration
@@ -230,4 +250,4 @@ def check_declaration(
             filed,
             computed,
         )
-    return findings
+    return Review(result=result, findings=findings)

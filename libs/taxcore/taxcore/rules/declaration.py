@@ -43,6 +43,7 @@ __all__ = [
     "DeclarationInput",
     "DeclarationResult",
     "ExemptAmount",
+    "compute_allowed",
     "compute_declaration",
 ]
 
@@ -609,4 +610,22 @@ def compute_declaration(
     period after ``today``) and ``ParameterError`` for a date outside the parameters.
     """
     result, _ = compute(inp, parameters or default_tree(), today, lenient=False)
+    return result
+
+
+def compute_allowed(
+    inp: DeclarationInput,
+    *,
+    parameters: ParameterTree | None = None,
+    today: date | None = None,
+) -> DeclarationResult:
+    """The amounts the statute allows for a declaration as filed (PR §32; VI §54).
+
+    Like :func:`compute_declaration`, except that a claim the statute does not allow
+    (a film exemption without its certificate, exemptions above the gross receipts,
+    an exemption the class cannot claim) is disallowed, with a trace step, instead of
+    refusing the declaration: these are the figures a return with findings is
+    assessed on. Input the statute cannot apply to at all still raises.
+    """
+    result, _ = compute(inp, parameters or default_tree(), today, lenient=True)
     return result

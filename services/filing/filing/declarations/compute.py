@@ -27,7 +27,7 @@ from filing.models import Lodging
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period
 from taxcore.rules import check
-from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compute
+from taxcore.rules.declaration import DeclarationInput, DeclarationResult
 
 #: Exemptions whose evidence is a certificate the registry issues (kind = exemption name).
 CERTIFIED_EXEMPTIONS = frozenset({"pr_film_production"})
@@ -92,7 +92,6 @@ def recompute(
         **{f: getattr(lines, f) for f in LINE_FIELDS if f != "exempt"},
         exempt=exempt,
     )
-    result, _ = compute(inp, parameters, today, lenient=True)
     figures = check.DeclaredFigures(
         taxable_base=declared.taxable_base,
         tax=declared.tax,
@@ -100,8 +99,10 @@ def recompute(
         total=declared.total,
         line_total=declared.line_total,
     )
+    review = check.review_declaration(inp, figures, parameters=parameters, today=today)
+    result = review.result
     findings = []
-    for f in check.check_declaration(inp, figures, parameters=parameters, today=today):
+    for f in review.findings:
         item = f.model_dump(mode="json")
         if f.line in unverified:
             item["message"] = (
