@@ -308,3 +308,13 @@ class TestPayments:
         after_reversal = compute_balance(later, as_of=date(2027, 3, 1))
         assert "c" not in {a.payment_id for a in after_reversal.applications}
         assert compute_balance(early, as_of=date(2026, 12, 4)).balance > 0
+
+
+class TestExplainFlag:
+    def test_without_explanation_the_amounts_are_identical_and_the_trace_empty(self) -> None:
+        history = vi("1000.00", payments=[pay("p1", date(2026, 3, 15), "400.00")])
+        full = compute_balance(history, as_of=date(2026, 9, 1))
+        quick = compute_balance(history, as_of=date(2026, 9, 1), explain=False)
+        assert full.trace
+        assert quick.trace == []
+        assert quick.model_dump(exclude={"trace"}) == full.model_dump(exclude={"trace"})

@@ -276,7 +276,9 @@ class _Allocator:
         if period in self.settled:
             return ZERO
         basis = self.periods[period]
-        bal = compute_balance(basis.history(self.facts.jurisdiction, self.pieces[period]), as_of=on)
+        bal = compute_balance(
+            basis.history(self.facts.jurisdiction, self.pieces[period]), as_of=on, explain=False
+        )
         owed = bal.balance
         filed = basis.declaration_filed_on
         if owed <= 0 and filed is not None and filed <= on:
@@ -371,10 +373,10 @@ class PeriodStatement:
     applied: list[dict[str, Any]]
 
 
-def period_statements(state: AccountState, as_of: date) -> list[PeriodStatement]:
+def period_statements(state: AccountState, as_of: date, *, explain: bool = True) -> list[PeriodStatement]:
     out: list[PeriodStatement] = []
     for period, basis in state.periods.items():
-        bal = compute_balance(state.history(period), as_of=as_of)
+        bal = compute_balance(state.history(period), as_of=as_of, explain=explain)
         applied: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)
         for app in bal.applications:
             applied[(state.piece_payment.get(app.payment_id, app.payment_id), app.component)] += app.amount
@@ -408,7 +410,7 @@ def final_balances(state: AccountState) -> dict[str, tuple[date, Balance]]:
     for period, pieces in state.pieces.items():
         if pieces:
             last = max(on for on, _ in pieces.values())
-            out[period] = (last, compute_balance(state.history(period), as_of=last))
+            out[period] = (last, compute_balance(state.history(period), as_of=last, explain=False))
     return out
 
 

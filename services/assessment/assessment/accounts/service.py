@@ -111,7 +111,7 @@ def summary_rows(
         if final is not None and final[0] <= on and settled(basis, final[0], final[1]):
             bal = final[1]
         else:
-            bal = compute_balance(state.history(period), as_of=on)
+            bal = compute_balance(state.history(period), as_of=on, explain=False)
         principal = sum((c.assessed for c in bal.components if c.component in ("tax", "impact_fee")), ZERO)
         rows.append(
             {
@@ -259,7 +259,7 @@ def credits_out(state: AccountState) -> dict[str, Any]:
 
 def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
     state = account_state(facts, as_of)
-    periods = period_statements(state, as_of)
+    periods = period_statements(state, as_of, explain=explain)
     totals = {"total_assessed": ZERO, "total_paid": ZERO, "balance": ZERO}
     by_component = dict.fromkeys(COMPONENTS, ZERO)
     for st in periods:

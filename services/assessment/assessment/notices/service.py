@@ -27,7 +27,7 @@ def period_balance(facts: Facts, period: str, on: date) -> Balance | None:
     state = account_state(facts, on)
     if period not in state.periods:
         return None
-    for st in period_statements(state, on):
+    for st in period_statements(state, on, explain=False):
         if st.basis.period == period:
             return st.balance
     return None  # pragma: no cover
