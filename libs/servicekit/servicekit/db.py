@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Request, Response
 from fastapi.routing import APIRoute
-from sqlalchemy import MetaData, text
+from sqlalchemy import DateTime, MetaData, Numeric, func, text
 from sqlalchemy.ext.asyncio import (
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
+from sqlalchemy.orm import Mapped, mapped_column
 
 from servicekit.errors import IdempotencyMismatch
 
@@ -38,6 +41,21 @@ NAMING_CONVENTION = {
 def make_metadata() -> MetaData:
     """A service's own MetaData with the shared naming convention."""
     return MetaData(naming_convention=NAMING_CONVENTION)
+
+
+Money = Numeric(18, 2)
+"""Column type of every amount: NUMERIC(18,2), read back as ``Decimal``."""
+
+
+def new_id() -> str:
+    """Primary keys are random UUIDs as text: unguessable, safe to expose."""
+    return str(uuid.uuid4())
+
+
+class Created:
+    """Mixin: when the row was written (rows of ledgers and histories are never updated)."""
+
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 def make_engine(database_url: str, *, application_name: str, pool_size: int = 10) -> AsyncEngine:

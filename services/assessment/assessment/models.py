@@ -15,7 +15,6 @@ a cache of every account's balance as of its last refresh for the dashboards.
 
 from __future__ import annotations
 
-import uuid
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -27,7 +26,6 @@ from sqlalchemy import (
     DateTime,
     Index,
     Integer,
-    Numeric,
     Text,
     UniqueConstraint,
     func,
@@ -35,21 +33,11 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from servicekit.db import make_metadata
-
-Money = Numeric(18, 2)
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
+from servicekit.db import Created, Money, make_metadata, new_id
 
 
 class Base(DeclarativeBase):
     metadata = make_metadata()
-
-
-class Created:
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 # --------------------------------------------------------------------------- registry projection

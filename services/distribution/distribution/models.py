@@ -10,7 +10,6 @@ is a new, reversing entry.
 
 from __future__ import annotations
 
-import uuid
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -32,11 +31,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from servicekit.db import make_metadata
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
+from servicekit.db import make_metadata, new_id
 
 
 class Base(DeclarativeBase):

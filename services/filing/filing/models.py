@@ -11,7 +11,6 @@ is a new declaration version, a bounced check a new reversal row.
 
 from __future__ import annotations
 
-import uuid
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -34,13 +33,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from servicekit.db import make_metadata
-
-Money = Numeric(18, 2)
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
+from servicekit.db import Money, make_metadata, new_id
 
 
 class Base(DeclarativeBase):

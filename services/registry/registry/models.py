@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
 from datetime import date, datetime
 from decimal import Decimal
 
@@ -16,24 +15,15 @@ from sqlalchemy import (
     Numeric,
     Text,
     UniqueConstraint,
-    func,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
-from servicekit.db import make_metadata
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
+from servicekit.db import Created, make_metadata, new_id
 
 
 class Base(DeclarativeBase):
     metadata = make_metadata()
-
-
-class Created:
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
 
 
 class Operator(Created, Base):

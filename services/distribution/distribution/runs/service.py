@@ -31,8 +31,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from distribution.certifications import repository as certifications
 from distribution.ledger import accounts
 from distribution.ledger.repository import Line, add_entry
-from distribution.models import Certification, Collection, Run, RunCollection, new_id
+from distribution.models import Certification, Collection, Run, RunCollection
 from distribution.runs import repository
+from servicekit.db import new_id
 from servicekit.errors import Conflict, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.events import distribution as ev

@@ -14,12 +14,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.declarations.schemas import Filer
 from filing.declarations.service import parse_period
-from filing.models import Lodging, Payment, PaymentReversal, new_id
+from filing.models import Lodging, Payment, PaymentReversal
 from filing.payments import receipts, repository
 from filing.payments.schemas import METHOD_LABELS, PaymentCreate, ReversalCreate
 from filing.projection import repository as projection
 from filing.settings import FilingSettings
 from servicekit.auth import Principal
+from servicekit.db import new_id
 from servicekit.errors import Conflict, Forbidden, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.events import filing as ev
