@@ -41,6 +41,7 @@ from taxcore.events import CONTRACTS, CloudEvent
 
 log = logging.getLogger("servicekit.outbox")
 CHANNEL = "outbox"
+PURGE_INTERVAL = 3600.0  # seconds between deletions of rows past the retention window
 
 
 def _source(session: AsyncSession) -> str:
@@ -340,6 +341,7 @@ class OutboxRelay:
         await self._load_watermarks()
         backoff = 0.2
         last_check = 0.0
+        last_purge = 0.0
         loop = asyncio.get_running_loop()
         try:
             while not stop.is_set():
@@ -355,6 +357,11 @@ class OutboxRelay:
                         await self.check_broker()
                         if self._wake.is_set():
                             continue
+                    if loop.time() - last_purge > PURGE_INTERVAL:
+                        last_purge = loop.time()
+                        purged = await self.purge()
+                        if purged:
+                            log.info("outbox: purged %d events older than the retention window", purged)
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._first(stop), timeout=self.check_interval)
                 except (

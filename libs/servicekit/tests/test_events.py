@@ -233,3 +233,38 @@ async def _true(value: bool) -> bool:
 
 
 _ = json
+
+
+class TestRetention:
+    async def test_purge_deletes_only_published_rows_past_the_window(self, sm: SM, chassis_db: str) -> None:
+        old_sent, old_unsent, recent = (f"{k}-{uuid.uuid4().hex[:8]}" for k in ("old", "unsent", "recent"))
+        for name in (old_sent, old_unsent, recent):
+            await write(sm, name)
+        async with sm() as session, session.begin():
+            await session.execute(
+                text("UPDATE outbox SET created_at = now() - interval '30 days' WHERE key = ANY(:k)"),
+                {"k": [old_sent, old_unsent]},
+            )
+            await session.execute(
+                text("UPDATE outbox SET published_at = now() WHERE key = ANY(:k)"), {"k": [old_sent, recent]}
+            )
+        relay = OutboxRelay(dsn=dsn(chassis_db), bootstrap="unused:0", name="purge-test")
+        import asyncpg
+
+        relay._pool = await asyncpg.create_pool(dsn(chassis_db), min_size=1, max_size=1)
+        try:
+            assert await relay.purge() >= 1
+        finally:
+            await relay._pool.close()
+        async with sm() as session:
+            left = (
+                (
+                    await session.execute(
+                        text("SELECT key FROM outbox WHERE key = ANY(:k) ORDER BY key"),
+                        {"k": [old_sent, old_unsent, recent]},
+                    )
+                )
+                .scalars()
+                .all()
+            )
+        assert sorted(left) == sorted([old_unsent, recent])  # never drop what was not sent
