@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from taxcore.errors import TaxcoreError
@@ -145,6 +146,25 @@ def install_error_handlers(app: FastAPI) -> None:
         }
         return problem_response(body, dict(exc.headers) if exc.headers else None)
 
+    async def integrity(request: Request, exc: Exception) -> JSONResponse:
+        """A constraint the service's own checks did not catch (a race, a dangling reference):
+        the request changed nothing (its transaction rolled back); answer 409, not 500."""
+        log.warning("integrity error on %s: %s", request.url.path, str(exc).splitlines()[0][:300])
+        return problem_response(
+            Conflict("the request conflicts with existing data (a duplicate or a missing reference)").problem(
+                request.url.path
+            )
+        )
+
+    async def database(request: Request, exc: Exception) -> JSONResponse:
+        """A value the database cannot hold (out of range, invalid text) is bad input: 422."""
+        sqlstate = str(getattr(getattr(exc, "orig", None), "sqlstate", "") or "")
+        if sqlstate.startswith("22"):  # class 22: data exception
+            return problem_response(
+                ValidationFailed("a value is out of the range the platform accepts").problem(request.url.path)
+            )
+        return await unexpected(request, exc)
+
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", extra={"path": request.url.path})
         body = {
@@ -161,6 +181,8 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(TaxcoreError, taxcore_error)
     app.add_exception_handler(MoneyError, taxcore_error)
     app.add_exception_handler(StarletteHTTPException, http_error)
+    app.add_exception_handler(IntegrityError, integrity)
+    app.add_exception_handler(DBAPIError, database)
     app.add_exception_handler(Exception, unexpected)
 
 

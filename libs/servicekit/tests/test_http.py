@@ -56,6 +56,20 @@ class TestProblemJson:
         assert r.status_code == 409
         assert r.json()["title"] == "Conflict"
 
+    async def test_constraint_violation_the_service_missed_is_409(self, client: httpx.AsyncClient) -> None:
+        name = unique()
+        await client.post("/v1/widgets", json={"name": name, "amount": "1.00"}, headers=H)
+        r = await client.post(
+            "/v1/widgets", params={"check": "false"}, json={"name": name, "amount": "1.00"}, headers=H
+        )
+        assert r.status_code == 409
+        assert r.headers["content-type"] == "application/problem+json"
+
+    async def test_value_out_of_database_range_is_422(self, client: httpx.AsyncClient) -> None:
+        r = await client.post("/v1/widgets", json={"name": unique(), "amount": "1" * 20 + ".00"}, headers=H)
+        assert r.status_code == 422
+        assert r.json()["detail"] == "a value is out of the range the platform accepts"
+
 
 class TestIdempotency:
     async def test_same_key_same_body_replays_and_writes_once(self, client: httpx.AsyncClient) -> None:

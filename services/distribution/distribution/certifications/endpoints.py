@@ -61,7 +61,7 @@ async def list_certifications(
     _: AgencyReadDep,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
-    fiscal_year: Annotated[int | None, Query()] = None,
+    fiscal_year: Annotated[int | None, Query(ge=2004, le=9999)] = None,
 ) -> Page[CertificationOut]:
     after = decode_cursor(cursor, arity=2)
     rows = await repository.list_page(

@@ -76,7 +76,7 @@ async def list_runs(
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
     jurisdiction: Annotated[str | None, Query(pattern="^(PR|VI)$")] = None,
-    fiscal_year: int | None = None,
+    fiscal_year: Annotated[int | None, Query(ge=2004, le=9999)] = None,
 ) -> Page[RunOut]:
     after = decode_cursor(cursor, arity=2)
     rows = await repository.list_page(

@@ -145,9 +145,9 @@ async def _event(session: AsyncSession, client: OAuthClient, change: str) -> Non
 async def create_client(
     session: AsyncSession, *, body: ClientCreate, client_id: str | None = None, secret: str | None = None
 ) -> tuple[OAuthClient, str]:
-    if body.operator_id and await session.get(Operator, body.operator_id) is None:
+    if body.operator_id is not None and await session.get(Operator, body.operator_id) is None:
         raise ValidationFailed.on("operator_id", "no operator with this id")
-    if body.facilitator_id and await session.get(Facilitator, body.facilitator_id) is None:
+    if body.facilitator_id is not None and await session.get(Facilitator, body.facilitator_id) is None:
         raise ValidationFailed.on("facilitator_id", "no facilitator with this id")
     if (await session.execute(select(OAuthClient).where(OAuthClient.name == body.name))).first():
         raise Conflict(

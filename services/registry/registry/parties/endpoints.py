@@ -68,7 +68,7 @@ async def get_operator(operator_id: str, session: SessionDep, principal: Princip
     "/facilitators", status_code=201, response_model=FacilitatorOut, responses=ValidationFailed.openapi()
 )
 async def create_facilitator(body: FacilitatorCreate, session: SessionDep, _: AdminDep) -> FacilitatorOut:
-    if body.operator_id and await session.get(Operator, body.operator_id) is None:
+    if body.operator_id is not None and await session.get(Operator, body.operator_id) is None:
         raise ValidationFailed.on("operator_id", "no operator with this id")
     facilitator = Facilitator(name=body.name, email=body.email, operator_id=body.operator_id)
     session.add(facilitator)
