@@ -193,18 +193,19 @@ def print_banner(services: list[str]) -> None:
     lines = ["", "Roomtax is running.", ""]
     for svc in services:
         lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/docs   (OpenAPI: /openapi.json)")
-    lines += [
-        "",
-        "Try:",
-        "  TOKEN=$(curl -s -d grant_type=client_credentials -d client_id=agency-admin \\",
-        "          -d client_secret=dev-admin-secret http://127.0.0.1:8001/v1/oauth/token | "
-        "python3 -c 'import sys,json;print(json.load(sys.stdin)[\"access_token\"])')",
-        '  curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8001/v1/lodgings?limit=5"',
-        "  curl -s http://127.0.0.1:8001/readyz",
-    ]
     extra = RUN / "demo-curl.txt"
-    if extra.exists():
+    if extra.exists():  # the demo's own lines: a token, then reads of its story
         lines += extra.read_text().rstrip().splitlines()
+    else:
+        lines += [
+            "",
+            "Try:",
+            "  TOKEN=$(curl -s -d grant_type=client_credentials -d client_id=agency-admin \\",
+            "          -d client_secret=dev-admin-secret http://127.0.0.1:8001/v1/oauth/token | "
+            "python3 -c 'import sys,json;print(json.load(sys.stdin)[\"access_token\"])')",
+            '  curl -s -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:8001/v1/lodgings?limit=5"',
+            "  curl -s http://127.0.0.1:8001/readyz",
+        ]
     lines += ["", "Ctrl-C stops everything; the data stays for the next run.", ""]
     print("\n".join(lines), flush=True)
 
