@@ -14,6 +14,8 @@ it is bound to. Roles:
 
 from __future__ import annotations
 
+import hashlib
+import re
 import time
 import uuid
 from collections.abc import Callable, Coroutine
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import jwt
+from cryptography.hazmat.primitives import serialization
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
@@ -50,9 +53,37 @@ class Principal:
         return self.role == "agency-admin"
 
 
+PEM_BLOCK = re.compile(r"-----BEGIN PUBLIC KEY-----.+?-----END PUBLIC KEY-----", re.S)
+
+
+def key_id(public_pem: str) -> str:
+    """A key's id (``kid``): the first 16 hex digits of the SHA-256 of its DER encoding."""
+    key = serialization.load_pem_public_key(public_pem.encode())
+    der = key.public_bytes(serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo)
+    return hashlib.sha256(der).hexdigest()[:16]
+
+
+def public_keys(setting: str) -> dict[str, str]:
+    """Every public key of a setting that may hold several PEM blocks, by key id.
+
+    Rotation: publish the new public key next to the old one on every service, then
+    switch the registry to the new private key; drop the old public key once the
+    last token signed with it has expired (``token_ttl_seconds``).
+    """
+    blocks = PEM_BLOCK.findall(setting)
+    if not blocks:
+        raise ValueError("ROOMTAX_JWT_PUBLIC_KEY holds no PEM public key")
+    return {key_id(b): b for b in blocks}
+
+
 class TokenIssuer:
     def __init__(self, private_key: str, *, issuer: str, audience: str, ttl_seconds: int) -> None:
         self._key = private_key
+        private = serialization.load_pem_private_key(private_key.encode(), password=None)
+        public_pem = private.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+        self.kid = key_id(public_pem.decode())
         self.issuer = issuer
         self.audience = audience
         self.ttl = ttl_seconds
@@ -73,20 +104,26 @@ class TokenIssuer:
             claims["operator_id"] = principal.operator_id
         if principal.facilitator_id:
             claims["facilitator_id"] = principal.facilitator_id
-        return jwt.encode(claims, self._key, algorithm=ALGORITHM), self.ttl
+        return jwt.encode(claims, self._key, algorithm=ALGORITHM, headers={"kid": self.kid}), self.ttl
 
 
 class TokenVerifier:
+    """Verifies tokens locally with the public key(s): several during a key rotation."""
+
     def __init__(self, public_key: str, *, issuer: str, audience: str) -> None:
-        self._key = public_key
+        self._keys = public_keys(public_key)
         self.issuer = issuer
         self.audience = audience
 
     def verify(self, token: str) -> Principal:
         try:
+            kid = jwt.get_unverified_header(token).get("kid")
+            key = self._keys.get(kid) if kid else next(iter(self._keys.values()))
+            if key is None:
+                raise Unauthorized("the access token is signed with a key this service does not trust")
             claims = jwt.decode(
                 token,
-                self._key,
+                key,
                 algorithms=[ALGORITHM],
                 audience=self.audience,
                 issuer=self.issuer,

@@ -190,3 +190,37 @@ class TestOperations:
         assert "Problem" in spec["components"]["schemas"]
         post = spec["paths"]["/v1/widgets"]["post"]
         assert "application/problem+json" in post["responses"]["422"]["content"]
+
+
+class TestKeyRotation:
+    @staticmethod
+    def _pair() -> tuple[str, str]:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+        key = Ed25519PrivateKey.generate()
+        private = key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        ).decode()
+        public = (
+            key.public_key()
+            .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+            .decode()
+        )
+        return private, public
+
+    def test_both_keys_verify_during_rotation_and_a_stranger_does_not(self) -> None:
+        from servicekit.auth import Principal, TokenIssuer, TokenVerifier
+        from servicekit.errors import Unauthorized
+
+        (old_priv, old_pub), (new_priv, new_pub), (odd_priv, _) = self._pair(), self._pair(), self._pair()
+        verifier = TokenVerifier(old_pub + "\n" + new_pub, issuer="i", audience="a")
+        who = Principal(client_id="c", role="dashboard")
+        for private in (old_priv, new_priv):
+            tok, _ = TokenIssuer(private, issuer="i", audience="a", ttl_seconds=60).issue(who)
+            assert verifier.verify(tok) == who
+        stranger, _ = TokenIssuer(odd_priv, issuer="i", audience="a", ttl_seconds=60).issue(who)
+        with pytest.raises(Unauthorized, match="does not trust"):
+            verifier.verify(stranger)
+        with pytest.raises(ValueError, match="no PEM public key"):
+            TokenVerifier("not a key", issuer="i", audience="a")
