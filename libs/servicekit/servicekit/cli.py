@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
+import os
 import signal
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +27,8 @@ from servicekit.logs import configure_logging
 from servicekit.migrations import upgrade
 from servicekit.outbox import OutboxRelay
 from servicekit.settings import ServiceSettings
+
+log = logging.getLogger("servicekit.cli")
 
 ConsumerFactory = Callable[[ServiceSettings, async_sessionmaker[AsyncSession]], list[EventConsumer]]
 
@@ -51,6 +55,30 @@ def relay_for(settings: ServiceSettings) -> OutboxRelay:
     )
 
 
+HEARTBEAT_FILE = os.environ.get("ROOMTAX_WORKER_HEARTBEAT", "/tmp/roomtax-worker.heartbeat")  # noqa: S108
+HEARTBEAT_SECONDS = 10.0
+
+
+async def heartbeat(
+    tasks: list[asyncio.Task[object]], stop: asyncio.Event, path: str = HEARTBEAT_FILE
+) -> None:
+    """Touch ``path`` every few seconds while every relay and consumer task is alive.
+
+    A worker whose loop is stuck or whose task died stops touching it, and the
+    liveness probe (file older than a minute) has the orchestrator restart it.
+    """
+    target = Path(path)
+    while not stop.is_set():
+        dead = [t for t in tasks if t.done()]
+        if dead:
+            log.error("worker task ended unexpectedly: %s; heartbeat stops", dead[0].get_name())
+            return
+        with contextlib.suppress(OSError):
+            await asyncio.to_thread(target.touch)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=HEARTBEAT_SECONDS)
+
+
 async def run_workers(
     spec: ServiceSpec,
     settings: ServiceSettings,
@@ -74,8 +102,10 @@ async def run_workers(
             tasks.append(asyncio.create_task(consumer.run(stop)))
         for job in spec.background:
             tasks.append(asyncio.create_task(job(settings, sessionmaker, stop)))  # type: ignore[arg-type]
+    beat = asyncio.create_task(heartbeat(list(tasks), stop))
     try:
         await stop.wait()
+        await beat
     finally:
         for t in tasks:
             with contextlib.suppress(Exception):
