@@ -189,12 +189,13 @@ class OutboxRelay:
         self.retention = retention
         self.check_interval = check_interval
         self._wake = asyncio.Event()
-        self._produced: dict[tuple[str, int], int] = {}
+        self._partitions: set[tuple[str, int]] = set()  # partitions this relay produced to
+        self._ends: dict[tuple[str, int], int] = {}  # their end offsets at the last check
         self._producer: AIOKafkaProducer | None = None
         self._pool: asyncpg.Pool | None = None
         self._listener: asyncpg.Connection | None = None
         self.published = 0
-        self._replaying: set[int] = set()
+        self.replays = 0
 
     async def _ensure_producer(self) -> AIOKafkaProducer:
         if self._producer is None:
@@ -230,19 +231,19 @@ class OutboxRelay:
         )
         await self._listener.add_listener(CHANNEL, lambda *_: self._wake.set())
 
-    async def _load_watermarks(self) -> None:
+    async def _load_partitions(self) -> None:
         assert self._pool is not None
         rows = await self._pool.fetch(
-            'SELECT topic, "partition", max("offset") AS o FROM outbox '
-            'WHERE published_at IS NOT NULL AND "offset" IS NOT NULL GROUP BY topic, "partition"'
+            'SELECT DISTINCT topic, "partition" FROM outbox '
+            'WHERE published_at IS NOT NULL AND "partition" IS NOT NULL'
         )
-        self._produced = {(r["topic"], r["partition"]): r["o"] for r in rows}
+        self._partitions = {(r["topic"], r["partition"]) for r in rows}
 
     async def publish_batch(self) -> int:
         """Claim, publish and mark one batch; returns how many rows were published."""
         assert self._pool is not None
         producer = await self._ensure_producer()
-        lost = False
+        lost: list[tuple[str, int]] = []
         async with self._pool.acquire() as conn, conn.transaction():
             rows = await conn.fetch(
                 "SELECT id, topic, key, payload FROM outbox WHERE published_at IS NULL "
@@ -265,14 +266,16 @@ class OutboxRelay:
                 )
             results = await asyncio.gather(*futures)
             ids, partitions, offsets = [], [], []
+            base: dict[tuple[str, int], int] = {}
             for row, meta in zip(rows, results, strict=True):
                 ids.append(row["id"])
                 partitions.append(meta.partition)
                 offsets.append(meta.offset)
                 tp = (row["topic"], meta.partition)
-                if meta.offset <= self._produced.get(tp, -1) and row["id"] not in self._replaying:
-                    lost = True
-                self._produced[tp] = max(meta.offset, self._produced.get(tp, -1))
+                self._partitions.add(tp)
+                base[tp] = min(meta.offset, base.get(tp, meta.offset))
+            # A healthy partition never hands out an offset below an end offset seen before.
+            lost = [tp for tp, first in base.items() if first < self._ends.get(tp, 0)]
             await conn.execute(
                 'UPDATE outbox AS o SET published_at = now(), "partition" = u.p, "offset" = u.o '
                 "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS u(id, p, o) WHERE o.id = u.id",
@@ -280,11 +283,10 @@ class OutboxRelay:
                 partitions,
                 offsets,
             )
-        self._replaying.difference_update(ids)
         self.published += len(rows)
         metrics.OUTBOX_PUBLISHED.labels(self.name).inc(len(rows))
         if lost:
-            await self.replay_window("offset regression: the broker lost data")
+            await self.replay_window(f"offsets restarted below the known end on {sorted(lost)}")
         return len(rows)
 
     async def replay_window(self, reason: str) -> None:
@@ -295,35 +297,44 @@ class OutboxRelay:
             "WHERE published_at IS NOT NULL AND created_at > now() - $1::interval RETURNING id",
             self.retention,
         )
-        self._replaying = {r["id"] for r in rows}
-        self._produced.clear()
+        self._ends.clear()
+        self.replays += 1
         metrics.OUTBOX_REPLAYS.labels(self.name).inc()
         log.warning("outbox replay of %d events: %s", len(rows), reason)
         self._wake.set()
 
     async def check_broker(self) -> None:
-        """Compare each partition's end offset with what we produced to it."""
-        if not self._produced:
+        """Has the broker lost what this relay published? Then re-publish the window.
+
+        Signals: a topic we produced to no longer exists, or a partition's end offset
+        went *down* since the last check (a log never shrinks at its end; retention
+        only moves its start). Offsets aiokafka reports per record are not compared
+        with end offsets: Tansu reports batch offsets that run past the partition end.
+        """
+        if not self._partitions:
             return
         producer = await self._ensure_producer()
         client = producer.client
         await client.force_metadata_update()
         from aiokafka import AIOKafkaConsumer, TopicPartition
 
-        tps = [TopicPartition(t, p) for (t, p) in self._produced]
-        missing = [tp for tp in tps if client.cluster.partitions_for_topic(tp.topic) is None]
+        tps = [TopicPartition(t, p) for (t, p) in sorted(self._partitions)]
+        missing = sorted({tp.topic for tp in tps if client.cluster.partitions_for_topic(tp.topic) is None})
         if missing:
-            await self.replay_window(f"topics missing on the broker: {sorted({t.topic for t in missing})}")
+            await self.replay_window(f"topics missing on the broker: {missing}")
             return
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
-        await consumer.start()
         try:
+            await consumer.start()
             ends = await asyncio.wait_for(consumer.end_offsets(tps), timeout=5)
         finally:
             await consumer.stop()
-        behind = [tp for tp in tps if ends.get(tp, 0) <= self._produced[(tp.topic, tp.partition)]]
-        if behind:
-            await self.replay_window(f"partitions behind what was produced: {behind}")
+        now = {(tp.topic, tp.partition): int(end) for tp, end in ends.items()}
+        shrunk = sorted(tp for tp, end in now.items() if end < self._ends.get(tp, 0))
+        if shrunk:
+            await self.replay_window(f"partition end offsets went down on {shrunk}")
+            return
+        self._ends = now
 
     async def purge(self) -> int:
         assert self._pool is not None
@@ -337,8 +348,7 @@ class OutboxRelay:
         self._pool = await asyncpg.create_pool(
             self.dsn, min_size=1, max_size=2, server_settings={"application_name": self.name}
         )
-        self._replaying = set()
-        await self._load_watermarks()
+        await self._load_partitions()
         backoff = 0.2
         last_check = 0.0
         last_purge = 0.0
@@ -350,13 +360,11 @@ class OutboxRelay:
                     self._wake.clear()
                     published = await self.publish_batch()
                     backoff = 0.2
-                    if published:
-                        continue
-                    if loop.time() - last_check > self.check_interval:
+                    if loop.time() - last_check > self.check_interval:  # under load too
                         last_check = loop.time()
                         await self.check_broker()
-                        if self._wake.is_set():
-                            continue
+                    if published or self._wake.is_set():
+                        continue
                     if loop.time() - last_purge > PURGE_INTERVAL:
                         last_purge = loop.time()
                         purged = await self.purge()

@@ -128,10 +128,39 @@ class TestRelayAndConsumer:
             await eventually(lambda: _has(sm, [before, during]), timeout=60)
             await asyncio.sleep(2)  # let any replayed duplicates arrive
             assert await applied(sm, [before, during]) == {before: 1, during: 1}
+            assert relay.replays >= 1  # it noticed the broker had lost "before"
         finally:
             stop.set()
             await asyncio.gather(*tasks)
             own.stop()
+
+    async def test_healthy_broker_never_triggers_a_replay(
+        self, sm: SM, chassis_db: str, broker: BrokerProcess
+    ) -> None:
+        """Batches of keyed events spread over partitions; checks every 0.3 s find nothing lost."""
+        stop = asyncio.Event()
+        relay = OutboxRelay(
+            dsn=dsn(chassis_db), bootstrap=broker.bootstrap, name="calm-relay", check_interval=0.3
+        )
+        task = asyncio.create_task(relay.run(stop))
+        try:
+            for burst in range(3):
+                async with sm() as session, session.begin():
+                    for i in range(12):
+                        await emit(
+                            session,
+                            event_type=EVENT,
+                            key=f"calm-{burst}-{i}",
+                            topic=TOPIC,
+                            data={"name": f"calm-{uuid.uuid4().hex[:6]}", "amount": "1.00"},
+                        )
+                await asyncio.sleep(1.0)
+            await asyncio.sleep(1.5)
+            assert relay.published >= 36
+            assert relay.replays == 0
+        finally:
+            stop.set()
+            await task
 
 
 class TestConsumerInbox:
