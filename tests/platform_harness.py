@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -31,6 +32,7 @@ class ServiceProcess:
     name: str
     port: int
     env: dict[str, str]
+    logs: Path = LOGS
     api: subprocess.Popen[bytes] | None = None
     worker: subprocess.Popen[bytes] | None = None
 
@@ -39,8 +41,8 @@ class ServiceProcess:
         return f"http://127.0.0.1:{self.port}"
 
     def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
-        LOGS.mkdir(parents=True, exist_ok=True)
-        log = open(LOGS / f"{self.name}.log", "ab")  # noqa: SIM115 - lives with the process
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log = open(self.log_path, "ab")  # noqa: SIM115 - lives with the process
         return subprocess.Popen(
             [sys.executable, "-m", self.name, *args],
             env=self.env,
@@ -48,6 +50,10 @@ class ServiceProcess:
             stderr=subprocess.STDOUT,
             cwd=ROOT,
         )
+
+    @property
+    def log_path(self) -> Path:
+        return self.logs / f"{self.name}.log"
 
     def migrate(self) -> None:
         subprocess.run(
@@ -94,9 +100,9 @@ class ServiceProcess:
                 except httpx.HTTPError:
                     pass
                 if self.api is not None and self.api.poll() is not None:
-                    raise RuntimeError(f"{self.name} api exited; see {LOGS / (self.name + '.log')}")
+                    raise RuntimeError(f"{self.name} api exited; see {self.log_path}")
                 await asyncio.sleep(0.2)
-        raise TimeoutError(f"{self.name} not ready; see {LOGS / (self.name + '.log')}")
+        raise TimeoutError(f"{self.name} not ready; see {self.log_path}")
 
 
 @dataclass
@@ -105,7 +111,12 @@ class Platform:
     broker: BrokerProcess = field(default_factory=BrokerProcess)
     prefix: str = "roomtax_e2e"
 
+    @property
+    def logs(self) -> Path:
+        return LOGS / self.prefix.removeprefix("roomtax_")
+
     async def start(self, names: tuple[str, ...] = SERVICES) -> None:
+        shutil.rmtree(self.logs, ignore_errors=True)
         self.broker.start()
         base = dict(os.environ)
         base.update(
@@ -124,7 +135,7 @@ class Platform:
         for name in names:
             base[f"{name.upper()}_DATABASE_URL"] = database_url(f"{self.prefix}_{name}")
         for name in names:
-            self.services[name] = ServiceProcess(name=name, port=free_port(), env=base)
+            self.services[name] = ServiceProcess(name=name, port=free_port(), env=base, logs=self.logs)
         await asyncio.gather(*(asyncio.to_thread(s.migrate) for s in self.services.values()))
         for s in self.services.values():
             s.start()
@@ -140,6 +151,11 @@ class Platform:
         for s in self.services.values():
             s.stop()
         self.broker.stop()
+
+    def log_text(self, name: str) -> str:
+        """Everything service ``name``'s processes wrote (api and worker, every restart)."""
+        path = self.services[name].log_path
+        return path.read_text(errors="replace") if path.exists() else ""
 
     def url(self, name: str) -> str:
         return self.services[name].url
@@ -180,8 +196,28 @@ class Api:
     async def post(self, service: str, path: str, body: Any = None, **kw: Any) -> Any:
         return (await self.call("POST", service, path, json=body, expect=kw.pop("expect", None), **kw)).json()
 
+    async def pages(self, service: str, path: str, **params: Any) -> list[Any]:
+        """Every item of a cursor-paginated list (follows ``next_cursor``)."""
+        items: list[Any] = []
+        cursor: str | None = None
+        while True:
+            query = {**params, "limit": 500, **({"cursor": cursor} if cursor else {})}
+            page = await self.get(service, path, params=query)
+            items.extend(page["items"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return items
+
     async def close(self) -> None:
         await self.client.aclose()
+
+
+async def new_client(platform: Platform, admin: Api, name: str, role: str, **binding: str) -> Api:
+    """The agency creates an OAuth client (operator or facilitator); it logs in with its own secret."""
+    created = await admin.post(
+        "registry", "/v1/oauth-clients", {"name": name, "role": role, **binding}, expect=201
+    )
+    return await Api.login(platform, created["client_id"], created["client_secret"])
 
 
 async def eventually(check: Any, *, timeout: float = 60, interval: float = 0.25) -> Any:
