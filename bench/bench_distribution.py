@@ -22,7 +22,7 @@ from distribution.app import build_app
 from distribution.consumers import COLLECTION_POSTED, on_collection_posted
 from distribution.settings import DistributionSettings
 from servicekit.consumer import EventConsumer
-from servicekit.testing import PG_ADMIN, auth, fresh_database, running_app
+from servicekit.testing import auth, database_url, fresh_database, running_app
 from taxcore.events import CloudEvent
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "services/distribution/migrations"
@@ -77,6 +77,23 @@ async def main(n: int) -> None:
                 f"collection.posted applied: {n} in {took:.2f}s = {n / took:,.0f} events/s "
                 f"({CONCURRENCY} concurrent)"
             )
+
+            async def nothing(session: object, e: CloudEvent) -> None:
+                return None
+
+            baseline_events = [event(n + i) for i in range(n)]
+
+            async def bare(e: CloudEvent) -> None:
+                async with sem:
+                    await consumer.apply(e, nothing)  # type: ignore[arg-type]
+
+            start = time.perf_counter()
+            await asyncio.gather(*(bare(e) for e in baseline_events))
+            base = time.perf_counter() - start
+            print(
+                f"  baseline: the same consumer with a no-op handler (inbox row + transaction): "
+                f"{n / base:,.0f} events/s; ratio {took / base:.2f}"
+            )
             admin = auth("agency-admin")
             await client.post(
                 "/v1/certifications",
@@ -97,13 +114,20 @@ async def main(n: int) -> None:
                 f"(collected {r.json()['collected']})"
             )
             start = time.perf_counter()
+            await client.get("/v1/runs", headers=admin)
+            listing = time.perf_counter() - start
+            print(
+                f"  baseline: GET /v1/runs on the same app: {listing * 1000:.1f} ms; "
+                f"ratio {took / listing:.1f}"
+            )
+            start = time.perf_counter()
             r = await client.get("/v1/funds", params={"jurisdiction": "PR"}, headers=admin)
             print(
                 f"fund balances: {(time.perf_counter() - start) * 1000:.1f} ms, "
                 f"conserved={r.json()['conserved']}"
             )
     finally:
-        conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
+        conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
         await conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
         await conn.close()
 
