@@ -42,6 +42,7 @@ from taxcore.events import CONTRACTS, CloudEvent
 log = logging.getLogger("servicekit.outbox")
 CHANNEL = "outbox"
 PURGE_INTERVAL = 3600.0  # seconds between deletions of rows past the retention window
+IDEMPOTENCY_RETENTION = timedelta(days=7)  # how long an Idempotency-Key replays its response
 
 
 def _source(session: AsyncSession) -> str:
@@ -337,10 +338,18 @@ class OutboxRelay:
         self._ends = now
 
     async def purge(self) -> int:
+        """Delete published rows past the retention window, and expired Idempotency-Keys.
+
+        A key is honoured for :data:`IDEMPOTENCY_RETENTION` (a client retries within
+        minutes or hours, not weeks); after that the same key is a new request.
+        """
         assert self._pool is not None
         result: str = await self._pool.execute(
             "DELETE FROM outbox WHERE published_at IS NOT NULL AND created_at < now() - $1::interval",
             self.retention,
+        )
+        await self._pool.execute(
+            "DELETE FROM idempotency_keys WHERE created_at < now() - $1::interval", IDEMPOTENCY_RETENTION
         )
         return int(result.split()[-1])
 

@@ -277,6 +277,14 @@ class TestRetention:
             await session.execute(
                 text("UPDATE outbox SET published_at = now() WHERE key = ANY(:k)"), {"k": [old_sent, recent]}
             )
+        async with sm() as session, session.begin():
+            await session.execute(
+                text(
+                    "INSERT INTO idempotency_keys (scope, key, request_hash, created_at) VALUES "
+                    "('t', :old, 'h', now() - interval '8 days'), ('t', :new, 'h', now() - interval '6 days')"
+                ),
+                {"old": f"{old_sent}-key", "new": f"{recent}-key"},
+            )
         relay = OutboxRelay(dsn=dsn(chassis_db), bootstrap="unused:0", name="purge-test")
         import asyncpg
 
@@ -296,4 +304,15 @@ class TestRetention:
                 .scalars()
                 .all()
             )
+            keys = (
+                (
+                    await session.execute(
+                        text("SELECT key FROM idempotency_keys WHERE key = ANY(:k)"),
+                        {"k": [f"{old_sent}-key", f"{recent}-key"]},
+                    )
+                )
+                .scalars()
+                .all()
+            )
         assert sorted(left) == sorted([old_unsent, recent])  # never drop what was not sent
+        assert keys == [f"{recent}-key"]  # keys are honoured for seven days
