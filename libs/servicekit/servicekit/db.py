@@ -85,22 +85,30 @@ SessionDep = Annotated[AsyncSession, Depends(get_session)]
 IDEMPOTENT_METHODS = {"POST"}
 
 
-def _idempotency_scope(request: Request) -> str:
-    """The caller the key belongs to, so two clients' keys never collide or leak."""
+def _idempotency_scope(request: Request) -> str | None:
+    """The authenticated caller the key belongs to, so two clients' keys never collide or leak.
+
+    ``None`` for a caller without a valid access token: its key is ignored (never stored,
+    never replayed), or anyone sending the same key without credentials would receive
+    the first caller's response (e.g. a token from ``/v1/oauth/token`` with HTTP Basic).
+    """
     verifier = getattr(request.app.state, "token_verifier", None)
     auth = request.headers.get("authorization", "")
     if verifier is not None and auth.lower().startswith("bearer "):
         try:
             return str(verifier.verify(auth[7:]).client_id)
         except Exception:  # noqa: BLE001 - an invalid token fails later, in the endpoint
-            return "invalid-token"
-    return "anonymous"
+            return None
+    return None
 
 
 async def _idempotent_replay(
     session: AsyncSession, request: Request, key: str, body: bytes
 ) -> Response | None:
     scope = _idempotency_scope(request)
+    if scope is None:
+        request.state.idempotency = None
+        return None
     digest = hashlib.sha256(request.method.encode() + request.url.path.encode() + body).hexdigest()
     request.state.idempotency = (scope, key, digest)
     inserted = await session.execute(
@@ -177,7 +185,7 @@ class TransactionalRoute(APIRoute):
         response = await original(request)
         if response.status_code >= 400:
             raise _Rollback(response)
-        if idempotent:
+        if idempotent and request.state.idempotency is not None:
             scope, k, _ = request.state.idempotency
             await session.execute(
                 text(

@@ -116,6 +116,14 @@ async def get_widget(widget_id: int, session: SessionDep, _: PrincipalDep) -> Wi
     return WidgetOut(id=row.id, name=row.name, amount=row.amount)
 
 
+@widgets.post("/public/nonce", status_code=201)
+async def public_nonce() -> dict[str, str]:
+    """A public POST (no token), like the registry's token endpoint."""
+    import secrets
+
+    return {"nonce": secrets.token_hex(8)}
+
+
 @widgets.post("/{widget_id}/explode", status_code=200)
 async def explode(widget_id: int, _: PrincipalDep) -> None:
     raise RuntimeError("boom: an unexpected failure")

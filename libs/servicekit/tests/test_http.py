@@ -111,6 +111,16 @@ class TestIdempotency:
         assert ra.status_code == rb.status_code == 201
         assert ra.json()["id"] != rb.json()["id"]
 
+    async def test_unauthenticated_callers_keys_are_never_replayed(self, client: httpx.AsyncClient) -> None:
+        """Without a token there is no caller to scope a key to: replaying would hand the first
+        caller's response (say, an access token) to anyone who sends the same key."""
+        headers = {"Idempotency-Key": unique()}
+        first = await client.post("/v1/widgets/public/nonce", headers=headers)
+        second = await client.post("/v1/widgets/public/nonce", headers=headers)
+        assert first.status_code == second.status_code == 201
+        assert first.json() != second.json()
+        assert "idempotent-replayed" not in second.headers
+
 
 class TestPagination:
     async def test_cursor_walks_all_rows_once(self, client: httpx.AsyncClient) -> None:
