@@ -32,7 +32,9 @@ LEGAL_BASIS = {
 }
 
 
-async def _payer(session: AsyncSession, principal: Principal, lodging: Lodging, body: PaymentCreate) -> Filer:
+async def _payer(
+    session: AsyncSession, principal: Principal, lodging: Lodging, body: PaymentCreate, received_on: date
+) -> Filer:
     if principal.role == "agency-admin":
         if body.payer is None:
             raise ValidationFailed.on("payer", "the agency records a payment on behalf of a payer: say which")
@@ -57,6 +59,11 @@ async def _payer(session: AsyncSession, principal: Principal, lodging: Lodging, 
                 session, lodging_id=lodging.lodging_id, facilitator_id=payer.id, period=period
             ):
                 raise ValidationFailed.on(f"periods[{i}].period", "outside the facilitator's authorization")
+        if not body.periods and not await projection.is_authorized(
+            session, lodging_id=lodging.lodging_id, facilitator_id=payer.id, period=Period.of(received_on)
+        ):
+            # a payment designating no period is for the lodging as it stands today
+            raise ValidationFailed.on("periods", "the facilitator is not authorized by this lodging now")
     return payer
 
 
@@ -97,7 +104,7 @@ async def record_payment(
         raise ValidationFailed.on(
             "periods", f"designates {designated}, more than the payment's {body.amount}"
         )
-    payer = await _payer(session, principal, lodging, body)
+    payer = await _payer(session, principal, lodging, body, received_on)
     payment_id = new_id()
     payment = Payment(
         id=payment_id,

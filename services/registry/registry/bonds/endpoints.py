@@ -7,6 +7,7 @@ from registry.bonds.schemas import BondCreate, BondOut, BondStatusChange, DrawCr
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.models import Bond, BondDraw, Lodging
 from servicekit.app import router as make_router
+from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 
@@ -64,7 +65,11 @@ async def post_bond(body: BondCreate, lodging: AdminLodgingDep, session: Session
 
 
 @router.get("", response_model=list[BondOut], responses=NotFound.openapi())
-async def list_bonds(lodging: LodgingDep, session: SessionDep) -> list[BondOut]:
+async def list_bonds(lodging: LodgingDep, session: SessionDep, principal: PrincipalDep) -> list[BondOut]:
+    if principal.role == "facilitator":
+        # The bond and its draws are the operator's (a draw is an unpaid deficiency, which
+        # the assessment service keeps from facilitators too): another's data, a 404.
+        raise NotFound(f"no bonds for lodging {lodging.tax_account!r}")
     stmt = select(Bond).where(Bond.lodging_id == lodging.id).order_by(Bond.effective_on, Bond.id)
     return [to_out(b) for b in (await session.execute(stmt)).scalars()]
 

@@ -105,7 +105,15 @@ async def token(
     client_id: Annotated[str | None, Form()] = None,
     client_secret: Annotated[str | None, Form()] = None,
     authorization: Annotated[str | None, Header()] = None,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> TokenOut:
+    if idempotency_key is not None:
+        # A stored response would be replayed to whoever sends the key again: with HTTP
+        # Basic credentials (no Bearer token) every caller shares one idempotency scope,
+        # so a replay would hand this client's access token to a caller without secrets.
+        raise ValidationFailed.on(
+            "Idempotency-Key", "is not accepted here: ask for a new token instead", root="header"
+        )
     if grant_type != "client_credentials":
         raise ValidationFailed.on("grant_type", "only client_credentials is supported")
     creds = _basic(authorization) or (client_id, client_secret)
