@@ -219,7 +219,7 @@ def lint() -> int:
         ["ruff", "check", "."],
         ["ruff", "format", "--check", "--quiet", "."],
         ["mypy", *[arg for pkg in PACKAGES for arg in ("-p", pkg)]],
-        ["mypy", "scripts/stack.py", "scripts/demo.py"],
+        ["mypy", "scripts/stack.py", "scripts/demo.py", "scripts/export_events.py"],
     ]
     for step in steps:
         log("lint: " + " ".join(step[:3]) + (" ..." if len(step) > 3 else ""))

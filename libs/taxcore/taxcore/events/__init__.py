@@ -79,3 +79,11 @@ def asyncapi() -> dict[str, Any]:
         "channels": channels,
         "components": {"messages": messages},
     }
+
+
+def load_all() -> None:
+    """Import every service's contract module, so :data:`CONTRACTS` is complete."""
+    import importlib
+
+    for module in ("registry", "filing", "assessment", "distribution"):
+        importlib.import_module(f"taxcore.events.{module}")

@@ -1,0 +1,27 @@
+"""The published event contracts (docs/events) match the pydantic models."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from taxcore.events import CONTRACTS, asyncapi, json_schemas, load_all
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "events"
+
+
+class TestPublishedContracts:
+    def test_committed_documents_are_current(self) -> None:
+        """Regenerate with ``uv run python scripts/export_events.py`` after changing a contract."""
+        load_all()
+        assert json.loads((DOCS / "asyncapi.json").read_text()) == json.loads(json.dumps(asyncapi()))
+        assert json.loads((DOCS / "schemas.json").read_text()) == json.loads(json.dumps(json_schemas()))
+
+    def test_every_event_type_is_versioned_and_on_a_service_topic(self) -> None:
+        load_all()
+        assert len(CONTRACTS) == 20
+        for event_type, (topic, _) in CONTRACTS.items():
+            parts = event_type.split(".")
+            assert parts[0] == "roomtax"
+            assert parts[-1].startswith("v")
+            assert topic.split(".")[0] == parts[1], event_type
