@@ -20,6 +20,26 @@ def drawn(bond: Bond) -> Decimal:
     return sum((d.amount for d in bond.draws), start=ZERO)
 
 
+async def _bond_event(session: AsyncSession, lodging: Lodging, bond: Bond) -> None:
+    """The bond as it now stands (posted, released or cancelled), for the projections."""
+    await emit(
+        session,
+        event_type="roomtax.registry.bond.posted.v1",
+        key=lodging.tax_account,
+        data=ev.BondPosted(
+            bond_id=bond.id,
+            lodging_id=lodging.id,
+            tax_account=lodging.tax_account,
+            kind=bond.kind,
+            amount=bond.amount,
+            issuer=bond.issuer,
+            effective_on=bond.effective_on,
+            expires_on=bond.expires_on,
+            status=bond.status,
+        ),
+    )
+
+
 async def post_bond(session: AsyncSession, lodging: Lodging, *, data: BondCreate) -> Bond:
     clash = (
         (
@@ -55,22 +75,7 @@ async def post_bond(session: AsyncSession, lodging: Lodging, *, data: BondCreate
     session.add(bond)
     await session.flush()
     await session.refresh(bond)
-    await emit(
-        session,
-        event_type="roomtax.registry.bond.posted.v1",
-        key=lodging.tax_account,
-        data=ev.BondPosted(
-            bond_id=bond.id,
-            lodging_id=lodging.id,
-            tax_account=lodging.tax_account,
-            kind=bond.kind,
-            amount=bond.amount,
-            issuer=bond.issuer,
-            effective_on=bond.effective_on,
-            expires_on=bond.expires_on,
-            status=bond.status,
-        ),
-    )
+    await _bond_event(session, lodging, bond)
     return bond
 
 
@@ -82,22 +87,7 @@ async def change_status(session: AsyncSession, lodging: Lodging, bond: Bond, *, 
         )
     bond.status = status
     await session.flush()
-    await emit(
-        session,
-        event_type="roomtax.registry.bond.posted.v1",
-        key=lodging.tax_account,
-        data=ev.BondPosted(
-            bond_id=bond.id,
-            lodging_id=lodging.id,
-            tax_account=lodging.tax_account,
-            kind=bond.kind,
-            amount=bond.amount,
-            issuer=bond.issuer,
-            effective_on=bond.effective_on,
-            expires_on=bond.expires_on,
-            status=bond.status,
-        ),
-    )
+    await _bond_event(session, lodging, bond)
     return bond
 
 
