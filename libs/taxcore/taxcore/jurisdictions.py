@@ -1,17 +1,28 @@
-"""Jurisdictions and their lodging classes, read from parameters (``lodging.classes``).
+"""Jurisdictions and what services ask about them, read from parameters.
 
-A third jurisdiction is a new ``parameters/<CODE>/`` folder: its classes, rates and
-periods are data.
+A third jurisdiction is a new ``parameters/<CODE>/`` folder: its classes, rates,
+periods, agency, bond rule and exemption certificates are data. Services validate
+codes with :data:`JurisdictionCode` and ask these functions, never a table of codes.
 """
 
 from __future__ import annotations
 
 from datetime import date
+from typing import Annotated
+
+from pydantic import AfterValidator
 
 from taxcore.errors import InvalidInput, ParameterError
 from taxcore.parameters import ParameterTree, default_tree
 
-__all__ = ["known_jurisdictions", "lodging_classes", "require_jurisdiction"]
+__all__ = [
+    "JurisdictionCode",
+    "certificate_kinds",
+    "has_casino_rate",
+    "known_jurisdictions",
+    "lodging_classes",
+    "require_jurisdiction",
+]
 
 
 def known_jurisdictions(*, parameters: ParameterTree | None = None) -> list[str]:
@@ -28,6 +39,44 @@ def require_jurisdiction(jurisdiction: str, *, parameters: ParameterTree | None 
             "jurisdiction", f"unknown jurisdiction {jurisdiction!r}; known: {', '.join(known)}"
         )
     return jurisdiction
+
+
+def _known(code: str) -> str:
+    known = known_jurisdictions()
+    if code not in known:
+        raise ValueError(f"unknown jurisdiction {code!r}; known: {', '.join(known)}")
+    return code
+
+
+#: A jurisdiction code that has parameters in :func:`~taxcore.parameters.default_tree` (pydantic
+#: type: an unknown code fails validation on its field, a 422 pointing at it in the services).
+JurisdictionCode = Annotated[str, AfterValidator(_known)]
+
+
+def has_casino_rate(jurisdiction: str, *, parameters: ParameterTree | None = None) -> bool:
+    """Whether a casino licence changes the rate in ``jurisdiction`` (it has ``rates.casino``, PR §24(B))."""
+    tree = parameters or default_tree()
+    require_jurisdiction(jurisdiction, parameters=tree)
+    return tree.has(jurisdiction, "rates.casino")
+
+
+def certificate_kinds(
+    jurisdiction: str, on: date, *, parameters: ParameterTree | None = None
+) -> frozenset[str]:
+    """Exemption certificates the agency of ``jurisdiction`` issues: the exemptions in force on
+    ``on`` whose ``evidence_required`` is true (PR: ``pr_film_production``, §24(F); VI: none)."""
+    tree = parameters or default_tree()
+    require_jurisdiction(jurisdiction, parameters=tree)
+    kinds: set[str] = set()
+    for path in tree.paths(jurisdiction):
+        if path.startswith("exemptions."):
+            try:
+                spec = tree.value(jurisdiction, path, on)
+            except ParameterError:  # not in force on that day
+                continue
+            if isinstance(spec, dict) and spec.get("evidence_required") is True:
+                kinds.add(path.removeprefix("exemptions."))
+    return frozenset(kinds)
 
 
 def lodging_classes(

@@ -1,16 +1,28 @@
-"""Statutory constants the assessment service applies that taxcore has no parameter for.
+"""The statutory values the assessment service applies, read from taxcore's parameters.
 
-Each value names its section. Those our transcriptions do not contain (the PR
-text ends inside §31; 33 V.I.C. § 45 and the Virgin Islands refund rules are
-not in our files) are marked provisional with the reason, like taxcore's
-parameters. They are here, not in taxcore, because taxcore's parameter tree is
-owned by another team; moving them into ``taxcore/parameters`` is the intended
-next step (see the service README).
+Each value names its section and, where our transcriptions do not settle it (the
+PR text ends inside §31; 33 V.I.C. § 45 and the Virgin Islands refund rules are
+not in our files), is provisional with the reason — in the parameter files
+``taxcore/parameters/<JUR>/assessment/`` (``notice_response_days``,
+``refund_years_from_declaration``, ``refund_years_from_payment``,
+``clerical_assessment_section``, ``estimate_section``, ``notice_section``,
+``partial_dispute_section``). A third jurisdiction adds those files; nothing here changes.
+
+The tables keep the shape the service reads (``law.cited(law.NOTICE_RESPONSE_DAYS, jur)``,
+``law.ESTIMATE_SECTION.get(jur, default)``): each is a read-only mapping from a
+jurisdiction code to the parameter's latest value. :func:`cited_on` reads the value in
+force on a given day.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+from taxcore.errors import TaxcoreError
+from taxcore.parameters import ParameterValue, default_tree
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,48 +33,75 @@ class Cited:
     note: str = ""
 
 
+def _cited(pv: ParameterValue) -> Cited:
+    v = pv.value
+    if isinstance(v, bool) or not isinstance(v, Decimal | int) or v != int(v):
+        raise TypeError(f"{pv.path} is not a whole number: {v!r}")
+    return Cited(int(v), pv.section, pv.provisional, pv.note or "")
+
+
+def _latest(jurisdiction: str, path: str) -> ParameterValue:
+    """The parameter's latest value (KeyError if the jurisdiction has none in force)."""
+    tree = default_tree()
+    if not tree.has(jurisdiction, path):
+        raise KeyError(jurisdiction)
+    parameter = tree.parameter(jurisdiction, path)
+    try:
+        return parameter.at(max(e.effective for e in parameter.entries))
+    except TaxcoreError:  # repealed
+        raise KeyError(jurisdiction) from None
+
+
+class _Cited(Mapping[str, Cited]):
+    """Jurisdiction code -> the whole-number parameter ``path`` with its citation."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __getitem__(self, jurisdiction: str) -> Cited:
+        return _cited(_latest(jurisdiction, self.path))
+
+    def __iter__(self) -> Iterator[str]:
+        tree = default_tree()
+        return iter([j for j in tree.jurisdictions() if tree.has(j, self.path)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Sections(Mapping[str, str]):
+    """Jurisdiction code -> the citation text of parameter ``path``."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __getitem__(self, jurisdiction: str) -> str:
+        return str(_latest(jurisdiction, self.path).value)
+
+    def __iter__(self) -> Iterator[str]:
+        tree = default_tree()
+        return iter([j for j in tree.jurisdictions() if tree.has(j, self.path)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
 #: Days a taxpayer has to answer a Notification of Deficiency before it becomes final.
-NOTICE_RESPONSE_DAYS: dict[str, Cited] = {
-    "PR": Cited(
-        30,
-        "§2(25); §33; §34",
-        provisional=True,
-        note="§33-§34 are past the end of our text; 30 days is the usual term of a PR "
-        "administrative deficiency notice. Confirm against the official §34.",
-    ),
-    "VI": Cited(
-        30,
-        "§54(d) (33 V.I.C. § 45)",
-        provisional=True,
-        note="33 V.I.C. § 45 is not in our files; the PR term is used.",
-    ),
-}
+NOTICE_RESPONSE_DAYS: Mapping[str, Cited] = _Cited("assessment.notice_response_days")
 
 #: PR §42: refunds of overpayments, in years, counted from the declaration when the payment was
 #: made with it, otherwise from the payment.
-REFUND_YEARS_FROM_DECLARATION: dict[str, Cited] = {
-    "PR": Cited(4, "§42", provisional=True, note="§42 is past the end of our text (design summary)."),
-    "VI": Cited(
-        4,
-        "§42 (PR rule applied)",
-        provisional=True,
-        note="No Virgin Islands refund term is in our files; the PR §42 term is used.",
-    ),
-}
-REFUND_YEARS_FROM_PAYMENT: dict[str, Cited] = {
-    "PR": Cited(3, "§42", provisional=True, note="§42 is past the end of our text (design summary)."),
-    "VI": Cited(
-        3,
-        "§42 (PR rule applied)",
-        provisional=True,
-        note="No Virgin Islands refund term is in our files; the PR §42 term is used.",
-    ),
-}
+REFUND_YEARS_FROM_DECLARATION: Mapping[str, Cited] = _Cited("assessment.refund_years_from_declaration")
+REFUND_YEARS_FROM_PAYMENT: Mapping[str, Cited] = _Cited("assessment.refund_years_from_payment")
 
 #: Where the assessment without a hearing of a clerical error, and an estimated assessment, come from.
-CLERICAL_ASSESSMENT_SECTION = {"PR": "§32; §2(18)", "VI": "§54(d)"}
-ESTIMATE_SECTION = {"PR": "§32", "VI": "§54(d) (33 V.I.C. § 45)"}
-NOTICE_SECTION = {"PR": "§2(25); §33", "VI": "§54(d)"}
+CLERICAL_ASSESSMENT_SECTION: Mapping[str, str] = _Sections("assessment.clerical_assessment_section")
+ESTIMATE_SECTION: Mapping[str, str] = _Sections("assessment.estimate_section")
+NOTICE_SECTION: Mapping[str, str] = _Sections("assessment.notice_section")
+#: Paying the undisputed part before disputing the rest (PR §34).
+PARTIAL_DISPUTE_SECTION: Mapping[str, str] = _Sections("assessment.partial_dispute_section")
+#: A bond draw (PR §33; taxcore ``bonds.draw_section``). Still one string because the notice
+#: service formats it without a jurisdiction; only jurisdictions with bonds draw on one.
 BOND_DRAW_SECTION = "§33"
 
 #: Finding codes of taxcore's declaration check that are mathematical or clerical errors
@@ -72,5 +111,20 @@ CLERICAL_CODES = frozenset(
 )
 
 
-def cited(table: dict[str, Cited], jurisdiction: str) -> Cited:
-    return table.get(jurisdiction) or table["PR"]
+def cited(table: Mapping[str, Cited], jurisdiction: str) -> Cited:
+    """The value of ``table`` for ``jurisdiction`` (KeyError if its parameters have none)."""
+    return table[jurisdiction]
+
+
+def cited_on(path: str, jurisdiction: str, on: date) -> Cited:
+    """A whole-number assessment parameter as in force on ``on`` (strict: taxcore raises
+    ``ParameterError`` outside its range)."""
+    return _cited(default_tree().get(jurisdiction, path, on))
+
+
+def agency_name(jurisdiction: str, on: date) -> str:
+    """taxcore's ``agency.name`` in force on ``on`` (PR §2(12); VI §54(b)(3)(B)), or "Roomtax"."""
+    try:
+        return str(default_tree().value(jurisdiction, "agency.name", on))
+    except TaxcoreError:
+        return "Roomtax"

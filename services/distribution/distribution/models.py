@@ -144,7 +144,7 @@ class Certification(Base):
 
     __tablename__ = "certifications"
     id: Mapped[str] = mapped_column(Text, primary_key=True, default=new_id)
-    jurisdiction: Mapped[str] = mapped_column(Text, default="PR")
+    jurisdiction: Mapped[str] = mapped_column(Text)
     fiscal_year: Mapped[int] = mapped_column(Integer)
     version: Mapped[int] = mapped_column(Integer)
     amount: Mapped[Decimal] = mapped_column(Numeric(18, 2))

@@ -59,3 +59,27 @@ class TestCertify:
             headers=AUDITOR,
         )
         assert r.status_code == 403
+
+
+class TestWhichJurisdiction:
+    """Which jurisdictions take a certification is taxcore data (``distribution.certification_required``)."""
+
+    async def test_defaults_to_the_one_that_takes_it_and_refuses_the_others(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        assert (await certify(client, 2027, "1.00"))["jurisdiction"] == "PR"
+        assert (await certify(client, 2028, "1.00", jurisdiction="PR"))["jurisdiction"] == "PR"
+        for jurisdiction in ("VI", "ZZ"):  # VI's distribution takes none; ZZ has no parameters
+            r = await client.post(
+                "/v1/certifications",
+                json={
+                    "jurisdiction": jurisdiction,
+                    "fiscal_year": 2027,
+                    "amount": "1.00",
+                    "certified_on": "2026-06-20",
+                    "document_reference": "x",
+                },
+                headers=ADMIN,
+            )
+            assert r.status_code == 422, jurisdiction
+            assert [e["pointer"] for e in r.json()["errors"]] == ["#/body/jurisdiction"]

@@ -1,9 +1,13 @@
 from __future__ import annotations
 
+from datetime import date
+
 from pydantic import Field
 from pydantic_settings import SettingsConfigDict
 
 from servicekit.settings import ServiceSettings
+from taxcore.errors import TaxcoreError
+from taxcore.parameters import value
 
 DEV_RECEIPT_SECRET = "dev-receipt-secret"
 
@@ -15,13 +19,9 @@ class FilingSettings(ServiceSettings):
     database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/roomtax_filing"
     #: key of the HMAC that makes a receipt's verification code (PR §28(C) receipts)
     receipt_secret: str = DEV_RECEIPT_SECRET
-    #: the agency named on receipts, per jurisdiction (PR §28(C): "the Company"; VI: the Bureau)
-    agencies: dict[str, str] = Field(
-        default_factory=lambda: {
-            "PR": "Puerto Rico Tourism Company",
-            "VI": "Virgin Islands Bureau of Internal Revenue",
-        }
-    )
+    #: a deployment's override of the agency named on receipts, per jurisdiction code
+    #: (``FILING_AGENCIES='{"PR": "..."}'``); by default taxcore's ``agency.name``
+    agencies: dict[str, str] = Field(default_factory=dict)
     #: where a holder of a printed receipt checks its verification code
     public_base_url: str = "http://127.0.0.1:8002"
     #: rows one remittance schedule may carry
@@ -31,5 +31,12 @@ class FilingSettings(ServiceSettings):
         if self.environment == "production" and self.receipt_secret == DEV_RECEIPT_SECRET:
             raise ValueError("FILING_RECEIPT_SECRET must be set outside development")
 
-    def agency_name(self, jurisdiction: str) -> str:
-        return self.agencies.get(jurisdiction, f"{jurisdiction} room tax administrator")
+    def agency_name(self, jurisdiction: str, on: date) -> str:
+        """The override, else taxcore's ``agency.name`` in force on ``on`` (PR §2(12): "the
+        Company"; VI §54(b)(3)(B): the Bureau)."""
+        if jurisdiction in self.agencies:
+            return self.agencies[jurisdiction]
+        try:
+            return str(value(jurisdiction, "agency.name", on))
+        except TaxcoreError:
+            return f"{jurisdiction} room tax administrator"

@@ -8,6 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from registry.bonds.service import drawn, record_draw
+from registry.lodgings.service import bond_draw_citation
 from registry.models import Bond, BondDraw, Lodging
 from servicekit.consumer import EventConsumer
 from servicekit.settings import ServiceSettings
@@ -54,7 +55,8 @@ async def on_bond_draw_requested(session: AsyncSession, event: CloudEvent) -> No
         bond,
         amount=amount,
         drawn_on=min(req.requested_on, date.max),
-        reason=f"PR §33 notice {req.notice_id} for {req.period}: {req.reason}",
+        reason=" ".join(filter(None, (bond_draw_citation(lodging.jurisdiction, req.requested_on), "notice")))
+        + f" {req.notice_id} for {req.period}: {req.reason}",
         request_event_id=event.id,
     )
 

@@ -35,6 +35,7 @@ Rules of the format (the loader rejects anything else, naming file and line):
 from __future__ import annotations
 
 import bisect
+import os
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -57,12 +58,16 @@ __all__ = [
     "int_value",
     "jurisdictions",
     "load_tree",
+    "reset_default_tree",
     "value",
 ]
 
 Value: TypeAlias = Decimal | int | str | bool | list[Any] | dict[str, Any] | None
 
 PACKAGE_ROOT = Path(__file__).parent
+#: Environment variable naming another parameter root for :func:`default_tree` (a directory
+#: with one ``<JUR>/`` folder per jurisdiction, like this package's). Unset: the packaged tree.
+PARAMETERS_ENV = "TAXCORE_PARAMETERS"
 _DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _JURISDICTION_RE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _SEGMENT_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -481,11 +486,24 @@ _DEFAULT: ParameterTree | None = None
 
 
 def default_tree() -> ParameterTree:
-    """The packaged parameters (loaded once, then cached for the process)."""
+    """The parameters every rule uses by default (loaded once, then cached for the process).
+
+    The packaged tree, unless the environment variable ``TAXCORE_PARAMETERS`` names another
+    root directory: a deployment (or a test) points taxcore, and so every service, at a tree
+    with another jurisdiction or an amended value without a code change.
+    """
     global _DEFAULT
     if _DEFAULT is None:
-        _DEFAULT = load_tree(PACKAGE_ROOT)
+        root = os.environ.get(PARAMETERS_ENV)
+        _DEFAULT = load_tree(Path(root) if root else PACKAGE_ROOT)
     return _DEFAULT
+
+
+def reset_default_tree() -> None:
+    """Forget the cached default tree: the next :func:`default_tree` reloads it (re-reading
+    ``TAXCORE_PARAMETERS``). For tests that switch roots; a service reads it once at start."""
+    global _DEFAULT
+    _DEFAULT = None
 
 
 def get(jurisdiction: str, path: str, on: date, *, parameters: ParameterTree | None = None) -> ParameterValue:

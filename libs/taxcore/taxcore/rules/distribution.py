@@ -34,11 +34,13 @@ year is rolled over.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from taxcore.errors import InvalidInput, ParameterError
 from taxcore.money import ZERO, round_cents
@@ -47,15 +49,26 @@ from taxcore.periods import Period, fiscal_year, fiscal_year_months
 from taxcore.trace import Trace
 
 __all__ = [
+    "BankCertification",
+    "DebtServiceStatus",
     "DistributionResult",
+    "Floor",
     "Fund",
     "FundAllocation",
+    "JurisdictionDistribution",
     "PRCertification",
     "PRState",
     "VIState",
+    "debt_service_status",
+    "distribute_month",
     "distribute_pr_month",
     "distribute_vi_month",
+    "distribution_rule",
     "funds",
+    "pending_section",
+    "register_distribution_rule",
+    "reported_floors",
+    "takes_certification",
 ]
 
 PR_BANK = "pr_bank_special_account"
@@ -644,3 +657,240 @@ def distribute_vi_month(
     _section_of(fund_list, VI_TARF)
     _section_of(fund_list, VI_GENERAL_FUND)
     return _result("VI", period, tax_in + fee_in, ZERO, allocations, ZERO, st, trace)
+
+
+# --------------------------------------------------------------------------- any jurisdiction
+#
+# Services call only the functions below. Each jurisdiction's statute is one entry of
+# ``_RULES`` (a small module of its own for a third one), and what the services need to
+# know about it (does it take a Bank certification, which floors it reports) is data.
+
+#: The certification a month's distribution may take (PR §31(A)); the generic name.
+BankCertification = PRCertification
+
+
+class Floor(BaseModel):
+    """An annual least amount a fund receives, owed in ``installments`` equal monthly parts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fund: str
+    annual: Decimal
+    installments: int
+    section: str
+
+
+class DebtServiceStatus(BaseModel):
+    """Where a fiscal year's certified debt service stands (PR §31(A))."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    scheduled_to_date: Decimal
+    transferred: Decimal
+    arrears_carried: Decimal
+    shortfall: Decimal
+    held: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class JurisdictionDistribution:
+    """One jurisdiction's distribution rule, as the generic entry points use it.
+
+    ``distribute(month, amounts, certification, state, tree)`` gets the amounts by
+    component (only ``components``), the certification (or None) and the state already
+    validated as ``state_model`` (or None); ``floors(on, tree)`` lists the floors reported
+    against; ``debt_service(state)`` the certified debt service, or None if there is none.
+    """
+
+    components: frozenset[str]
+    state_model: type[PRState] | type[VIState]
+    distribute: Callable[
+        [str, Mapping[str, Decimal], PRCertification | None, Any, ParameterTree], DistributionResult
+    ]
+    floors: Callable[[date, ParameterTree], list[Floor]]
+    debt_service: Callable[[Any], DebtServiceStatus | None]
+
+
+def _pr_distribute(
+    month: str,
+    amounts: Mapping[str, Decimal],
+    certification: PRCertification | None,
+    state: PRState | None,
+    tree: ParameterTree,
+) -> DistributionResult:
+    return distribute_pr_month(
+        month=month,
+        collected=amounts.get("tax", ZERO),
+        certification=certification,
+        state=state,
+        parameters=tree,
+    )
+
+
+def _pr_floors(on: date, tree: ParameterTree) -> list[Floor]:
+    floor = tree.get("PR", "distribution.convention_bureau_annual_floor", on)
+    if not isinstance(floor.value, Decimal):
+        raise ParameterError("distribution.convention_bureau_annual_floor", "must be a number")
+    installment = _decimal(tree, "PR", "distribution.convention_bureau_monthly_installment", on)
+    return [
+        Floor(
+            fund=PR_BUREAU,
+            annual=floor.value,
+            installments=int(floor.value / installment),
+            section=floor.section,
+        )
+    ]
+
+
+def _pr_debt_service(state: PRState) -> DebtServiceStatus:
+    return DebtServiceStatus(
+        scheduled_to_date=state.debt_service_scheduled,
+        transferred=state.debt_service_transferred,
+        arrears_carried=state.debt_service_arrears,
+        shortfall=state.debt_service_shortfall,
+        held=state.held,
+    )
+
+
+def _vi_distribute(
+    month: str,
+    amounts: Mapping[str, Decimal],
+    certification: PRCertification | None,
+    state: VIState | None,
+    tree: ParameterTree,
+) -> DistributionResult:
+    if certification is not None:
+        raise InvalidInput("certification", "the VI distribution (§54(e), (b)(3)(D)) takes no certification")
+    return distribute_vi_month(
+        month=month,
+        room_tax=amounts.get("tax", ZERO),
+        impact_fee=amounts.get("impact_fee", ZERO),
+        state=state,
+        parameters=tree,
+    )
+
+
+def _vi_floors(on: date, tree: ParameterTree) -> list[Floor]:
+    floors = tree.value("VI", "distribution.room_tax_floors", on)
+    schedule = tree.value("VI", "distribution.floor_schedule", on)
+    if not isinstance(floors, list) or not isinstance(schedule, dict):
+        raise ParameterError("distribution.room_tax_floors", "floors must be a list, schedule a map")
+    return [
+        Floor(
+            fund=str(f["fund"]),
+            annual=f["amount"],
+            installments=int(schedule[f["fund"]]["installments"]),
+            section=str(f["section"]),
+        )
+        for f in floors
+    ]
+
+
+def _no_debt_service(state: VIState) -> None:
+    return None
+
+
+_RULES: dict[str, JurisdictionDistribution] = {
+    "PR": JurisdictionDistribution(
+        components=frozenset({"tax"}),
+        state_model=PRState,
+        distribute=_pr_distribute,
+        floors=_pr_floors,
+        debt_service=_pr_debt_service,
+    ),
+    "VI": JurisdictionDistribution(
+        components=frozenset({"tax", "impact_fee"}),
+        state_model=VIState,
+        distribute=_vi_distribute,
+        floors=_vi_floors,
+        debt_service=_no_debt_service,
+    ),
+}
+
+
+def register_distribution_rule(jurisdiction: str, rule: JurisdictionDistribution) -> None:
+    """Add (or replace) the distribution rule of ``jurisdiction`` (a jurisdiction module calls it)."""
+    _RULES[jurisdiction] = rule
+
+
+def distribution_rule(jurisdiction: str) -> JurisdictionDistribution:
+    """The distribution rule of ``jurisdiction``; ``InvalidInput(field="jurisdiction")`` if none."""
+    try:
+        return _RULES[jurisdiction]
+    except KeyError:
+        raise InvalidInput(
+            "jurisdiction",
+            f"no distribution rule for {jurisdiction!r}; rules exist for {', '.join(sorted(_RULES))}",
+        ) from None
+
+
+def _state(rule: JurisdictionDistribution, state: BaseModel | Mapping[str, Any]) -> Any:
+    raw = state.model_dump() if isinstance(state, BaseModel) else state
+    try:
+        return rule.state_model.model_validate(raw)
+    except ValidationError as exc:
+        raise InvalidInput("state", f"not a state of this jurisdiction's distribution: {exc}") from None
+
+
+def distribute_month(
+    jurisdiction: str,
+    *,
+    month: str,
+    amounts: Mapping[str, Decimal],
+    certification: PRCertification | None,
+    state: BaseModel | Mapping[str, Any] | None,
+    parameters: ParameterTree | None = None,
+) -> DistributionResult:
+    """Distribute one month of ``jurisdiction``'s collections, whatever its statute.
+
+    ``amounts`` are the month's principal collections by component (``tax``,
+    ``impact_fee``); a non-zero component the jurisdiction does not distribute is
+    ``InvalidInput("amounts.<component>")``. ``state`` is the previous run's state (the
+    model or its JSON form). ``certification`` only where :func:`takes_certification`.
+    """
+    rule = distribution_rule(jurisdiction)
+    for component, amount in amounts.items():
+        if component not in rule.components and amount != 0:
+            raise InvalidInput(f"amounts.{component}", f"{jurisdiction} distributes no {component!r}")
+    st = None if state is None else _state(rule, state)
+    return rule.distribute(month, amounts, certification, st, _tree(parameters))
+
+
+def takes_certification(jurisdiction: str, on: date, parameters: ParameterTree | None = None) -> bool:
+    """Whether ``jurisdiction``'s distribution takes the Bank's certification
+    (``distribution.certification_required``: PR §31(A) yes; VI no)."""
+    tree = _tree(parameters)
+    if not tree.has(jurisdiction, "distribution.certification_required"):
+        return False
+    try:
+        return tree.value(jurisdiction, "distribution.certification_required", on) is True
+    except ParameterError:
+        return False
+
+
+def reported_floors(jurisdiction: str, on: date, parameters: ParameterTree | None = None) -> list[Floor]:
+    """The annual floors of ``jurisdiction``'s funds in force on ``on`` (PR: the Convention
+    Bureau's, §31(B)(iii); VI: the four §54(e)(1) floors)."""
+    return distribution_rule(jurisdiction).floors(on, _tree(parameters))
+
+
+def debt_service_status(
+    jurisdiction: str, fiscal_year: int, state: BaseModel | Mapping[str, Any] | None
+) -> DebtServiceStatus | None:
+    """The certified debt service of a fiscal year after the run that left ``state`` (None:
+    no run yet), or None where the distribution has no debt service (VI)."""
+    rule = distribution_rule(jurisdiction)
+    st = rule.state_model(fiscal_year=fiscal_year) if state is None else _state(rule, state)
+    return rule.debt_service(st)
+
+
+def pending_section(jurisdiction: str, on: date, parameters: ParameterTree | None = None) -> str:
+    """Citation of money held pending (PR: ``distribution.uncertified_month``, §31(A)-(B)); ""
+    where nothing is ever held."""
+    tree = _tree(parameters)
+    if not tree.has(jurisdiction, "distribution.uncertified_month"):
+        return ""
+    try:
+        return tree.get(jurisdiction, "distribution.uncertified_month", on).section
+    except ParameterError:
+        return ""

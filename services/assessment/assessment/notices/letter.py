@@ -15,17 +15,17 @@ from assessment import law
 from assessment.models import LodgingView, Notice
 from taxcore.money import fmt
 
-AGENCY = {"PR": "Puerto Rico Tourism Company", "VI": "Virgin Islands Bureau of Internal Revenue"}
-
 
 def render_letter(notice: Notice, lodging: LodgingView | None, *, printed_on: date) -> bytes:
     styles = getSampleStyleSheet()
     buf = io.BytesIO()
+    agency = law.agency_name(notice.jurisdiction, notice.issued_on)
+    dispute = law.PARTIAL_DISPUTE_SECTION.get(notice.jurisdiction, "§34")
     doc = SimpleDocTemplate(
         buf,
         pagesize=LETTER,
         title=f"Notice of deficiency {notice.id}",
-        author=AGENCY.get(notice.jurisdiction, "Roomtax"),
+        author=agency,
         leftMargin=inch,
         rightMargin=inch,
         topMargin=inch,
@@ -39,7 +39,7 @@ def render_letter(notice: Notice, lodging: LodgingView | None, *, printed_on: da
     )
     addressee = f"{lodging.name}<br/>{lodging.municipality}" if lodging is not None else "The taxpayer"
     story = [
-        Paragraph(AGENCY.get(notice.jurisdiction, "Roomtax"), styles["Title"]),
+        Paragraph(agency, styles["Title"]),
         Paragraph(f"{kind} ({notice.section})", styles["Heading2"]),
         Paragraph(
             f"Date: {notice.issued_on.isoformat()}<br/>Notice: {notice.id}<br/>"
@@ -79,7 +79,7 @@ def render_letter(notice: Notice, lodging: LodgingView | None, *, printed_on: da
         Paragraph(
             f"You may pay the amount owed, accept this notice, or dispute it by "
             f"{notice.response_deadline.isoformat()} ({term.value} days, {term.section}). "
-            "To dispute part of it, first pay the part you do not dispute (PR §34). "
+            f"To dispute part of it, first pay the part you do not dispute ({dispute}). "
             "Interest keeps accruing on what remains unpaid. If this notice is neither paid nor "
             "disputed by that date, the unpaid deficiency may be charged against your bond "
             f"({law.BOND_DRAW_SECTION}).",

@@ -40,7 +40,7 @@ def to_out(cert: Certification, current: bool) -> CertificationOut:
     status_code=201,
     response_model=CertificationOut,
     responses=ERRORS,
-    summary="Record the Bank's certification of a PR fiscal year (§31(A))",
+    summary="Record the Bank's certification of a fiscal year (PR §31(A))",
 )
 async def create_certification(
     body: CertificationCreate, session: SessionDep, _: AdminDep

@@ -8,10 +8,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from distribution.models import Certification
 
 
-async def current(session: AsyncSession, fiscal_year: int) -> Certification | None:
+async def current(session: AsyncSession, jurisdiction: str, fiscal_year: int) -> Certification | None:
     stmt = (
         select(Certification)
-        .where(Certification.jurisdiction == "PR", Certification.fiscal_year == fiscal_year)
+        .where(Certification.jurisdiction == jurisdiction, Certification.fiscal_year == fiscal_year)
         .order_by(Certification.version.desc())
         .limit(1)
     )

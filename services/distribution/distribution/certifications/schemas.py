@@ -5,13 +5,22 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from taxcore.jurisdictions import JurisdictionCode
+
 
 class CertificationCreate(BaseModel):
-    """PR §31(A): the Bank's certification of a fiscal year's debt-service amount."""
+    """The Bank's certification of a fiscal year's debt-service amount (PR §31(A)), for a
+    jurisdiction whose distribution takes one (taxcore ``distribution.certification_required``)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    fiscal_year: int = Field(ge=2004, le=9999, description="PR fiscal year, labelled by the year it ends")
+    jurisdiction: JurisdictionCode | None = Field(
+        default=None,
+        description="default: the one jurisdiction whose distribution takes a certification (PR)",
+    )
+    fiscal_year: int = Field(
+        ge=2004, le=9999, description="the jurisdiction's fiscal year, labelled by the year it ends"
+    )
     amount: Decimal = Field(ge=0, max_digits=18, decimal_places=2)
     certified_on: date
     document_reference: str = Field(min_length=1, max_length=200)

@@ -1,4 +1,6 @@
-"""PR §31(A) certifications: one per fiscal year; a correction is a new version of it.
+"""Bank certifications (PR §31(A)): one per jurisdiction and fiscal year; a correction is a
+new version of it. Which jurisdictions take one is taxcore data
+(``distribution.certification_required``).
 
 A correction changes the debt-service schedule of the months run after it
 (taxcore recomputes the cumulative installments with the new amount); months
@@ -13,15 +15,36 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from distribution.certifications import repository
 from distribution.certifications.schemas import CertificationCreate
 from distribution.models import Certification
-from servicekit.errors import Conflict
+from servicekit.errors import Conflict, ValidationFailed
+from taxcore.jurisdictions import known_jurisdictions
+from taxcore.rules.distribution import takes_certification
+
+
+def certified_jurisdiction(data: CertificationCreate) -> str:
+    """The jurisdiction certified: the one named, or the only one that takes a certification."""
+    takers = [j for j in known_jurisdictions() if takes_certification(j, data.certified_on)]
+    if data.jurisdiction is None:
+        if len(takers) != 1:
+            raise ValidationFailed.on(
+                "jurisdiction", f"say which jurisdiction: one of {', '.join(takers) or 'none'}"
+            )
+        return takers[0]
+    if data.jurisdiction not in takers:
+        raise ValidationFailed.on(
+            "jurisdiction",
+            f"the {data.jurisdiction} distribution takes no Bank certification "
+            f"(those that do: {', '.join(takers) or 'none'})",
+        )
+    return data.jurisdiction
 
 
 async def certify(session: AsyncSession, *, data: CertificationCreate) -> Certification:
+    jurisdiction = certified_jurisdiction(data)
     await session.execute(
-        text("SELECT pg_advisory_xact_lock(hashtext('distribution-certification'), :fy)"),
-        {"fy": data.fiscal_year},
+        text("SELECT pg_advisory_xact_lock(hashtext('distribution-certification:' || :j), :fy)"),
+        {"j": jurisdiction, "fy": data.fiscal_year},
     )
-    latest = await repository.current(session, data.fiscal_year)
+    latest = await repository.current(session, jurisdiction, data.fiscal_year)
     if latest is None and data.supersedes is not None:
         raise Conflict(
             f"fiscal year {data.fiscal_year} has no certification to correct",
@@ -34,7 +57,7 @@ async def certify(session: AsyncSession, *, data: CertificationCreate) -> Certif
             errors=[{"pointer": "#/body/supersedes", "detail": f"must be {latest.id}"}],
         )
     cert = Certification(
-        jurisdiction="PR",
+        jurisdiction=jurisdiction,
         fiscal_year=data.fiscal_year,
         version=1 if latest is None else latest.version + 1,
         amount=data.amount,

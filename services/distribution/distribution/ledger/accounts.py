@@ -16,6 +16,10 @@ taxcore's parameters too (our reading of the statutes):
 - Anything else (a component a jurisdiction does not levy, e.g. an impact fee
   posted for PR) has no statutory destination: a run moves it to *suspense*
   for the agency to correct with a reversing entry.
+
+The citations shown on the other-receipts account and on a booked collection are
+parameters too (``distribution.accessory_receipts_section``,
+``distribution.collection_section``).
 """
 
 from __future__ import annotations
@@ -31,10 +35,13 @@ from taxcore.rules.distribution import funds
 ACCESSORY = frozenset({"penalty", "interest", "fine"})
 Destination = Literal["statutory", "other", "suspense"]
 
-OTHER_SECTION = {
-    "PR": "§31 distributes only the Tax of §24 (accessory receipts: §33, §46-§48)",
-    "VI": "§54(e)(1), (b)(3)(D) distribute only (b)(1) and (b)(3) revenue (accessory: §54(i), (l))",
-}
+
+def section_text(jurisdiction: str, path: str, on: date) -> str | None:
+    """The citation text of parameter ``path`` in force on ``on``, or None if there is none."""
+    try:
+        return str(default_tree().value(jurisdiction, path, on))
+    except TaxcoreError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +66,13 @@ def pending(jurisdiction: str) -> AccountSpec:
     )
 
 
-def other(jurisdiction: str) -> AccountSpec:
+def other(jurisdiction: str, on: date) -> AccountSpec:
     return AccountSpec(
         f"other:{jurisdiction}",
         jurisdiction,
         "other",
         f"Penalties, interest and fines collected ({jurisdiction}; not distributed by the statute)",
-        OTHER_SECTION.get(jurisdiction),
+        section_text(jurisdiction, "distribution.accessory_receipts_section", on),
     )
 
 

@@ -15,8 +15,6 @@ from distribution.models import Account, Collection
 from taxcore.events.assessment import CollectionPosted
 from taxcore.money import ZERO
 
-COLLECTION_SECTION = {"PR": "§28; §31", "VI": "§54(f); §54(e)"}
-
 
 async def record_collection(
     session: AsyncSession, *, event_id: str, posting: CollectionPosted
@@ -46,7 +44,12 @@ async def record_collection(
         event_id=event_id,
         lines=[
             Line(accounts.cash(j), amount, "collection.posted", posting.section),
-            Line(accounts.pending(j), -amount, "collection.posted", COLLECTION_SECTION.get(j)),
+            Line(
+                accounts.pending(j),
+                -amount,
+                "collection.posted",
+                accounts.section_text(j, "distribution.collection_section", posting.collected_on),
+            ),
         ],
     )
     collection = Collection(

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import Path, Query
 
@@ -20,10 +20,13 @@ from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, encode_cursor
+from taxcore.jurisdictions import JurisdictionCode
 
 router = make_router(tags=["funds and ledger"])
 ERRORS = {**Forbidden.openapi(), **ValidationFailed.openapi()}
-JurisdictionQuery = Annotated[Literal["PR", "VI"], Query(description="PR or VI")]
+JurisdictionQuery = Annotated[
+    JurisdictionCode, Query(description="a jurisdiction with taxcore parameters, e.g. PR or VI")
+]
 
 
 @router.get(

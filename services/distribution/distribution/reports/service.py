@@ -24,9 +24,8 @@ from distribution.reports.schemas import (
 )
 from distribution.runs import repository as runs
 from taxcore.money import ZERO, round_cents
-from taxcore.parameters import default_tree
 from taxcore.periods import Period, fiscal_year_months
-from taxcore.rules.distribution import PRState
+from taxcore.rules.distribution import debt_service_status, reported_floors, takes_certification
 
 DISTRIBUTED_KINDS = ("fund", "other", "suspense")
 
@@ -91,23 +90,9 @@ async def allocations_by_month(
     )
 
 
-def _floors(jurisdiction: str, on: date) -> dict[str, tuple[Decimal, int, str, bool]]:
-    """fund code -> (annual floor, installments, section, cumulative-rounding)."""
-    tree = default_tree()
-    if jurisdiction == "PR":
-        floor = tree.get("PR", "distribution.convention_bureau_annual_floor", on)
-        installment = tree.value("PR", "distribution.convention_bureau_monthly_installment", on)
-        assert isinstance(floor.value, Decimal)
-        assert isinstance(installment, Decimal)
-        return {"pr_convention_bureau": (floor.value, int(floor.value / installment), floor.section, False)}
-    floors = tree.value("VI", "distribution.room_tax_floors", on)
-    schedule = tree.value("VI", "distribution.floor_schedule", on)
-    assert isinstance(floors, list)
-    assert isinstance(schedule, dict)
-    return {
-        str(f["fund"]): (f["amount"], int(schedule[f["fund"]]["installments"]), str(f["section"]), True)
-        for f in floors
-    }
+def _floors(jurisdiction: str, on: date) -> dict[str, tuple[Decimal, int, str]]:
+    """fund code -> (annual floor, installments, section), as taxcore reports them."""
+    return {f.fund: (f.annual, f.installments, f.section) for f in reported_floors(jurisdiction, on)}
 
 
 def _owed(annual: Decimal, installments: int, elapsed: int) -> Decimal:
@@ -133,7 +118,7 @@ async def fiscal_year_summary(
     floors = _floors(jurisdiction, first)
     specs = [
         *accounts.fund_accounts(jurisdiction, first),
-        accounts.other(jurisdiction),
+        accounts.other(jurisdiction, first),
         accounts.suspense(jurisdiction),
     ]
     funds: list[FundSummary] = []
@@ -145,7 +130,7 @@ async def fiscal_year_summary(
         floor: FloorStatus | None = None
         code = spec.code.removeprefix("fund:")
         if code in floors:
-            annual, installments, section, _ = floors[code]
+            annual, installments, section = floors[code]
             owed = _owed(annual, installments, elapsed)
             floor = FloorStatus(
                 annual=annual,
@@ -163,20 +148,24 @@ async def fiscal_year_summary(
         )
     debt: DebtService | None = None
     debt_held = ZERO
-    if jurisdiction == "PR":
-        cert = await certifications.current(session, fiscal_year)
-        state = PRState.model_validate(last.state) if last else PRState(fiscal_year=fiscal_year)
+    status = debt_service_status(jurisdiction, fiscal_year, last.state if last else None)
+    if status is not None:
+        cert = (
+            await certifications.current(session, jurisdiction, fiscal_year)
+            if takes_certification(jurisdiction, first)
+            else None
+        )
         debt = DebtService(
             certification_id=cert.id if cert else None,
             certified=cert.amount if cert else None,
-            scheduled_to_date=state.debt_service_scheduled,
-            transferred=state.debt_service_transferred,
-            arrears_carried=state.debt_service_arrears,
-            shortfall=state.debt_service_shortfall,
-            on_track=state.debt_service_shortfall == 0 and state.held == 0,
+            scheduled_to_date=status.scheduled_to_date,
+            transferred=status.transferred,
+            arrears_carried=status.arrears_carried,
+            shortfall=status.shortfall,
+            on_track=status.shortfall == 0 and status.held == 0,
         )
         on_track = on_track and debt.on_track
-        debt_held = state.held
+        debt_held = status.held
     return FiscalYearSummary(
         jurisdiction=jurisdiction,
         fiscal_year=fiscal_year,

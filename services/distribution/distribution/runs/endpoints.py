@@ -17,6 +17,9 @@ from servicekit.auth import AdminDep, AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from taxcore.jurisdictions import JurisdictionCode
+from taxcore.periods import Period
+from taxcore.rules.distribution import pending_section
 
 router = make_router(prefix="/v1/runs", tags=["runs"])
 ERRORS = {**Forbidden.openapi(), **Conflict.openapi(), **ValidationFailed.openapi()}
@@ -75,7 +78,7 @@ async def list_runs(
     _: AgencyReadDep,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
-    jurisdiction: Annotated[str | None, Query(pattern="^(PR|VI)$")] = None,
+    jurisdiction: Annotated[JurisdictionCode | None, Query(description="e.g. PR or VI")] = None,
     fiscal_year: Annotated[int | None, Query(ge=2004, le=9999)] = None,
 ) -> Page[RunOut]:
     after = decode_cursor(cursor, arity=2)
@@ -144,7 +147,7 @@ async def read_run_csv(run: RunDep) -> Response:
             "pending",
             "Held pending (no certification)",
             "pending",
-            "§31(A)-(B)" if run.jurisdiction == "PR" else "",
+            pending_section(run.jurisdiction, Period.parse(run.month).first_day),
             str(run.pending),
         ]
     )

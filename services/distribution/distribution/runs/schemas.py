@@ -6,11 +6,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from taxcore.jurisdictions import JurisdictionCode
+
 
 class RunCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    jurisdiction: Literal["PR", "VI"]
+    jurisdiction: JurisdictionCode
     month: str = Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])$", examples=["2026-07"])
     preview: bool = Field(default=False, description="compute the run without posting anything")
 

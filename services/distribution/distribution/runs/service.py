@@ -4,9 +4,10 @@ A run of month M for a jurisdiction takes every collection that was recorded
 before the run, was collected on or before the last day of M, and no earlier
 run took: the month's own collections plus late arrivals for months already
 closed (a closed run is never rewritten). Principal components go through
-taxcore's ``distribute_pr_month`` / ``distribute_vi_month`` with the state of
-the jurisdiction's previous run (taxcore rolls a state of an earlier fiscal
-year over); accessory receipts go to ``other:<J>``; the rest to suspense
+taxcore's ``distribute_month`` (whichever jurisdiction: taxcore dispatches to its
+rule) with the state of the jurisdiction's previous run and, where taxcore says the
+jurisdiction takes one, the Bank's certification of the fiscal year (taxcore rolls a
+state of an earlier fiscal year over); accessory receipts go to ``other:<J>``; the rest to suspense
 (see :mod:`distribution.ledger.accounts`). The run is posted as one journal
 entry: debit collections pending distribution, credit each destination.
 
@@ -34,18 +35,16 @@ from distribution.ledger.repository import Line, add_entry
 from distribution.models import Certification, Collection, Run, RunCollection
 from distribution.runs import repository
 from servicekit.db import new_id
-from servicekit.errors import Conflict, ValidationFailed
+from servicekit.errors import Conflict
 from servicekit.outbox import emit
 from taxcore.events import distribution as ev
 from taxcore.money import ZERO
 from taxcore.periods import Period, fiscal_year
 from taxcore.rules.distribution import (
+    BankCertification,
     DistributionResult,
-    PRCertification,
-    PRState,
-    VIState,
-    distribute_pr_month,
-    distribute_vi_month,
+    distribute_month,
+    takes_certification,
 )
 
 RUN_POSTED = "roomtax.distribution.run.posted.v1"
@@ -94,10 +93,10 @@ def _select(
     return taken, sums, carried
 
 
-def _certification_input(cert: Certification | None) -> PRCertification | None:
+def _certification_input(cert: Certification | None) -> BankCertification | None:
     if cert is None:
         return None
-    return PRCertification(
+    return BankCertification(
         fiscal_year=cert.fiscal_year,
         amount=cert.amount,
         certified_on=cert.certified_on,
@@ -125,19 +124,12 @@ def _compute(
     previous: Run | None,
     cert: Certification | None,
 ) -> DistributionResult:
-    if jurisdiction == "PR":
-        pr_state = PRState.model_validate(previous.state) if previous is not None else None
-        return distribute_pr_month(
-            month=str(period),
-            collected=sums["room_tax"],
-            certification=_certification_input(cert),
-            state=pr_state,
-        )
-    if jurisdiction != "VI":
-        raise ValidationFailed.on("jurisdiction", f"no distribution rule for {jurisdiction!r}")
-    vi_state = VIState.model_validate(previous.state) if previous is not None else None
-    return distribute_vi_month(
-        month=str(period), room_tax=sums["room_tax"], impact_fee=sums["impact_fee"], state=vi_state
+    return distribute_month(
+        jurisdiction,
+        month=str(period),
+        amounts={component: sums[bucket] for component, bucket in STATUTORY_BUCKET.items()},
+        certification=_certification_input(cert),
+        state=previous.state if previous is not None else None,
     )
 
 
@@ -172,7 +164,11 @@ async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, pre
     candidates = list(await repository.undistributed(session, jurisdiction, period.last_day))
     taken, sums, carried = _select(candidates)
     fy = fiscal_year(jurisdiction, period.first_day)
-    cert = await certifications.current(session, fy) if jurisdiction == "PR" else None
+    cert = (
+        await certifications.current(session, jurisdiction, fy)
+        if takes_certification(jurisdiction, period.first_day)
+        else None
+    )
     result = _compute(jurisdiction, period, sums, latest, cert)
 
     names = {s.code: s.name for s in fund_specs}
@@ -186,7 +182,7 @@ async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, pre
         )
         for a in result.allocations
     ]
-    other, suspense = accounts.other(jurisdiction), accounts.suspense(jurisdiction)
+    other, suspense = accounts.other(jurisdiction, period.first_day), accounts.suspense(jurisdiction)
     if sums["other"]:
         allocations.append(
             _allocation(other.code, other.name, sums["other"], "accessory_receipts", other.section or "")
@@ -246,7 +242,7 @@ async def _post(session: AsyncSession, run: Run, taken: list[Collection]) -> Non
     period = Period.parse(run.month)
     j = run.jurisdiction
     specs = {s.code: s for s in accounts.fund_accounts(j, period.first_day)}
-    specs[accounts.other(j).code] = accounts.other(j)
+    specs[accounts.other(j, period.first_day).code] = accounts.other(j, period.first_day)
     specs[accounts.suspense(j).code] = accounts.suspense(j)
     credits = [
         Line(specs[a["account"]], -Decimal(a["amount"]), a["rule"], a["section"])

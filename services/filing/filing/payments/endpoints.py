@@ -151,7 +151,7 @@ async def verify_receipt(code: str, session: SessionDep, settings: SettingsDep) 
     return VerificationOut(
         valid=reversal is None,
         receipt_number=payment.id,
-        agency=settings.agency_name(payment.jurisdiction),
+        agency=settings.agency_name(payment.jurisdiction, payment.received_on),
         jurisdiction=payment.jurisdiction,
         tax_account=payment.tax_account,
         amount=payment.amount,

@@ -23,13 +23,18 @@ from servicekit.auth import Principal
 from servicekit.db import new_id
 from servicekit.errors import Conflict, Forbidden, ValidationFailed
 from servicekit.outbox import emit
+from taxcore import parameters
+from taxcore.errors import TaxcoreError
 from taxcore.events import filing as ev
 from taxcore.periods import Period
 
-LEGAL_BASIS = {
-    "PR": "Act No. 272 of 2003, Section 28(C)",
-    "VI": "33 V.I.C. Section 54",
-}
+
+def legal_basis(jurisdiction: str, on: date) -> str:
+    """The statute a receipt cites (taxcore ``agency.statute``: PR §28(C); VI §54)."""
+    try:
+        return str(parameters.value(jurisdiction, "agency.statute", on))
+    except TaxcoreError:
+        return "room occupancy tax"
 
 
 async def _payer(
@@ -224,9 +229,9 @@ def receipt(
 ) -> dict[str, Any]:
     return {
         "receipt_number": p.id,
-        "agency": settings.agency_name(p.jurisdiction),
+        "agency": settings.agency_name(p.jurisdiction, p.received_on),
         "jurisdiction": p.jurisdiction,
-        "legal_basis": LEGAL_BASIS.get(p.jurisdiction, "room occupancy tax"),
+        "legal_basis": legal_basis(p.jurisdiction, p.received_on),
         "tax_account": p.tax_account,
         "lodging_name": lodging_name,
         "payer": {"kind": p.payer_kind, "id": p.payer_id},

@@ -1,9 +1,12 @@
-"""PR §24(F) film production exemption certificates, with validity dates."""
+"""Exemption certificates (PR §24(F) film production), with validity dates.
+
+Which kinds a jurisdiction's agency issues is data: taxcore's exemptions whose
+evidence is a certificate (``taxcore.jurisdictions.certificate_kinds``).
+"""
 
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy import select
@@ -14,14 +17,20 @@ from servicekit.app import router as make_router
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.outbox import emit
+from taxcore.errors import TaxcoreError
 from taxcore.events import registry as ev
+from taxcore.jurisdictions import certificate_kinds
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/certificates", tags=["exemption certificates"])
 
 
 class CertificateCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    kind: Literal["pr_film_production"] = "pr_film_production"
+    kind: str | None = Field(
+        default=None,
+        description="an exemption of the lodging's jurisdiction evidenced by a certificate, e.g. "
+        "pr_film_production (PR §24(F)); default: its only such exemption",
+    )
     certificate_number: str = Field(min_length=1, max_length=60)
     production: str = Field(min_length=1, max_length=200)
     valid_from: date
@@ -65,8 +74,22 @@ def to_out(c: ExemptionCertificate) -> CertificateOut:
     responses={**ValidationFailed.openapi(), **Conflict.openapi(), **NotFound.openapi()},
 )
 async def issue(body: CertificateCreate, lodging: AdminLodgingDep, session: SessionDep) -> CertificateOut:
-    if lodging.jurisdiction != "PR":
-        raise ValidationFailed.on("kind", "film production certificates exist only in PR (§24(F))")
+    try:
+        kinds = certificate_kinds(lodging.jurisdiction, body.valid_from)
+    except TaxcoreError as exc:
+        raise ValidationFailed.on("valid_from", exc.message) from exc
+    issued = ", ".join(sorted(kinds)) or "none"
+    kind = body.kind
+    if kind is None and len(kinds) > 1:
+        raise ValidationFailed.on("kind", f"say which certificate: one of {issued}")
+    if kind is None and len(kinds) == 1:
+        (kind,) = kinds
+    if kind is None or kind not in kinds:
+        raise ValidationFailed.on(
+            "kind",
+            f"{lodging.jurisdiction} issues no {kind or 'exemption'} certificate (it issues: {issued})",
+        )
+    data = {**body.model_dump(), "kind": kind}
     exists = (
         await session.execute(
             select(ExemptionCertificate.id).where(
@@ -79,7 +102,7 @@ async def issue(body: CertificateCreate, lodging: AdminLodgingDep, session: Sess
             f"certificate {body.certificate_number!r} is already registered",
             errors=[{"pointer": "#/body/certificate_number", "detail": "duplicate"}],
         )
-    cert = ExemptionCertificate(lodging_id=lodging.id, **body.model_dump())
+    cert = ExemptionCertificate(lodging_id=lodging.id, **data)
     session.add(cert)
     await session.flush()
     await session.refresh(cert)
@@ -91,7 +114,7 @@ async def issue(body: CertificateCreate, lodging: AdminLodgingDep, session: Sess
             certificate_id=cert.id,
             lodging_id=lodging.id,
             tax_account=lodging.tax_account,
-            **body.model_dump(),
+            **data,
         ),
     )
     return to_out(cert)

@@ -14,6 +14,7 @@ from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from taxcore.jurisdictions import JurisdictionCode
 
 router = make_router(prefix="/v1/lodgings", tags=["lodgings"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi()}
@@ -52,7 +53,7 @@ async def list_lodgings(
     principal: PrincipalDep,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
-    jurisdiction: Annotated[str | None, Query(pattern="^(PR|VI)$")] = None,
+    jurisdiction: Annotated[JurisdictionCode | None, Query(description="e.g. PR or VI")] = None,
     lodging_class: str | None = None,
     operator_id: str | None = None,
 ) -> Page[LodgingOut]:

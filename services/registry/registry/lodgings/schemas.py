@@ -5,7 +5,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Jurisdiction = Literal["PR", "VI"]
+from taxcore.jurisdictions import JurisdictionCode
+
+#: a code with taxcore parameters (``taxcore.jurisdictions.known_jurisdictions()``); 422 otherwise
+Jurisdiction = JurisdictionCode
 Status = Literal["active", "suspended", "closed"]
 
 
@@ -22,7 +25,8 @@ class LodgingCreate(BaseModel):
     jurisdiction: Jurisdiction
     lodging_class: str = Field(
         min_length=1,
-        description="PR: hotel, condohotel, apartment_hotel, all_inclusive_hotel, hostelry, guesthouse, "
+        description="one of the jurisdiction's lodging classes (taxcore parameter lodging.classes), e.g. "
+        "PR: hotel, condohotel, apartment_hotel, all_inclusive_hotel, hostelry, guesthouse, "
         "inn, motel, short_term_rental, government_recreational_facility; "
         "VI: hotel, apartment_condominium_residence, timeshare",
     )
@@ -59,7 +63,7 @@ class StatusOut(BaseModel):
 class LodgingOut(BaseModel):
     id: str
     tax_account: str
-    jurisdiction: Jurisdiction
+    jurisdiction: str
     lodging_class: str
     casino: bool
     name: str

@@ -15,10 +15,31 @@ from servicekit.errors import Conflict, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.errors import TaxcoreError
 from taxcore.events import registry as ev
-from taxcore.jurisdictions import lodging_classes
+from taxcore.jurisdictions import has_casino_rate, known_jurisdictions, lodging_classes
+from taxcore.parameters import ParameterValue, default_tree
 
-#: Bonds are a PR §27 obligation; 33 V.I.C. § 54 has none.
-BOND_REQUIRED = {"PR": True, "VI": False}
+
+def bond_requirement(jurisdiction: str, on: date) -> ParameterValue | None:
+    """taxcore's ``bonds.required`` in force on ``on`` (PR §27: yes; VI: none), or None where the
+    jurisdiction's parameters say nothing about bonds on that day (then none is required)."""
+    tree = default_tree()
+    if not tree.has(jurisdiction, "bonds.required"):
+        return None
+    try:
+        return tree.get(jurisdiction, "bonds.required", on)
+    except TaxcoreError:
+        return None
+
+
+def bond_draw_citation(jurisdiction: str, on: date) -> str:
+    """``<JUR> <section>`` of a draw on the bond (taxcore ``bonds.draw_section``, PR §33), or ""."""
+    tree = default_tree()
+    if not tree.has(jurisdiction, "bonds.draw_section"):
+        return ""
+    try:
+        return f"{jurisdiction} {tree.value(jurisdiction, 'bonds.draw_section', on)}"
+    except TaxcoreError:
+        return ""
 
 
 def current_status(lodging: Lodging, on: date) -> str:
@@ -55,8 +76,13 @@ def _check_class(jurisdiction: str, lodging_class: str, on: date, *, casino: boo
             "lodging_class",
             f"{lodging_class!r} is not a lodging class of {jurisdiction}; one of {sorted(allowed)}",
         )
-    if casino and jurisdiction != "PR":
-        raise ValidationFailed.on("casino", "a casino licence changes the rate only in PR (§24(B))")
+    if casino and not has_casino_rate(jurisdiction):
+        where = [j for j in known_jurisdictions() if has_casino_rate(j)]
+        raise ValidationFailed.on(
+            "casino",
+            f"a casino licence changes the rate only where the law sets a casino rate "
+            f"(rates.casino: {', '.join(where) or 'none'}); {jurisdiction} has none",
+        )
 
 
 async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
@@ -152,9 +178,11 @@ async def change_status(session: AsyncSession, lodging: Lodging, *, data: Status
 
 
 async def compliance(session: AsyncSession, lodging: Lodging, *, on: date) -> dict[str, object]:
-    """A PR lodging without a valid bond on ``on`` is non-compliant (§27(B), (D))."""
+    """A lodging that must keep a bond (``bonds.required``, PR §27(B), (D)) and has no valid one on
+    ``on`` is non-compliant."""
     reasons: list[str] = []
-    required = BOND_REQUIRED.get(lodging.jurisdiction, False)
+    requirement = bond_requirement(lodging.jurisdiction, on)
+    required = requirement is not None and requirement.value is True
     bond = (
         (
             await session.execute(
@@ -169,10 +197,11 @@ async def compliance(session: AsyncSession, lodging: Lodging, *, on: date) -> di
         .scalars()
         .first()
     )
-    if required and bond is None:
-        reasons.append("no valid bond on this date (PR §27)")
+    if required and bond is None and requirement is not None:
+        reasons.append(f"no valid bond on this date ({lodging.jurisdiction} {requirement.section})")
     if bond is not None and sum((d.amount for d in bond.draws), start=bond.amount * 0) >= bond.amount:
-        reasons.append("the bond is exhausted by draws (PR §33)")
+        draw = bond_draw_citation(lodging.jurisdiction, on)
+        reasons.append("the bond is exhausted by draws" + (f" ({draw})" if draw else ""))
     status = current_status(lodging, on)
     if status != "active":
         reasons.append(f"the lodging is {status}")
