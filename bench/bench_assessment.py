@@ -1,7 +1,21 @@
-"""Assessment service: statement time for a 120-period account, aging time over 100,000 accounts.
+"""Assessment service: event intake, statement time for a 120-period account, aging time.
 
-Run: ``uv run python bench/bench_assessment.py [accounts]`` (default 100,000).
-Builds a scratch database (``alembic upgrade head``), then:
+Run: ``uv run python bench/bench_assessment.py [accounts] [events]`` (defaults 100,000
+and 2,000). Builds a scratch database (``alembic upgrade head``), then:
+
+0. **Intake.** ``events`` lodgings are registered through the registry lodging
+   handler (timed too), then ``events`` ``declaration.filed`` events for those
+   ``events`` distinct lodgings (one period each, filed by a facilitator on the
+   due date: the intermediary remittance schedule case) and one
+   ``payment.received`` per declaration, all applied through
+   ``EventConsumer.apply`` with the service's handlers, as the worker does:
+   sequentially (half of the lodgings) and ``CONCURRENCY`` at a time (the other
+   half). Baseline, same run: the same consumer with a no-op handler (inbox row
+   and transaction only) over the same events, so the ratio is the cost of the
+   service's handling above the chassis. On the 120-period account of (1),
+   the per-event cost of a further payment and of an amendment of its last
+   period is timed too (as in a running worker: the balances of the periods
+   an event leaves unchanged are memoized from the previous event).
 
 1. **Statement.** One VI lodging with 120 monthly periods declared (2017-10 ..
    2026-09) and 120 payments, most of them late and one in ten undesignated,
@@ -10,7 +24,8 @@ Builds a scratch database (``alembic upgrade head``), then:
    PostgreSQL, payment allocation across periods, taxcore balance of every
    period). Baseline, same run: taxcore's ``compute_balance`` of the same 120
    periods with the payments already allocated (the pure-law floor), so the
-   ratio is the cost of the service around the law.
+   ratio is the cost of the service around the law. Timed cold (the service's
+   memo of taxcore balances cleared before each request), and once more warm.
 2. **Aging.** ``accounts`` synthetic rows bulk-loaded (COPY) into
    ``account_summaries`` (two jurisdictions, their lodging classes, due dates
    over three years). Times ``GET /v1/dashboard/aging``. Baseline, same run: a
@@ -35,13 +50,14 @@ from decimal import Decimal
 from pathlib import Path
 
 import asyncpg
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts import repository
-from assessment.accounts.ledger import account_state
+from assessment.accounts.ledger import account_state, clear_balance_cache
 from assessment.app import build_app
 from assessment.consumers import FILING_HANDLERS, REGISTRY_HANDLERS
 from assessment.settings import AssessmentSettings
-from servicekit.consumer import EventConsumer
+from servicekit.consumer import EventConsumer, Handler
 from servicekit.testing import PG_ADMIN, auth, fresh_database, running_app
 from taxcore.events import CloudEvent
 from taxcore.periods import Period, due_date
@@ -54,15 +70,25 @@ ACCOUNT = "VI-0000120-0"
 AS_OF = date(2027, 12, 31)
 
 
-def ce(event_type: str, data: dict[str, object]) -> CloudEvent:
+INTAKE_PERIOD = Period(2026, 10)
+CONCURRENCY = 8
+BENCH_NAMESPACE = uuid.UUID("3d0f7a52-1c4b-4a7e-8f57-2b9c1d6e0a13")
+
+
+def ce(event_type: str, data: dict[str, object], *, subject: str = ACCOUNT) -> CloudEvent:
     return CloudEvent(
         id=str(uuid.uuid4()),
         source="/roomtax/bench",
         type=event_type,
-        subject=ACCOUNT,
+        subject=subject,
         time=datetime.now(UTC),
         data=data,
     )
+
+
+def bench_id(*parts: object) -> str:
+    """Deterministic ids, so two runs build the same facts (and the same postings)."""
+    return str(uuid.uuid5(BENCH_NAMESPACE, "|".join(str(p) for p in parts)))
 
 
 async def median_time(fn: Callable[[], Awaitable[object]], runs: int) -> float:
@@ -162,6 +188,231 @@ async def load_account(consumer: EventConsumer) -> None:
         period = period.next()
 
 
+# --------------------------------------------------------------------------- intake
+
+
+def intake_account(i: int) -> str:
+    return f"PR-{i + 1_000_000:07d}-1"
+
+
+def lodging_event(i: int) -> CloudEvent:
+    account = intake_account(i)
+    return ce(
+        "roomtax.registry.lodging.registered.v1",
+        {
+            "lodging_id": f"l-intake-{i}",
+            "tax_account": account,
+            "jurisdiction": "PR",
+            "lodging_class": "short_term_rental",
+            "casino": False,
+            "name": f"Bench Rental {i}",
+            "municipality": "San Juan",
+            "room_count": 2,
+            "operator_id": f"op-intake-{i % 500}",
+            "registered_on": "2026-01-01",
+            "statuses": [{"status": "active", "effective_from": "2026-01-01"}],
+        },
+        subject=account,
+    )
+
+
+def declaration_event(i: int) -> tuple[CloudEvent, Decimal]:
+    """A facilitator's declaration for one lodging's period (one row of a remittance schedule)."""
+    rng = random.Random(i)
+    account = intake_account(i)
+    period = str(INTAKE_PERIOD)
+    inp = DeclarationInput(
+        jurisdiction="PR",
+        lodging_class="short_term_rental",
+        period=period,
+        room_revenue=Decimal(rng.randrange(500, 20_000)),
+        room_nights=rng.randrange(1, 31),
+    )
+    res = compute_declaration(inp)
+    due = due_date("PR", INTAKE_PERIOD)
+    event = ce(
+        "roomtax.filing.declaration.filed.v1",
+        {
+            "declaration_id": bench_id("declaration", i),
+            "filing_id": bench_id("filing", i),
+            "version": 1,
+            "supersedes": None,
+            "tax_account": account,
+            "lodging_id": f"l-intake-{i}",
+            "jurisdiction": "PR",
+            "lodging_class": "short_term_rental",
+            "period": period,
+            "filer_kind": "facilitator",
+            "filer_id": "fac-bench",
+            "schedule_id": "schedule-bench",
+            "filed_on": due.isoformat(),
+            "due_date": due.isoformat(),
+            "late": False,
+            "input": inp.model_dump(mode="json"),
+            "taxable_base": str(res.taxable_base),
+            "tax": str(res.tax),
+            "impact_fee": str(res.impact_fee),
+            "total_due": str(res.total_due),
+            "declared_tax": str(res.tax),
+            "declared_total": str(res.total_due),
+            "findings": [],
+        },
+        subject=account,
+    )
+    return event, res.total_due
+
+
+def payment_event(i: int, amount: Decimal) -> CloudEvent:
+    account = intake_account(i)
+    return ce(
+        "roomtax.filing.payment.received.v1",
+        {
+            "payment_id": f"intake-pay-{i}",
+            "tax_account": account,
+            "jurisdiction": "PR",
+            "amount": str(amount),
+            "method": "ach",
+            "received_on": due_date("PR", INTAKE_PERIOD).isoformat(),
+            "payer_kind": "facilitator",
+            "payer_id": "fac-bench",
+            "periods": [{"period": str(INTAKE_PERIOD), "amount": str(amount)}],
+        },
+        subject=account,
+    )
+
+
+def renamed(event: CloudEvent) -> CloudEvent:
+    """The same event under a fresh id (the baseline must not hit the inbox's duplicates)."""
+    return event.model_copy(update={"id": str(uuid.uuid4())})
+
+
+async def noop(session: AsyncSession, event: CloudEvent) -> None:
+    return None
+
+
+async def apply_all(
+    consumer: EventConsumer, events: list[CloudEvent], handler: Handler | None, concurrency: int
+) -> float:
+    """Seconds to apply ``events`` (``concurrency`` at a time, each in its own transaction)."""
+    handlers = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
+    queue = iter(events)
+
+    async def worker() -> None:
+        for event in queue:
+            result = await consumer.apply(event, handler or handlers[event.type])
+            assert result == "applied", (event.type, result)
+
+    t = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    return time.perf_counter() - t
+
+
+async def intake_bench(consumer: EventConsumer, baseline: EventConsumer, n: int) -> list[str]:
+    half = n // 2
+    lodgings = [lodging_event(i) for i in range(n)]
+    declarations = [declaration_event(i) for i in range(n)]
+    filed = [e for e, _ in declarations]
+    paid = [payment_event(i, amount) for i, (_, amount) in enumerate(declarations)]
+    lines = [f"intake: {n:,} events of each kind, {n:,} fresh PR lodgings, one period each"]
+
+    def rate(label: str, seconds: float, count: int, base: float) -> str:
+        return (
+            f"  {label:<42} {count / seconds:8.0f} events/s  ({seconds / count * 1000:6.2f} ms/event)"
+            f"   ratio {seconds / base:5.2f}"
+        )
+
+    for label, conc, part in (
+        ("sequential", 1, slice(0, half)),
+        (f"{CONCURRENCY} concurrent", CONCURRENCY, slice(half, n)),
+    ):
+        count = len(lodgings[part])
+        base_s = await apply_all(baseline, [renamed(e) for e in filed[part]], noop, conc)
+        lines.append(f" {label}:")
+        lines.append(
+            f"  {'baseline: no-op handler (inbox row + tx)':<42} {count / base_s:8.0f} events/s"
+            f"  ({base_s / count * 1000:6.2f} ms/event)"
+        )
+        lodging_s = await apply_all(consumer, lodgings[part], None, conc)
+        lines.append(rate("lodging.registered (projection)", lodging_s, count, base_s))
+        filed_s = await apply_all(consumer, filed[part], None, conc)
+        lines.append(rate("declaration.filed (fresh account)", filed_s, count, base_s))
+        paid_s = await apply_all(consumer, paid[part], None, conc)
+        lines.append(rate("payment.received (pays it in full)", paid_s, count, base_s))
+    return lines
+
+
+async def long_account_bench(consumer: EventConsumer, runs: int = 10) -> list[str]:
+    """Per-event cost on the 120-period account: a payment, and an amendment of its last period."""
+    async with consumer.sessionmaker() as session:
+        facts = await repository.load_facts(session, ACCOUNT)
+    assert facts is not None
+    last = max(facts.liabilities, key=lambda r: r.period)
+    pay_s: list[float] = []
+    amend_s: list[float] = []
+    handlers = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
+    previous = last.declaration_id
+    for k in range(runs):
+        payment = ce(
+            "roomtax.filing.payment.received.v1",
+            {
+                "payment_id": f"bench-long-pay-{k:03d}",
+                "tax_account": ACCOUNT,
+                "jurisdiction": "VI",
+                "amount": "100.00",
+                "method": "ach",
+                "received_on": (last.filed_on + timedelta(days=10 + k)).isoformat(),
+                "payer_kind": "operator",
+                "payer_id": "op-bench",
+                "periods": [],
+            },
+        )
+        t = time.perf_counter()
+        assert await consumer.apply(payment, handlers[payment.type]) == "applied"
+        pay_s.append(time.perf_counter() - t)
+        inp = DeclarationInput.model_validate(
+            {**last.input, "room_revenue": str(Decimal(last.input["room_revenue"]) + 100 * (k + 1))}
+        )
+        res = compute_declaration(inp)
+        declaration_id = bench_id("long-amendment", k)
+        filed_on = last.filed_on + timedelta(days=10 + k)
+        amendment = ce(
+            "roomtax.filing.declaration.amended.v1",
+            {
+                "declaration_id": declaration_id,
+                "filing_id": last.filing_id,
+                "version": k + 2,
+                "supersedes": previous,
+                "tax_account": ACCOUNT,
+                "lodging_id": "l-bench",
+                "jurisdiction": "VI",
+                "lodging_class": "hotel",
+                "period": last.period,
+                "filer_kind": "operator",
+                "filer_id": "op-bench",
+                "filed_on": filed_on.isoformat(),
+                "due_date": last.filed_on.isoformat(),
+                "late": True,
+                "input": inp.model_dump(mode="json"),
+                "taxable_base": str(res.taxable_base),
+                "tax": str(res.tax),
+                "impact_fee": "0.00",
+                "total_due": str(res.total_due),
+                "declared_tax": str(res.tax),
+                "declared_total": str(res.total_due),
+                "findings": [],
+            },
+        )
+        previous = declaration_id
+        t = time.perf_counter()
+        assert await consumer.apply(amendment, handlers[amendment.type]) == "applied"
+        amend_s.append(time.perf_counter() - t)
+    return [
+        f"120-period account, per event (median of {runs}):",
+        f"  payment.received (undesignated)              {statistics.median(pay_s) * 1000:8.1f} ms",
+        f"  declaration.amended (last period)            {statistics.median(amend_s) * 1000:8.1f} ms",
+    ]
+
+
 CLASSES = {
     "PR": ["hotel", "condohotel", "inn", "motel", "short_term_rental", "guesthouse"],
     "VI": ["hotel", "apartment_condominium_residence", "timeshare"],
@@ -219,20 +470,26 @@ async def load_summaries(dsn: str, n: int) -> None:
         await conn.close()
 
 
-async def main(n: int) -> None:
+async def main(n: int, events: int) -> None:
     url = await fresh_database(DB, MIGRATIONS)
     settings = AssessmentSettings(environment="test", database_url=url)
     app = build_app(settings)
     admin = auth("agency-auditor")
     try:
         async with running_app(app) as client:
-            consumer = EventConsumer(
-                name="bench",
-                bootstrap="unused:9092",
-                topics=[],
-                sessionmaker=app.state.sessionmaker,
-                handlers={},
-            )
+
+            def make_consumer(name: str) -> EventConsumer:
+                return EventConsumer(
+                    name=name,
+                    bootstrap="unused:9092",
+                    topics=[],
+                    sessionmaker=app.state.sessionmaker,
+                    handlers={},
+                    max_attempts=1,
+                )
+
+            consumer = make_consumer("bench")
+            intake_lines = await intake_bench(consumer, make_consumer("bench-noop"), events)
             t = time.perf_counter()
             await load_account(consumer)
             load_s = time.perf_counter() - t
@@ -244,7 +501,13 @@ async def main(n: int) -> None:
                 assert r.status_code == 200, r.text
                 assert len(r.json()["periods"]) == 120
 
-            statement_s = await median_time(get_statement, 5)
+            statement_warm_s = await median_time(get_statement, 5)
+
+            async def get_statement_cold() -> None:
+                clear_balance_cache()  # the statement as the first read after a restart
+                await get_statement()
+
+            statement_s = await median_time(get_statement_cold, 5)
             async with app.state.sessionmaker() as session:
                 facts = await repository.load_facts(session, ACCOUNT)
             assert facts is not None
@@ -255,6 +518,7 @@ async def main(n: int) -> None:
                     compute_balance(state.history(period), as_of=AS_OF)
 
             floor_s = await median_time(floor, 5)
+            long_lines = await long_account_bench(consumer)
 
             await load_summaries(settings.asyncpg_dsn, n)
 
@@ -282,12 +546,15 @@ async def main(n: int) -> None:
         finally:
             await conn.close()
 
+    print("\n".join(intake_lines))
     print(f"load: 120 periods + 120 payments through the consumers in {load_s:.2f} s")
     print(f"statement, 120 periods (HTTP, DB, allocation, taxcore): {statement_s * 1000:8.1f} ms")
     print(
         f"  baseline: taxcore compute_balance x 120, same facts:   {floor_s * 1000:8.1f} ms"
         f"   ratio {statement_s / floor_s:.2f}"
     )
+    print(f"  the same statement again (taxcore balances memoized):  {statement_warm_s * 1000:8.1f} ms")
+    print("\n".join(long_lines))
     print(f"aging over {n:,} accounts (HTTP + SQL buckets):          {aging_s * 1000:8.1f} ms")
     print(
         f"  baseline: SELECT count(*), sum(balance) full scan:       {scan_s * 1000:8.1f} ms"
@@ -296,4 +563,9 @@ async def main(n: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 100_000))
+    asyncio.run(
+        main(
+            int(sys.argv[1]) if len(sys.argv) > 1 else 100_000,
+            int(sys.argv[2]) if len(sys.argv) > 2 else 2_000,
+        )
+    )

@@ -250,7 +250,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
             issued_by="assessment",
             source_declaration_id=data.declaration_id,
         )
-    await recompute(session, data.tax_account)
+    await recompute(session, data.tax_account, facts=facts)  # facts include the row and any notice
 
 
 async def on_payment(session: AsyncSession, event: CloudEvent) -> None:

@@ -45,7 +45,8 @@ is not paid from the credit automatically; both show on the statement.
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -62,11 +63,71 @@ from assessment.models import (
     Refund,
 )
 from taxcore.money import ZERO
+from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
 from taxcore.periods import due_date as period_due_date
 from taxcore.rules.balance import AccountHistory, Balance, PaymentIn, add_months, compute_balance
 
 Basis = Literal["declaration", "estimate"]
+
+BALANCE_CACHE_SIZE = 4096
+_balances: OrderedDict[tuple[object, ...], Balance] = OrderedDict()
+_balances_tree: ParameterTree | None = None  # the tree the memoized balances were computed with
+_balances_lock = threading.Lock()  # the API may call from a worker thread; consumers from the loop
+_HISTORY_FIELDS = tuple(AccountHistory.model_fields)
+_PAYMENT_FIELDS = tuple(PaymentIn.model_fields)
+
+
+def _key_part(value: object) -> object:
+    # Decimal("1.0") == Decimal("1.00"), but taxcore may keep the exponent: key on the text.
+    return ("D", str(value)) if isinstance(value, Decimal) else value
+
+
+def _history_key(history: AccountHistory, as_of: date) -> tuple[object, ...]:
+    parts: list[object] = [as_of]
+    for name in _HISTORY_FIELDS:
+        value = getattr(history, name)
+        if name == "payments":
+            parts.append(tuple(tuple(_key_part(getattr(p, f)) for f in _PAYMENT_FIELDS) for p in value))
+        else:
+            parts.append(_key_part(value))
+    return tuple(parts)
+
+
+def balance(history: AccountHistory, as_of: date) -> Balance:
+    """taxcore's ``compute_balance(history, as_of=as_of, explain=False)``, memoized.
+
+    The result depends only on the history, the date and the process-wide
+    parameter tree (the memo is dropped when that tree is reloaded), so a
+    period an event did not change is not walked again by the next event of
+    the same account. The returned :class:`Balance` is shared: callers must
+    not modify it.
+    """
+    global _balances_tree
+    tree = default_tree()
+    key = _history_key(history, as_of)
+    with _balances_lock:
+        if tree is not _balances_tree:  # reset_default_tree() loaded other parameters
+            _balances.clear()
+            _balances_tree = tree
+        found = _balances.get(key)
+        if found is not None:
+            _balances.move_to_end(key)
+            return found
+    result = compute_balance(history, as_of=as_of, parameters=tree, explain=False)
+    with _balances_lock:
+        if tree is not _balances_tree:
+            return result
+        _balances[key] = result
+        if len(_balances) > BALANCE_CACHE_SIZE:
+            _balances.popitem(last=False)
+    return result
+
+
+def clear_balance_cache() -> None:
+    """Forget every memoized balance (benchmarks measure the cold cost with it)."""
+    with _balances_lock:
+        _balances.clear()
 
 
 @dataclass
@@ -276,9 +337,7 @@ class _Allocator:
         if period in self.settled:
             return ZERO
         basis = self.periods[period]
-        bal = compute_balance(
-            basis.history(self.facts.jurisdiction, self.pieces[period]), as_of=on, explain=False
-        )
+        bal = balance(basis.history(self.facts.jurisdiction, self.pieces[period]), on)
         owed = bal.balance
         filed = basis.declaration_filed_on
         if owed <= 0 and filed is not None and filed <= on:
@@ -376,7 +435,8 @@ class PeriodStatement:
 def period_statements(state: AccountState, as_of: date, *, explain: bool = True) -> list[PeriodStatement]:
     out: list[PeriodStatement] = []
     for period, basis in state.periods.items():
-        bal = compute_balance(state.history(period), as_of=as_of, explain=explain)
+        history = state.history(period)
+        bal = compute_balance(history, as_of=as_of, explain=True) if explain else balance(history, as_of)
         applied: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)
         for app in bal.applications:
             applied[(state.piece_payment.get(app.payment_id, app.payment_id), app.component)] += app.amount
@@ -410,7 +470,7 @@ def final_balances(state: AccountState) -> dict[str, tuple[date, Balance]]:
     for period, pieces in state.pieces.items():
         if pieces:
             last = max(on for on, _ in pieces.values())
-            out[period] = (last, compute_balance(state.history(period), as_of=last, explain=False))
+            out[period] = (last, balance(state.history(period), last))
     return out
 
 

@@ -8,12 +8,10 @@ from decimal import Decimal
 from typing import TypeVar
 
 from sqlalchemy import func, select, text, union
-from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts
 from assessment.models import (
-    AccountSummary,
     CollectionPosting,
     Estimate,
     Liability,
@@ -33,10 +31,23 @@ async def lock_account(session: AsyncSession, tax_account: str) -> None:
     await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": tax_account})
 
 
+_FACT_TABLES = (Liability, Estimate, Payment, PaymentReversal, Notice, Refund)
+_HAS_FACTS = text(
+    "SELECT "
+    + ", ".join(f"EXISTS (SELECT 1 FROM {m.__tablename__} WHERE tax_account = :a)" for m in _FACT_TABLES)
+)
+
+
 async def load_facts(session: AsyncSession, tax_account: str) -> Facts | None:
     lodging = await session.get(LodgingView, tax_account)
+    # One round trip tells which fact tables hold rows of the account (a fresh
+    # account has one or two): the others are not queried.
+    has = (await session.execute(_HAS_FACTS, {"a": tax_account})).one()
+    present: dict[type[object], bool] = dict(zip(_FACT_TABLES, has, strict=True))
 
     async def rows(model: type[_T]) -> list[_T]:
+        if not present[model]:
+            return []
         stmt = select(model).where(model.tax_account == tax_account)  # type: ignore[attr-defined]
         return list((await session.execute(stmt)).scalars().all())
 
@@ -99,38 +110,42 @@ async def posted_totals(
     }
 
 
+_SUMMARY_COLUMNS: dict[str, str] = {
+    "period": "text",
+    "jurisdiction": "text",
+    "lodging_class": "text",
+    "operator_id": "text",
+    "due_date": "date",
+    "basis": "text",
+    "principal": "numeric",
+    "total_assessed": "numeric",
+    "total_paid": "numeric",
+    "balance": "numeric",
+    "as_of": "date",
+}
+# One statement, the same text whatever the number of periods (prepared once per
+# connection): drop the periods no longer known, upsert the others. The two parts
+# touch disjoint rows, so running them in one statement's snapshot is safe.
+_UPSERT_SUMMARIES = text(
+    "WITH gone AS (DELETE FROM account_summaries WHERE tax_account = :a "
+    "AND NOT (period = ANY (CAST(:period AS text[])))) "
+    f"INSERT INTO account_summaries (tax_account, {', '.join(_SUMMARY_COLUMNS)}) "
+    f"SELECT :a, {', '.join(f'u.{c}' for c in _SUMMARY_COLUMNS)} FROM unnest("
+    + ", ".join(f"CAST(:{c} AS {t}[])" for c, t in _SUMMARY_COLUMNS.items())
+    + f") AS u({', '.join(_SUMMARY_COLUMNS)}) "
+    "ON CONFLICT (tax_account, period) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _SUMMARY_COLUMNS if c != "period")
+    + ", refreshed_at = now()"
+)
+
+
 async def upsert_summaries(
     session: AsyncSession, rows: Sequence[dict[str, object]], tax_account: str
 ) -> None:
-    periods = [r["period"] for r in rows]
-    await session.execute(
-        AccountSummary.__table__.delete().where(  # type: ignore[attr-defined]
-            AccountSummary.tax_account == tax_account, AccountSummary.period.not_in(periods)
-        )
-    )
-    if not rows:
-        return
-    stmt = insert(AccountSummary).values(list(rows))
-    stmt = stmt.on_conflict_do_update(
-        index_elements=["tax_account", "period"],
-        set_={
-            c: stmt.excluded[c]
-            for c in (
-                "jurisdiction",
-                "lodging_class",
-                "operator_id",
-                "due_date",
-                "basis",
-                "principal",
-                "total_assessed",
-                "total_paid",
-                "balance",
-                "as_of",
-            )
-        }
-        | {"refreshed_at": func.now()},
-    )
-    await session.execute(stmt)
+    """Replace the account's per-period summaries by ``rows`` (one round trip)."""
+    assert all(r["tax_account"] == tax_account for r in rows)
+    params: dict[str, object] = {c: [r[c] for r in rows] for c in _SUMMARY_COLUMNS}
+    await session.execute(_UPSERT_SUMMARIES, {"a": tax_account, **params})
 
 
 async def all_tax_accounts(session: AsyncSession) -> list[str]:

@@ -16,6 +16,7 @@ from assessment.accounts.ledger import (
     Facts,
     PeriodStatement,
     account_state,
+    balance,
     current_applications,
     final_balances,
     latest_fact_date,
@@ -24,10 +25,10 @@ from assessment.accounts.ledger import (
 )
 from assessment.models import CollectionPosting, Refund
 from servicekit.errors import NotFound, ValidationFailed
-from servicekit.outbox import emit
+from servicekit.outbox import OutboxEvent, emit_many
 from taxcore.events.assessment import CollectionPosted
 from taxcore.money import ZERO, fmt
-from taxcore.rules.balance import COMPONENTS, Balance, compute_balance
+from taxcore.rules.balance import COMPONENTS, Balance
 
 POSTING_NAMESPACE = uuid.UUID("6f1c2b1e-59a4-4d43-9a4c-3f0c2f7a4d11")
 
@@ -46,9 +47,11 @@ async def post_collections(
     of it, per period and component (the contract's invariant). Returns how
     many postings were made.
     """
+    if not facts.payments:
+        return 0  # payments are never deleted: no payment, nothing applied and nothing posted
     posted = await repository.posted_totals(session, facts.tax_account)
     payments = {p.payment_id: p for p in facts.payments}
-    made = 0
+    events: list[OutboxEvent] = []
     for key in sorted(set(target) | set(posted)):
         payment_id, period, component = key
         want, section = target.get(key, (ZERO, ""))
@@ -71,27 +74,30 @@ async def post_collections(
             section=section or old_section,
         )
         session.add(row)
-        await emit(
-            session,
-            event_type="roomtax.assessment.collection.posted.v1",
-            key=facts.tax_account,
-            event_id=pid,
-            data=CollectionPosted(
-                posting_id=pid,
-                payment_id=payment_id,
-                tax_account=facts.tax_account,
-                jurisdiction=facts.jurisdiction,
-                lodging_class=facts.lodging_class,
-                period=period,
-                component=component,
-                amount=delta,
-                collected_on=pay.received_on,
-                section=row.section,
-            ),
+        events.append(
+            OutboxEvent(
+                event_type="roomtax.assessment.collection.posted.v1",
+                key=facts.tax_account,
+                event_id=pid,
+                data=CollectionPosted(
+                    posting_id=pid,
+                    payment_id=payment_id,
+                    tax_account=facts.tax_account,
+                    jurisdiction=facts.jurisdiction,
+                    lodging_class=facts.lodging_class,
+                    period=period,
+                    component=component,
+                    amount=delta,
+                    collected_on=pay.received_on,
+                    section=row.section,
+                ),
+            )
         )
-        made += 1
+    if not events:
+        return 0
+    await emit_many(session, events)  # the same outbox rows, in the same order, in one statement
     await session.flush()
-    return made
+    return len(events)
 
 
 def summary_rows(
@@ -111,7 +117,7 @@ def summary_rows(
         if final is not None and final[0] <= on and settled(basis, final[0], final[1]):
             bal = final[1]
         else:
-            bal = compute_balance(state.history(period), as_of=on, explain=False)
+            bal = balance(state.history(period), on)
         principal = sum((c.assessed for c in bal.components if c.component in ("tax", "impact_fee")), ZERO)
         rows.append(
             {
@@ -138,9 +144,14 @@ async def refresh_summary(session: AsyncSession, facts: Facts, *, as_of: date | 
     await repository.upsert_summaries(session, summary_rows(facts, on), facts.tax_account)
 
 
-async def recompute(session: AsyncSession, tax_account: str) -> Facts | None:
-    """After any change of an account's facts: post collections, refresh its summary."""
-    facts = await repository.load_facts(session, tax_account)
+async def recompute(session: AsyncSession, tax_account: str, *, facts: Facts | None = None) -> Facts | None:
+    """After any change of an account's facts: post collections, refresh its summary.
+
+    ``facts``: the account's facts already loaded in this transaction, after the
+    change (saves loading them again); by default they are loaded here.
+    """
+    if facts is None:
+        facts = await repository.load_facts(session, tax_account)
     if facts is None:
         return None
     state = account_state(facts, None)
