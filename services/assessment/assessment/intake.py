@@ -120,7 +120,8 @@ async def on_bond_drawn(session: AsyncSession, event: CloudEvent) -> None:
         Payment(
             payment_id=f"bond-draw-{draw.draw_id}",
             tax_account=draw.tax_account,
-            jurisdiction=lodging.jurisdiction if lodging else "PR",
+            # the account number starts with the jurisdiction code (registry's documented format)
+            jurisdiction=lodging.jurisdiction if lodging else draw.tax_account.split("-", 1)[0],
             amount=draw.amount,
             method="bond_draw",
             received_on=draw.drawn_on,
@@ -234,7 +235,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
             declared_total=data.declared_total,
             deficiency=deficiency,
             reasons=[reason] if reason else [],
-            section="§24; §28; §32" if data.jurisdiction == "PR" else "§54(b); §54(f)",
+            section=law.LIABILITY_SECTION[data.jurisdiction],
         ),
     )
     clerical = [f for f in data.findings if f.code in law.CLERICAL_CODES]

@@ -6,7 +6,8 @@ not in our files), is provisional with the reason — in the parameter files
 ``taxcore/parameters/<JUR>/assessment/`` (``notice_response_days``,
 ``refund_years_from_declaration``, ``refund_years_from_payment``,
 ``clerical_assessment_section``, ``estimate_section``, ``notice_section``,
-``partial_dispute_section``). A third jurisdiction adds those files; nothing here changes.
+``partial_dispute_section``, ``liability_section``; ``bonds/draw_section``).
+A third jurisdiction adds those files; nothing here changes.
 
 The tables keep the shape the service reads (``law.cited(law.NOTICE_RESPONSE_DAYS, jur)``,
 ``law.ESTIMATE_SECTION.get(jur, default)``): each is a read-only mapping from a
@@ -100,9 +101,10 @@ ESTIMATE_SECTION: Mapping[str, str] = _Sections("assessment.estimate_section")
 NOTICE_SECTION: Mapping[str, str] = _Sections("assessment.notice_section")
 #: Paying the undisputed part before disputing the rest (PR §34).
 PARTIAL_DISPUTE_SECTION: Mapping[str, str] = _Sections("assessment.partial_dispute_section")
-#: A bond draw (PR §33; taxcore ``bonds.draw_section``). Still one string because the notice
-#: service formats it without a jurisdiction; only jurisdictions with bonds draw on one.
-BOND_DRAW_SECTION = "§33"
+#: A draw on the bond (PR §33); only jurisdictions that require bonds have one.
+BOND_DRAW_SECTION: Mapping[str, str] = _Sections("bonds.draw_section")
+#: A period's liability as assessed from its declarations.
+LIABILITY_SECTION: Mapping[str, str] = _Sections("assessment.liability_section")
 
 #: Finding codes of taxcore's declaration check that are mathematical or clerical errors
 #: (PR §2(18)(i)-(iv)) and so support an assessment without a hearing (PR §32).

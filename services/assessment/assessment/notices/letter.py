@@ -82,7 +82,7 @@ def render_letter(notice: Notice, lodging: LodgingView | None, *, printed_on: da
             f"To dispute part of it, first pay the part you do not dispute ({dispute}). "
             "Interest keeps accruing on what remains unpaid. If this notice is neither paid nor "
             "disputed by that date, the unpaid deficiency may be charged against your bond "
-            f"({law.BOND_DRAW_SECTION}).",
+            f"({law.BOND_DRAW_SECTION.get(notice.jurisdiction, 'bond')}).",
             styles["Normal"],
         ),
         Spacer(1, 12),

@@ -170,7 +170,8 @@ async def respond(
     responded_on: date,
     responder: str,
 ) -> NoticeResponse:
-    """Accept the notice, or dispute part of it having paid the undisputed part (PR §34)."""
+    """Accept the notice, or dispute part of it having paid the undisputed part (PR §34;
+    the section comes from the jurisdiction's ``assessment.partial_dispute_section``)."""
     if responded_on < notice.issued_on:
         raise ValidationFailed.on("responded_on", "is before the notice was issued")
     if responded_on > clock.today():
@@ -197,7 +198,8 @@ async def respond(
         if paid_since < undisputed:
             raise ValidationFailed.on(
                 "disputed_amount",
-                f"PR §34: pay the undisputed {fmt(undisputed)} before disputing the rest "
+                f"{law.PARTIAL_DISPUTE_SECTION.get(notice.jurisdiction, '§34')}: pay the undisputed "
+                f"{fmt(undisputed)} before disputing the rest "
                 f"({fmt(paid_since)} paid since the notice)",
             )
     response = NoticeResponse(
@@ -296,7 +298,8 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
                 amount=amount,
                 requested_on=as_of,
                 reason=f"deficiency notice of {notice.issued_on.isoformat()} unpaid after its term "
-                f"({notice.response_deadline.isoformat()}); {law.BOND_DRAW_SECTION}",
+                f"({notice.response_deadline.isoformat()}); "
+                f"{law.BOND_DRAW_SECTION.get(notice.jurisdiction, 'bond draw')}",
             ),
         )
         made.append(request)
