@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 
-from taxcore.errors import InvalidInput
+from taxcore.errors import InvalidInput, ParameterError
+from taxcore.parameters import PACKAGE_ROOT, ParameterTree, load_tree
 from taxcore.periods import fiscal_year_months
 from taxcore.rules.distribution import (
     DistributionResult,
@@ -20,6 +23,12 @@ from taxcore.rules.distribution import (
 )
 
 D = Decimal
+EARMARKS = (
+    "vi_tarf_virgin_islands_advertising",
+    "vi_tarf_st_john_advertising",
+    "vi_tarf_st_croix_advertising",
+    "vi_tarf_marine_industry_advertising",
+)
 CERT = PRCertification(
     fiscal_year=2027, amount=D("10000000.00"), certified_on=date(2026, 6, 15), document_reference="B-27"
 )
@@ -64,13 +73,19 @@ class TestFunds:
         vi = funds("VI", date(2026, 10, 1))
         assert [f.code for f in vi] == [
             "vi_tourism_advertising_revolving_fund",
+            "vi_tarf_virgin_islands_advertising",
+            "vi_tarf_st_john_advertising",
+            "vi_tarf_st_croix_advertising",
+            "vi_tarf_marine_industry_advertising",
             "vi_agriculture_revolving_fund",
             "vi_sports_tourism",
             "vi_department_of_education",
             "vi_sports_parks_recreation",
             "vi_general_fund",
         ]
-        assert vi[1].section == "§54(e)(1)(A)"
+        assert vi[0].section == "§54(e)(1)"
+        assert [f.section for f in vi[1:5]] == [f"§54(e)(2)({n})" for n in range(1, 5)]
+        assert vi[5].section == "§54(e)(1)(A)"
 
 
 class TestPRFiscalYear:
@@ -229,6 +244,14 @@ class TestVIFiscalYear:
         assert final.tarf_room_tax == D("1800000.00")
         assert final.tarf_impact_fee == D("18000.00")
         assert final.general_fund == D("102000.00")
+        # the Fund's own account gets only room tax; its 18,000.00 of impact fee is earmarked
+        totals: dict[str, Decimal] = {}
+        for r in results:
+            for fund, amount in alloc(r).items():
+                totals[fund] = totals.get(fund, D("0.00")) + amount
+        assert totals["vi_tourism_advertising_revolving_fund"] == D("1800000.00")
+        for code in EARMARKS:
+            assert totals[code] == D("4500.00")  # 25% x 18,000.00
 
     def test_a_slow_start_still_meets_agriculture_by_june(self) -> None:
         results = self.run(["50000.00"] * 5 + ["900000.00"] * 7)
@@ -240,19 +263,48 @@ class TestVIFiscalYear:
             "vi_department_of_education": D("0.00"),
             "vi_sports_parks_recreation": D("0.00"),
             "vi_tourism_advertising_revolving_fund": D("0.00"),
+            **{code: D("0.00") for code in EARMARKS},
             "vi_general_fund": D("0.00"),
         }
         final = results[-1].state
         assert isinstance(final, VIState)
         assert sum(final.floors_paid.values()) == D("3000000.00")
 
-    def test_impact_fee_earmarks_in_trace(self) -> None:
+    def test_impact_fee_tarf_share_goes_to_the_four_earmark_funds(self) -> None:
         r = distribute_vi_month(month="2026-10", room_tax=D("0"), impact_fee=D("1000.01"), state=None)
         step = next(s for s in r.trace if s["rule"] == "rule6.distribution.vi.impact_fee_tarf")
         assert step["result"] == "150.00"
-        earmarks = step["inputs"]["earmarks"]
-        assert list(earmarks.values()) == ["37.50", "37.50", "37.50", "37.50"]
+        earmarked = [a for a in r.allocations if a.rule == "vi.impact_fee_tarf"]
+        assert [(a.fund, a.amount) for a in earmarked] == [(code, D("37.50")) for code in EARMARKS]
+        assert [a.section for a in earmarked] == [f"§54(b)(3)(D)(i); §54(e)(2)({n})" for n in range(1, 5)]
+        steps = [s for s in r.trace if s["rule"] == "rule6.distribution.vi.impact_fee_tarf_earmark"]
+        assert [s["result"] for s in steps] == ["37.50"] * 4
+        assert all(s["parameters"]["provisional"] is True for s in steps)
+        # the Fund's own account gets only the room tax after the floors (none this month)
+        assert alloc(r)["vi_tourism_advertising_revolving_fund"] == D("0.00")
         assert alloc(r)["vi_general_fund"] == D("850.01")
+        assert conserved(r)
+
+    @pytest.mark.parametrize(
+        ("fee", "shares", "general"),
+        [
+            # 15% x 2,468.10 = 370.215 -> 370.22; running totals 25% 92.555 -> 92.56,
+            # 50% 185.11, 75% 277.665 -> 277.67, 100% 370.22: 92.56, 92.55, 92.56, 92.55
+            ("2468.10", ["92.56", "92.55", "92.56", "92.55"], "2097.88"),
+            # 15% x 0.13 = 0.0195 -> 0.02; running 0.005 -> 0.01, 0.01, 0.015 -> 0.02, 0.02
+            ("0.13", ["0.01", "0.00", "0.01", "0.00"], "0.11"),
+            # 15% x 0.07 = 0.0105 -> 0.01; running 0.0025 -> 0.00, 0.005 -> 0.01, 0.0075 -> 0.01, 0.01
+            ("0.07", ["0.00", "0.01", "0.00", "0.00"], "0.06"),
+        ],
+    )
+    def test_earmarks_round_on_the_running_total(self, fee: str, shares: list[str], general: str) -> None:
+        r = distribute_vi_month(month="2026-10", room_tax=D("0"), impact_fee=D(fee), state=None)
+        got = alloc(r)
+        assert [got[code] for code in EARMARKS] == [D(x) for x in shares]
+        assert got["vi_general_fund"] == D(general)
+        assert isinstance(r.state, VIState)
+        assert r.state.tarf_impact_fee == sum((D(x) for x in shares), D(0))
+        assert conserved(r)
 
     def test_pending_is_always_zero(self) -> None:
         r = distribute_vi_month(month="2026-10", room_tax=D("5.00"), impact_fee=D("5.00"), state=None)
@@ -266,3 +318,37 @@ class TestVIFiscalYear:
                 month="2026-10", room_tax=D("1"), impact_fee=D("0"), state=VIState(fiscal_year=2028)
             )
         assert info.value.field == "state"
+
+
+def _vi_tree_with_purposes(root: Path, old: str, new: str) -> ParameterTree:
+    """The packaged tree with one edit to VI ``distribution.tarf_impact_fee_purposes``."""
+    shutil.copytree(PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("*.py", "__pycache__", "py.typed"))
+    file = root / "VI" / "distribution" / "tarf_impact_fee_purposes.yaml"
+    text = file.read_text(encoding="utf-8")
+    assert old in text
+    file.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return load_tree(root)
+
+
+class TestVIEarmarkParameters:
+    """The §54(e)(2) shares are data, checked when a month is distributed."""
+
+    def test_shares_must_add_up_to_one(self, tmp_path: Path) -> None:
+        tree = _vi_tree_with_purposes(
+            tmp_path / "root",
+            "vi_tarf_st_john_advertising, rate: 0.25",
+            "vi_tarf_st_john_advertising, rate: 0.20",
+        )
+        with pytest.raises(ParameterError) as info:
+            distribute_vi_month(
+                month="2026-10", room_tax=D("0"), impact_fee=D("100.00"), state=None, parameters=tree
+            )
+        assert info.value.field == "distribution.tarf_impact_fee_purposes"
+
+    def test_an_earmark_fund_must_be_a_fund(self, tmp_path: Path) -> None:
+        tree = _vi_tree_with_purposes(tmp_path / "root", "vi_tarf_st_croix_advertising", "vi_st_croix_typo")
+        with pytest.raises(ParameterError) as info:
+            distribute_vi_month(
+                month="2026-10", room_tax=D("0"), impact_fee=D("100.00"), state=None, parameters=tree
+            )
+        assert info.value.field == "distribution.funds"

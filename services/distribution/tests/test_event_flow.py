@@ -152,6 +152,15 @@ class TestEventFlow:
             assert found is not None
             assert found["type"] == "roomtax.distribution.run.posted.v1"
             assert found["data"]["collected"] == "402055.10"
-            assert {a["fund"]: a["amount"] for a in found["data"]["allocations"]}[
-                "vi_general_fund"
-            ] == "1700.00"
+            by_fund = {a["fund"]: a["amount"] for a in found["data"]["allocations"]}
+            assert by_fund["vi_general_fund"] == "1700.00"
+            # 15% x 2,000.00 = 300.00 to the Fund, 25% (75.00) to each §54(e)(2) earmark fund
+            assert [
+                by_fund[code]
+                for code in (
+                    "vi_tarf_virgin_islands_advertising",
+                    "vi_tarf_st_john_advertising",
+                    "vi_tarf_st_croix_advertising",
+                    "vi_tarf_marine_industry_advertising",
+                )
+            ] == ["75.00"] * 4

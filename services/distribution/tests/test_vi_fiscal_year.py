@@ -10,6 +10,12 @@ from distribution_factories import AUDITOR, allocated, collect, run
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 D = Decimal
+EARMARKS = (  # §54(e)(2)(1)-(4): the Fund's 15% of the impact fee, 25% each
+    "vi_tarf_virgin_islands_advertising",
+    "vi_tarf_st_john_advertising",
+    "vi_tarf_st_croix_advertising",
+    "vi_tarf_marine_industry_advertising",
+)
 MONTHS = ["2026-10", "2026-11", "2026-12", "2027-01", "2027-02", "2027-03", "2027-04", "2027-05", "2027-06"]
 
 
@@ -28,16 +34,24 @@ class TestVIFiscalYear:
             )
             body = await run(client, "VI", month)
             if month == "2026-10":
-                # floors: 1,000,000 / 9; 1,000,000 / 12; 500,000 / 12 (twice), rounded half-up
+                # floors: 1,000,000 / 9; 1,000,000 / 12; 500,000 / 12 (twice), rounded half-up;
+                # the Fund: room tax 500,000.00 - 277,777.78; impact fee 15% x 10,000.00 =
+                # 1,500.00 split 25% (375.00) to each §54(e)(2) earmark fund; 85% General Fund
                 assert allocated(body) == {
                     "vi_agriculture_revolving_fund": D("111111.11"),
                     "vi_sports_tourism": D("83333.33"),
                     "vi_department_of_education": D("41666.67"),
                     "vi_sports_parks_recreation": D("41666.67"),
-                    "vi_tourism_advertising_revolving_fund": D("222222.22") + D("1500.00"),
+                    "vi_tourism_advertising_revolving_fund": D("222222.22"),
+                    **{code: D("375.00") for code in EARMARKS},
                     "vi_general_fund": D("8500.00"),
                     "other:VI": D("12.34"),
                 }
+                earmarked = [a for a in body["allocations"] if a["fund"] in EARMARKS]
+                assert [(a["account"], a["rule"], a["section"]) for a in earmarked] == [
+                    (f"fund:{code}", "vi.impact_fee_tarf", f"§54(b)(3)(D)(i); §54(e)(2)({n})")
+                    for n, code in enumerate(EARMARKS, start=1)
+                ]
             assert sum(allocated(body).values()) == D(body["collected"]) == D("510012.34")
 
         summary = (
@@ -58,8 +72,14 @@ class TestVIFiscalYear:
             assert D(fund["floor"]["owed_to_date"]) == D(received)
             assert (fund["floor"]["on_track"], fund["floor"]["met"]) == (True, False)
             assert fund["floor"]["deadline"] == "2027-09-30"
-        assert funds["fund:vi_tourism_advertising_revolving_fund"]["received"] == "2013500.00"
+        # room tax only: 4,500,000.00 - 2,500,000.00 of floors through June
+        assert funds["fund:vi_tourism_advertising_revolving_fund"]["received"] == "2000000.00"
         assert funds["fund:vi_tourism_advertising_revolving_fund"]["floor"] is None
+        for n, code in enumerate(EARMARKS, start=1):  # 9 x 375.00
+            earmark = funds[f"fund:{code}"]
+            assert (earmark["received"], earmark["floor"]) == ("3375.00", None)
+            assert earmark["section"] == f"§54(e)(2)({n})"
+            assert earmark["name"].startswith("Tourism Advertising Revolving Fund: ")
         assert funds["fund:vi_general_fund"]["received"] == "76500.00"
         assert funds["other:VI"]["received"] == "111.06"
         assert summary["on_track"] is True
@@ -75,6 +95,12 @@ class TestVIFiscalYear:
             "4590111.06",
             "0.00",
         )
+        by_account = {a["account"]: a for a in balances["accounts"]}
+        for code in EARMARKS:
+            assert (by_account[f"fund:{code}"]["kind"], by_account[f"fund:{code}"]["balance"]) == (
+                "fund",
+                "3375.00",
+            )
 
     async def test_a_short_month_is_made_up_in_priority_order(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
@@ -87,6 +113,7 @@ class TestVIFiscalYear:
             "vi_department_of_education": D("0.00"),
             "vi_sports_parks_recreation": D("0.00"),
             "vi_tourism_advertising_revolving_fund": D("0.00"),
+            **{code: D("0.00") for code in EARMARKS},
             "vi_general_fund": D("0.00"),
         }
         await collect(db, jurisdiction="VI", amount="1000000.00", collected_on=date(2026, 11, 5))

@@ -16,7 +16,8 @@ Tourism Advertising Revolving Fund after the annual floors (Agriculture
 $1,000,000 by June 30, sports tourism $1,000,000, Education $500,000, Sports,
 Parks and Recreation $500,000), paid in monthly installments with catch-up
 (``distribution.floor_schedule``, provisional). The impact fee: 15% to the
-Fund, 85% to the General Fund.
+Fund, split 25% each among the earmark funds of the four purposes of §54(e)(2)
+(``distribution.tarf_impact_fee_purposes``, provisional), 85% to the General Fund.
 
 Conservation: in every run ``sum(allocations) + pending == collected`` to the
 cent, where ``collected`` is the money the run distributes — the month's
@@ -598,17 +599,19 @@ def distribute_vi_month(
         )
         allocations.append(FundAllocation(fund=code, amount=paid, rule="vi.room_tax_floor", section=section))
     st.tarf_room_tax += rest
+    tarf_section = _section_of(fund_list, VI_TARF)
     trace.add(
         f"{_RULE}.vi.tarf_room_tax",
-        "§54(e)(1)",
+        tarf_section,
         f"room tax {tax_in} less floors {tax_in - rest} = {rest} to the Fund",
         rest,
     )
     allocations.append(
-        FundAllocation(fund=VI_TARF, amount=rest, rule="vi.room_tax_after_floors", section="§54(e)(1)")
+        FundAllocation(fund=VI_TARF, amount=rest, rule="vi.room_tax_after_floors", section=tarf_section)
     )
 
-    # §54(b)(3)(D): the impact fee, 15% to the Fund, the rest (85%) to the General Fund.
+    # §54(b)(3)(D): the impact fee, 15% to the Fund (split among the four earmark funds of
+    # §54(e)(2)), the rest (85%) to the General Fund.
     tarf_pv = tree.get("VI", "distribution.impact_fee_tarf_rate", on)
     gf_pv = tree.get("VI", "distribution.impact_fee_general_fund_rate", on)
     tarf_rate, gf_rate = tarf_pv.value, gf_pv.value
@@ -620,25 +623,15 @@ def distribute_vi_month(
     general = fee_in - tarf_fee
     st.tarf_impact_fee += tarf_fee
     st.general_fund += general
-    purposes_pv = tree.get("VI", "distribution.tarf_impact_fee_purposes", on)
-    earmarks: dict[str, Decimal] = {}
-    if isinstance(purposes_pv.value, list) and purposes_pv.value:
-        left = tarf_fee
-        for i, purpose in enumerate(purposes_pv.value):
-            if not isinstance(purpose, dict):
-                raise ParameterError("distribution.tarf_impact_fee_purposes", "bad purpose")
-            last = i == len(purposes_pv.value) - 1
-            part = left if last else round_cents(tarf_fee * purpose["rate"])
-            earmarks[str(purpose["purpose"])] = part
-            left -= part
     trace.add(
         f"{_RULE}.vi.impact_fee_tarf",
         tarf_pv.section,
-        f"impact fee {fee_in} x {tarf_rate} = {tarf_fee} to the Fund, earmarked per {purposes_pv.section}",
+        f"impact fee {fee_in} x {tarf_rate} = {tarf_fee} to the Fund, split among the four "
+        "purposes of §54(e)(2)",
         tarf_fee,
-        inputs={"earmarks": earmarks},
-        parameters={"rate": tarf_rate, "earmarks_provisional": purposes_pv.provisional},
+        parameters={"rate": tarf_rate},
     )
+    allocations.extend(_vi_tarf_earmarks(tree, on, fund_list, tarf_fee, tarf_pv.section, trace))
     trace.add(
         f"{_RULE}.vi.impact_fee_general_fund",
         gf_pv.section,
@@ -647,16 +640,55 @@ def distribute_vi_month(
         parameters={"rate": gf_rate, "provisional": gf_pv.provisional},
     )
     allocations.append(
-        FundAllocation(fund=VI_TARF, amount=tarf_fee, rule="vi.impact_fee_tarf", section=tarf_pv.section)
-    )
-    allocations.append(
         FundAllocation(
             fund=VI_GENERAL_FUND, amount=general, rule="vi.impact_fee_general_fund", section=gf_pv.section
         )
     )
-    _section_of(fund_list, VI_TARF)
     _section_of(fund_list, VI_GENERAL_FUND)
     return _result("VI", period, tax_in + fee_in, ZERO, allocations, ZERO, st, trace)
+
+
+def _vi_tarf_earmarks(
+    tree: ParameterTree, on: date, fund_list: list[Fund], tarf_fee: Decimal, tarf_section: str, trace: Trace
+) -> list[FundAllocation]:
+    """§54(e)(2): the Fund's impact-fee share split among the earmark funds of its four purposes.
+
+    Rounded on the running total: the first k earmarks together get ``tarf_fee x (sum of
+    their rates)`` rounded half-up once, and each earmark is the difference from the one
+    before. So every share is within half a cent of its exact rate, none is negative, and
+    the earmarks add up to ``tarf_fee`` to the cent (the last running total is the whole).
+    """
+    path = "distribution.tarf_impact_fee_purposes"
+    pv = tree.get("VI", path, on)
+    if not isinstance(pv.value, list) or not pv.value:
+        raise ParameterError(path, "must be a non-empty list of {fund, rate}")
+    shares: list[tuple[str, Decimal]] = []
+    for item in pv.value:
+        rate = item.get("rate") if isinstance(item, dict) else None
+        if not isinstance(item, dict) or isinstance(rate, bool) or not isinstance(rate, Decimal) or rate < 0:
+            raise ParameterError(path, f"bad purpose {item!r}")
+        shares.append((str(item["fund"]), rate))
+    if sum((rate for _, rate in shares), ZERO) != 1:
+        raise ParameterError(path, "the purposes' rates do not add up to 1")
+    allocations: list[FundAllocation] = []
+    cumulative_rate = ZERO
+    given = ZERO
+    for code, rate in shares:
+        cumulative_rate += rate
+        running = round_cents(tarf_fee * cumulative_rate)
+        part = running - given
+        given = running
+        fund_section = _section_of(fund_list, code)
+        section = f"{tarf_section}; {fund_section}"
+        trace.add(
+            f"{_RULE}.vi.impact_fee_tarf_earmark",
+            section,
+            f"{code}: {cumulative_rate} x {tarf_fee} = {running} so far, less {running - part} = {part}",
+            part,
+            parameters={"rate": rate, "provisional": pv.provisional},
+        )
+        allocations.append(FundAllocation(fund=code, amount=part, rule="vi.impact_fee_tarf", section=section))
+    return allocations
 
 
 # --------------------------------------------------------------------------- any jurisdiction

@@ -8,7 +8,8 @@ taxcore's parameters too (our reading of the statutes):
   distribute. PR §31 distributes "all funds collected from the Tax imposed under
   Section 24"; 33 V.I.C. §54(e)(1) deposits "the funds collected under
   subsection (b)(1)" (the room tax) and §54(b)(3)(D) allocates the impact fee
-  15/85.
+  15/85 (the Tourism Advertising Revolving Fund's 15% split among the four
+  §54(e)(2) earmark funds: each is a fund of the parameter, so an account here).
 - Accessory receipts (``penalty``, ``interest``, ``fine``: PR §33, §46-§48;
   VI §54(i), (l)) are not the Tax of §24 nor the (b)(1) or (b)(3) revenue, and
   neither statute names their destination: a run moves them to the
