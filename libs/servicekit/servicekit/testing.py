@@ -148,6 +148,14 @@ async def running_app(app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @asynccontextmanager
+async def serving(app: FastAPI) -> AsyncIterator[FastAPI]:
+    """Run the app's lifespan for a test session; its client is ``app.state.test_client``."""
+    async with running_app(app) as client:
+        app.state.test_client = client
+        yield app
+
+
+@asynccontextmanager
 async def rolled_back(app: FastAPI) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
     """Bind the app's sessions to one outer transaction that is rolled back at the end.
 

@@ -7,7 +7,7 @@ import pytest
 from fastapi import FastAPI
 from servicekit_fixtures import build_widget_app, make_chassis_db
 
-from servicekit.testing import BrokerProcess, running_app
+from servicekit.testing import BrokerProcess, serving
 
 
 @pytest.fixture(scope="session")
@@ -17,9 +17,7 @@ async def chassis_db() -> str:
 
 @pytest.fixture(scope="session")
 async def widget_app(chassis_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
-    app = build_widget_app(chassis_db, broker.bootstrap)
-    async with running_app(app) as client:
-        app.state.test_client = client
+    async with serving(build_widget_app(chassis_db, broker.bootstrap)) as app:
         yield app
 
 

@@ -4,7 +4,6 @@ from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
 
-import httpx
 import pytest
 from assessment_factories import TODAY, Bus
 from fastapi import FastAPI
@@ -13,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from assessment import clock
 from assessment.app import build_app
 from assessment.settings import AssessmentSettings
-from servicekit.testing import BrokerProcess, fresh_database, rolled_back, running_app
+from servicekit.testing import BrokerProcess, fresh_database, serving
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -31,30 +30,15 @@ async def assessment_db() -> str:
 
 
 @pytest.fixture(scope="session")
-async def assessment_app(assessment_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
+async def service_app(assessment_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
     settings = AssessmentSettings(
         environment="test", database_url=assessment_db, kafka_bootstrap=broker.bootstrap
     )
-    app = build_app(settings)
-    async with running_app(app) as client:
-        app.state.test_client = client
+    async with serving(build_app(settings)) as app:
         yield app
 
 
 @pytest.fixture
-async def client(assessment_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client whose writes are rolled back after the test."""
-    async with rolled_back(assessment_app):
-        yield assessment_app.state.test_client
-
-
-@pytest.fixture
-def db(client: httpx.AsyncClient, assessment_app: FastAPI) -> async_sessionmaker[AsyncSession]:
-    """Sessions inside the test's rolled-back transaction."""
-    return assessment_app.state.sessionmaker  # type: ignore[no-any-return]
-
-
-@pytest.fixture
-def bus(db: async_sessionmaker[AsyncSession], assessment_app: FastAPI) -> Bus:
+def bus(db: async_sessionmaker[AsyncSession], service_app: FastAPI) -> Bus:
     """Delivers events to the service's real consumers (inbox included), inside the test's transaction."""
-    return Bus(db, assessment_app.state.settings)
+    return Bus(db, service_app.state.settings)

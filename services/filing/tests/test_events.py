@@ -60,11 +60,11 @@ class TestProjection:
 
 class TestEventsThroughTheBroker:
     async def test_registry_events_build_the_projection_and_declarations_are_published(
-        self, filing_app: FastAPI, filing_db: str, broker: BrokerProcess
+        self, service_app: FastAPI, filing_db: str, broker: BrokerProcess
     ) -> None:
         """Registry events go outbox -> relay -> Tansu -> projection consumer; the
         declaration filed against that projection goes outbox -> relay -> Tansu."""
-        settings = filing_app.state.settings
+        settings = service_app.state.settings
         engine = make_engine(filing_db, application_name="filing-e2e-test", pool_size=2)
         registry_side = make_sessionmaker(engine, service="registry")
         fac = new_id("fac")
@@ -121,7 +121,7 @@ class TestEventsThroughTheBroker:
                     break
                 await asyncio.sleep(0.2)
             assert found == 1, "the projection consumer never applied the registry events"
-            client = filing_app.state.test_client
+            client = service_app.state.test_client
             r = await client.post(
                 "/v1/declarations",
                 headers=as_facilitator(fac),

@@ -3,14 +3,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from registry.app import build_app
 from registry.settings import RegistrySettings
-from servicekit.testing import BrokerProcess, fresh_database, rolled_back, running_app
+from servicekit.testing import BrokerProcess, fresh_database, serving
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -21,24 +19,9 @@ async def registry_db() -> str:
 
 
 @pytest.fixture(scope="session")
-async def registry_app(registry_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
+async def service_app(registry_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
     settings = RegistrySettings(
         environment="test", database_url=registry_db, kafka_bootstrap=broker.bootstrap
     )
-    app = build_app(settings)
-    async with running_app(app) as client:
-        app.state.test_client = client
+    async with serving(build_app(settings)) as app:
         yield app
-
-
-@pytest.fixture
-async def client(registry_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
-    """An HTTP client whose writes are rolled back after the test."""
-    async with rolled_back(registry_app):
-        yield registry_app.state.test_client
-
-
-@pytest.fixture
-def db(client: httpx.AsyncClient, registry_app: FastAPI) -> async_sessionmaker[AsyncSession]:
-    """Sessions inside the test's rolled-back transaction (to look at tables directly)."""
-    return registry_app.state.sessionmaker  # type: ignore[no-any-return]

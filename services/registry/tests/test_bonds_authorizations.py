@@ -105,7 +105,7 @@ class TestBonds:
 
 class TestBondDrawConsumer:
     async def test_requested_draw_is_recorded_once(
-        self, client: httpx.AsyncClient, db: DB, registry_app: FastAPI
+        self, client: httpx.AsyncClient, db: DB, service_app: FastAPI
     ) -> None:
         lodging = await _lodging(client)
         await client.post(f"/v1/lodgings/{lodging['id']}/bonds", json=BOND, headers=ADMIN)
