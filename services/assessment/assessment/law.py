@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from typing import TypeVar
 
 from taxcore.errors import TaxcoreError
 from taxcore.parameters import ParameterValue, default_tree
@@ -53,38 +54,35 @@ def _latest(jurisdiction: str, path: str) -> ParameterValue:
         raise KeyError(jurisdiction) from None
 
 
-class _Cited(Mapping[str, Cited]):
-    """Jurisdiction code -> the whole-number parameter ``path`` with its citation."""
+V = TypeVar("V")
+
+
+class _ByJurisdiction(Mapping[str, V]):
+    """Jurisdiction code -> a value read from parameter ``path`` (jurisdictions that have it)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
+
+    def __iter__(self) -> Iterator[str]:
+        tree = default_tree()
+        return iter([j for j in tree.jurisdictions() if tree.has(j, self.path)])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Cited(_ByJurisdiction[Cited]):
+    """Jurisdiction code -> the whole-number parameter ``path`` with its citation."""
 
     def __getitem__(self, jurisdiction: str) -> Cited:
         return _cited(_latest(jurisdiction, self.path))
 
-    def __iter__(self) -> Iterator[str]:
-        tree = default_tree()
-        return iter([j for j in tree.jurisdictions() if tree.has(j, self.path)])
 
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
-
-
-class _Sections(Mapping[str, str]):
+class _Sections(_ByJurisdiction[str]):
     """Jurisdiction code -> the citation text of parameter ``path``."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
 
     def __getitem__(self, jurisdiction: str) -> str:
         return str(_latest(jurisdiction, self.path).value)
-
-    def __iter__(self) -> Iterator[str]:
-        tree = default_tree()
-        return iter([j for j in tree.jurisdictions() if tree.has(j, self.path)])
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self)
 
 
 #: Days a taxpayer has to answer a Notification of Deficiency before it becomes final.

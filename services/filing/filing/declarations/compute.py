@@ -34,21 +34,8 @@ CERTIFIED_EXEMPTIONS = frozenset({"pr_film_production"})
 
 _FILINGS = uuid.UUID("6f1c35a8-7c38-4d53-9a43-3f4a0b7c9e21")
 
-LINE_FIELDS = (
-    "room_revenue",
-    "paid_unused_rooms",
-    "room_penalties",
-    "resort_and_other_fees",
-    "surcharges_and_service_charges",
-    "intermediary_retained",
-    "all_inclusive_global_charges",
-    "comp_rooms",
-    "exempt",
-    "room_nights",
-    "timeshare_owner_unit_days",
-    "tax_itemized",
-    "books_kept",
-)
+#: Every field of the return as filed, in the order of ``DeclaredLines`` (taxcore ``DeclarationInput``).
+LINE_FIELDS: tuple[str, ...] = tuple(DeclaredLines.model_fields)
 
 
 def filing_id(lodging_id: str, period: Period, filer_kind: str, filer_id: str) -> str:

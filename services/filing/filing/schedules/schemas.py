@@ -13,20 +13,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from filing.declarations.schemas import DeclaredFigures, DeclaredLines, Money, PeriodStr
-from taxcore.rules.declaration import ExemptAmount
+from taxcore.rules.declaration import LINES, ExemptAmount
+
+#: The return fields a schedule row carries: taxcore's money lines and the counts.
+_LINE_FIELDS: tuple[str, ...] = (*LINES, "room_nights", "timeshare_owner_unit_days", "tax_itemized")
 
 ROW_COLUMNS: tuple[str, ...] = (
     "tax_account",
-    "room_revenue",
-    "paid_unused_rooms",
-    "room_penalties",
-    "resort_and_other_fees",
-    "surcharges_and_service_charges",
-    "intermediary_retained",
-    "all_inclusive_global_charges",
-    "room_nights",
-    "timeshare_owner_unit_days",
-    "tax_itemized",
+    *_LINE_FIELDS,
     "exemption",
     "exempt_amount",
     "exemption_evidence",
@@ -34,20 +28,6 @@ ROW_COLUMNS: tuple[str, ...] = (
     "declared_tax",
     "declared_impact_fee",
     "declared_total",
-)
-
-
-_LINE_FIELDS = (
-    "room_revenue",
-    "paid_unused_rooms",
-    "room_penalties",
-    "resort_and_other_fees",
-    "surcharges_and_service_charges",
-    "intermediary_retained",
-    "all_inclusive_global_charges",
-    "room_nights",
-    "timeshare_owner_unit_days",
-    "tax_itemized",
 )
 
 
