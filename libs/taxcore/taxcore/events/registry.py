@@ -7,6 +7,7 @@ operator/facilitator/client events are keyed by their id.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import date
 from decimal import Decimal
 
@@ -20,6 +21,18 @@ CLIENTS = "registry.clients"
 class StatusPeriod(EventData):
     status: str  # active | suspended | closed
     effective_from: date
+
+
+def status_on(history: Iterable[tuple[date, str]], on: date) -> str:
+    """A lodging's status on ``on`` from its effective-dated history of (effective_from, status).
+
+    Active from registration until the first change; entries of one day apply in order.
+    """
+    status = "active"
+    for effective_from, entry in sorted(history, key=lambda item: item[0]):
+        if effective_from <= on:
+            status = entry
+    return status
 
 
 class LodgingSnapshot(EventData):

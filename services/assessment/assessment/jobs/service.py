@@ -31,6 +31,7 @@ from assessment.notices.service import request_lapsed_draws
 from assessment.settings import AssessmentSettings
 from servicekit.outbox import emit
 from taxcore.errors import TaxcoreError
+from taxcore.events import registry as registry_events
 from taxcore.events.assessment import AccountAssessed
 from taxcore.periods import Period, due_date
 from taxcore.rules.estimate import estimate_assessment
@@ -39,11 +40,8 @@ log = logging.getLogger("assessment.jobs")
 
 
 def status_on(lodging: LodgingView, on: date) -> str:
-    status = "active"
-    for s in sorted(lodging.statuses, key=lambda s: s["effective_from"]):
-        if date.fromisoformat(s["effective_from"]) <= on:
-            status = s["status"]
-    return status
+    history = ((date.fromisoformat(s["effective_from"]), s["status"]) for s in lodging.statuses)
+    return registry_events.status_on(history, on)
 
 
 def active_during(lodging: LodgingView, period: Period) -> bool:

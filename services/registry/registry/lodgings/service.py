@@ -43,11 +43,7 @@ def bond_draw_citation(jurisdiction: str, on: date) -> str:
 
 
 def current_status(lodging: Lodging, on: date) -> str:
-    status = "active"
-    for s in lodging.statuses:
-        if s.effective_from <= on:
-            status = s.status
-    return status
+    return ev.status_on(((s.effective_from, s.status) for s in lodging.statuses), on)
 
 
 def snapshot(lodging: Lodging) -> dict[str, object]:
