@@ -10,7 +10,6 @@ never call ``commit()``; they ``flush()`` when they need an id.
 from __future__ import annotations
 
 import hashlib
-import json
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import datetime
@@ -209,11 +208,3 @@ class _Rollback(Exception):  # noqa: N818 - control flow, not an error
     def __init__(self, response: Response) -> None:
         super().__init__(response.status_code)
         self.response = response
-
-
-async def ping(session: AsyncSession) -> None:
-    await session.execute(text("SELECT 1"))
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(value, default=str, separators=(",", ":"))

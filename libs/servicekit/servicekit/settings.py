@@ -73,9 +73,5 @@ class ServiceSettings(BaseSettings):
         return self
 
     @property
-    def sync_database_url(self) -> str:
-        return self.database_url.replace("+asyncpg", "+psycopg")
-
-    @property
     def asyncpg_dsn(self) -> str:
         return self.database_url.replace("postgresql+asyncpg://", "postgresql://")

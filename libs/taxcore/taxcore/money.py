@@ -8,7 +8,7 @@ products (a rate times a base) keep full precision until then.
 
 from __future__ import annotations
 
-from decimal import ROUND_DOWN, ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
@@ -40,11 +40,6 @@ def to_decimal(value: Decimal | int | str, *, field: str = "amount") -> Decimal:
 def round_cents(value: Decimal) -> Decimal:
     """Round half-up to the cent (the documented rounding rule of the platform)."""
     return value.quantize(CENT, rounding=ROUND_HALF_UP)
-
-
-def floor_cents(value: Decimal) -> Decimal:
-    """Truncate to the cent; used when splitting so the remainder stays explicit."""
-    return value.quantize(CENT, rounding=ROUND_DOWN)
 
 
 def money(value: Decimal | int | str, *, field: str = "amount") -> Decimal:
