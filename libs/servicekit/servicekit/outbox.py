@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import asyncpg
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaError
 from pydantic import BaseModel
 from sqlalchemy import text
@@ -193,6 +193,7 @@ class OutboxRelay:
         self._partitions: set[tuple[str, int]] = set()  # partitions this relay produced to
         self._ends: dict[tuple[str, int], int] = {}  # their end offsets at the last check
         self._producer: AIOKafkaProducer | None = None
+        self._offsets: AIOKafkaConsumer | None = None  # reads partition end offsets for check_broker
         self._pool: asyncpg.Pool | None = None
         self._listener: asyncpg.Connection | None = None
         self.published = 0
@@ -223,6 +224,10 @@ class OutboxRelay:
             with contextlib.suppress(Exception):
                 await self._producer.stop()
             self._producer = None
+        if self._offsets is not None:
+            with contextlib.suppress(Exception):
+                await self._offsets.stop()
+            self._offsets = None
 
     async def _listen(self) -> None:
         if self._listener is not None and not self._listener.is_closed():
@@ -317,19 +322,21 @@ class OutboxRelay:
         producer = await self._ensure_producer()
         client = producer.client
         await client.force_metadata_update()
-        from aiokafka import AIOKafkaConsumer, TopicPartition
 
         tps = [TopicPartition(t, p) for (t, p) in sorted(self._partitions)]
         missing = sorted({tp.topic for tp in tps if client.cluster.partitions_for_topic(tp.topic) is None})
         if missing:
             await self.replay_window(f"topics missing on the broker: {missing}")
             return
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
-        try:
-            await consumer.start()
-            ends = await asyncio.wait_for(consumer.end_offsets(tps), timeout=5)
-        finally:
-            await consumer.stop()
+        if self._offsets is None:
+            consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
+            try:
+                await consumer.start()
+            except BaseException:
+                await consumer.stop()
+                raise
+            self._offsets = consumer  # kept across checks; dropped with the producer on an error
+        ends = await asyncio.wait_for(self._offsets.end_offsets(tps), timeout=5)
         now = {(tp.topic, tp.partition): int(end) for tp, end in ends.items()}
         shrunk = sorted(tp for tp, end in now.items() if end < self._ends.get(tp, 0))
         if shrunk:
