@@ -20,7 +20,7 @@ from typing import Any
 import asyncpg
 import httpx
 
-from servicekit.testing import BrokerProcess, database_url, free_port
+from servicekit.testing import BrokerProcess, database_url, free_port, test_database_name
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / ".run" / "e2e"
@@ -114,6 +114,9 @@ class Platform:
     @property
     def logs(self) -> Path:
         return LOGS / self.prefix.removeprefix("roomtax_")
+
+    def __post_init__(self) -> None:
+        self.prefix = test_database_name(self.prefix)
 
     async def start(self, names: tuple[str, ...] = SERVICES) -> None:
         shutil.rmtree(self.logs, ignore_errors=True)

@@ -37,12 +37,22 @@ ALGORITHM = "EdDSA"
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """Who is calling: the OAuth client, its role and what it is bound to."""
+    """Who is calling: the OAuth client, its role and what it is bound to.
+
+    ``user_id`` names the person when a person (a registry user signed in through the
+    web app) holds the token; every write is attributed to ``actor``.
+    """
 
     client_id: str
     role: str
     operator_id: str | None = None
     facilitator_id: str | None = None
+    user_id: str | None = None
+
+    @property
+    def actor(self) -> str:
+        """Who did it, for audit trails: the person when there is one, else the client."""
+        return f"user:{self.user_id}" if self.user_id else f"client:{self.client_id}"
 
     @property
     def is_agency(self) -> bool:
@@ -104,6 +114,8 @@ class TokenIssuer:
             claims["operator_id"] = principal.operator_id
         if principal.facilitator_id:
             claims["facilitator_id"] = principal.facilitator_id
+        if principal.user_id:
+            claims["user_id"] = principal.user_id
         return jwt.encode(claims, self._key, algorithm=ALGORITHM, headers={"kid": self.kid}), self.ttl
 
 
@@ -142,6 +154,7 @@ class TokenVerifier:
             role=str(role),
             operator_id=claims.get("operator_id"),
             facilitator_id=claims.get("facilitator_id"),
+            user_id=claims.get("user_id"),
         )
 
 

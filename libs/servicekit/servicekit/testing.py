@@ -30,6 +30,15 @@ PG_ADMIN = os.environ.get("ROOMTAX_TEST_PG", "postgresql://postgres@127.0.0.1:54
 """Server URL without a database (set by ``scripts/test`` when it starts an embedded server)."""
 
 
+DB_SUFFIX = os.environ.get("ROOMTAX_TEST_DB_SUFFIX", "")
+"""Appended to every test database name, so several checkouts can run their suites at once."""
+
+
+def test_database_name(name: str) -> str:
+    """The name a test database ``name`` really gets on the shared server (with the suffix)."""
+    return f"{name}{DB_SUFFIX}"
+
+
 def database_url(name: str, *, driver: str = "postgresql+asyncpg") -> str:
     """URL of database ``name`` on the test server (TCP or a unix-socket ``?host=`` URL)."""
     parts = urlsplit(PG_ADMIN)
@@ -102,6 +111,7 @@ class BrokerProcess:
 
 async def fresh_database(name: str, migrations: Path) -> str:
     """Drop and recreate database ``name``, migrate it to head; returns its async URL."""
+    name = test_database_name(name)
     conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -122,13 +132,15 @@ def token(
     operator_id: str | None = None,
     facilitator_id: str | None = None,
     client_id: str | None = None,
+    user_id: str | None = None,
 ) -> str:
-    """A development-key access token for tests."""
+    """A development-key access token for tests (``user_id`` for a person's token)."""
     principal = Principal(
         client_id=client_id or f"test-{role}-{operator_id or facilitator_id}",
         role=role,
         operator_id=operator_id,
         facilitator_id=facilitator_id,
+        user_id=user_id,
     )
     issued: str = _issuer.issue(principal)[0]
     return issued

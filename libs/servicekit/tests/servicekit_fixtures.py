@@ -19,13 +19,14 @@ from servicekit.migrations import create_chassis_tables
 from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.settings import ServiceSettings
-from servicekit.testing import database_url
+from servicekit.testing import database_url, test_database_name
 
 TOPIC = "chassis.widgets"
 EVENT = "roomtax.chassis.widget.made.v1"
 
 
 async def make_chassis_db(name: str) -> str:
+    name = test_database_name(name)
     conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
     try:
         await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
