@@ -214,18 +214,22 @@ PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distri
 
 
 def lint() -> int:
-    """ruff (lint + format) on everything, mypy --strict on every package and the scripts."""
+    """ruff (lint + format) on everything, mypy --strict on every package and the scripts,
+    and the import-linter contracts of pyproject.toml (the layering CONTRIBUTING states)."""
+    python = [sys.executable, "-m"]
     steps = [
-        ["ruff", "check", "."],
-        ["ruff", "format", "--check", "--quiet", "."],
-        ["mypy", *[arg for pkg in PACKAGES for arg in ("-p", pkg)]],
-        ["mypy", "scripts/stack.py", "scripts/demo.py", "scripts/export_events.py"],
+        [*python, "ruff", "check", "."],
+        [*python, "ruff", "format", "--check", "--quiet", "."],
+        [*python, "mypy", *[arg for pkg in PACKAGES for arg in ("-p", pkg)]],
+        [*python, "mypy", "scripts/stack.py", "scripts/demo.py", "scripts/export_events.py"],
+        [str(Path(sys.executable).with_name("lint-imports")), "--no-cache"],
     ]
     for step in steps:
-        log("lint: " + " ".join(step[:3]) + (" ..." if len(step) > 3 else ""))
-        code = subprocess.call([sys.executable, "-m", *step], cwd=ROOT)
+        shown = [Path(step[0]).name, *step[1:]] if step[0] != sys.executable else step[2:]
+        log("lint: " + " ".join(shown[:3]) + (" ..." if len(shown) > 3 else ""))
+        code = subprocess.call(step, cwd=ROOT)
         if code != 0:
-            log(f"lint failed: {' '.join(step)}")
+            log(f"lint failed: {' '.join(shown)}")
             return code
     return 0
 
