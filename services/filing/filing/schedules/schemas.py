@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from filing.declarations.schemas import DeclaredFigures, DeclaredLines, Money, PeriodStr
-from taxcore.rules.declaration import LINES, ExemptAmount
+from filing.declarations.schemas import DeclaredFigures, DeclaredLines, ExemptIn, Money, PeriodStr
+from taxcore.rules.declaration import LINES
 
 #: The return fields a schedule row carries: taxcore's money lines and the counts.
 _LINE_FIELDS: tuple[str, ...] = (*LINES, "room_nights", "timeshare_owner_unit_days", "tax_itemized")
@@ -56,10 +56,10 @@ class ScheduleRow(BaseModel):
 
     def lines(self) -> DeclaredLines:
         """The row's lines (already validated: built without validating them again)."""
-        exempt: list[ExemptAmount] = []
+        exempt: list[ExemptIn] = []
         if self.exemption or self.exempt_amount is not None:
             exempt.append(
-                ExemptAmount.model_validate(
+                ExemptIn.model_validate(
                     {
                         "exemption": self.exemption,
                         "amount": self.exempt_amount or Decimal(0),
@@ -101,8 +101,8 @@ class RowResult(BaseModel):
     status: Literal["accepted", "rejected"]
     declaration_id: str | None = None
     version: int | None = None
-    tax: Decimal | None = None
-    total_due: Decimal | None = None
+    tax: Money | None = None
+    total_due: Money | None = None
     flagged: bool | None = None
     errors: list[RowError] = []
 
