@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from servicekit.auth import AdminDep, AgencyReadDep
 from servicekit.db import SessionDep, TransactionalRoute
-from servicekit.errors import Conflict, NotFound
+from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.outbox import discard_dead_letter, release_dead_letter
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 
@@ -85,8 +85,8 @@ async def list_dead_letters(
         clauses.append("COALESCE(d.resolution, 'open') = :status")
     try:
         start = int(after[0]) if after else 0
-    except ValueError:
-        start = -1
+    except ValueError as exc:
+        raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query") from exc
     rows = (
         await session.execute(
             text(f"{_SELECT} WHERE {' AND '.join(clauses)} ORDER BY d.id LIMIT :l"),

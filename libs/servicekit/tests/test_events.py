@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
 import httpx
@@ -390,13 +390,7 @@ class TestUnpublishableRow:
         small = OutboxRelay(
             dsn=dsn(chassis_db), bootstrap=broker.bootstrap, name=f"small-{run}", max_message_bytes=100_000
         )
-        stop = asyncio.Event()
-        task = asyncio.create_task(small.run(stop))
-        try:
-            await eventually(lambda: _true(small.parked == 1))
-        finally:
-            stop.set()
-            await task
+        await run_until(small, lambda: _true(small.parked == 1))
         assert await outbox_state(sm, ids) == {ids[0]: False, ids[1]: False}
         listed = (await client.get("/v1/outbox/dead-letters", headers=auth("agency-admin"))).json()["items"]
         [letter] = [d for d in listed if d["key"] == key]
@@ -407,14 +401,8 @@ class TestUnpublishableRow:
         )
         assert released.status_code == 200
         assert (released.json()["status"], released.json()["resolved_by"]) == ("released", f"user:u-{run}")
-        stop = asyncio.Event()
         relay = OutboxRelay(dsn=dsn(chassis_db), bootstrap=broker.bootstrap, name=f"big-{run}")
-        task = asyncio.create_task(relay.run(stop))
-        try:
-            await eventually(lambda: _all_published(sm, ids))
-        finally:
-            stop.set()
-            await task
+        await run_until(relay, lambda: _all_published(sm, ids))
         async with sm() as session:
             rows = (
                 await session.execute(
@@ -455,6 +443,17 @@ class TestPermanentError:
     )
     def test_classification(self, exc: BaseException, reason: str | None) -> None:
         assert permanent_error(exc) == reason
+
+
+async def run_until(relay: OutboxRelay, check: Callable[[], Awaitable[bool]]) -> None:
+    """Run the relay until ``check`` holds, then stop it."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    try:
+        await eventually(check)
+    finally:
+        stop.set()
+        await task
 
 
 async def _all_published(sm: SM, ids: list[str]) -> bool:

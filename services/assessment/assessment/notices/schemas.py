@@ -11,7 +11,7 @@ from taxcore.money import Money, SignedMoney
 
 class NoticeCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tax_account: str = Field(min_length=1)
+    tax_account: str = Field(min_length=1, max_length=100)
     period: str = Field(pattern=r"^\d{4}-\d{2}$")
     reason: str = Field(min_length=1, max_length=2000)
     issued_on: date | None = None
