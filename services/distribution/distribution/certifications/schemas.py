@@ -31,7 +31,9 @@ class CertificationCreate(BaseModel):
         description="only for the fiscal year the transfers start: 1/(months remaining) a month",
     )
     supersedes: str | None = Field(
-        default=None, max_length=100, description="id of the current certification of the fiscal year this one corrects"
+        default=None,
+        max_length=100,
+        description="id of the current certification of the fiscal year this one corrects",
     )
     reason: str | None = Field(default=None, max_length=500)
 
