@@ -19,6 +19,7 @@ so a run is reproducible and takes about a minute.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -204,3 +205,82 @@ def test_assessment_contract(case: Any, assessment_url: str) -> None:
 @CONTRACT_SETTINGS
 def test_distribution_contract(case: Any, distribution_url: str) -> None:
     assert_contract(case, distribution_url)
+
+
+# --- Input limits (issue 10 item 1): every text field and every list of a request is bounded ---
+
+#: a pattern bounds a string's length when it has no open-ended repetition
+_OPEN_REPETITION = re.compile(r"(?<!\\)[+*]|\{\d+,\}")
+#: raw bodies bounded by the chassis's body limit (ServiceSettings.max_upload_bytes), not a schema
+_RAW_BODIES = {("filing", "POST /v1/remittance-schedules", "text/csv")}
+
+
+def _unbounded(doc: dict[str, Any], schema: dict[str, Any], where: str) -> list[str]:
+    while "$ref" in schema:
+        schema = doc["components"]["schemas"][schema["$ref"].split("/")[-1]]
+    found = [
+        u
+        for key in ("anyOf", "oneOf", "allOf")
+        for s in schema.get(key, [])
+        for u in _unbounded(doc, s, where)
+    ]
+    kind = schema.get("type")
+    if kind == "string":
+        pattern = schema.get("pattern")
+        if not (
+            "maxLength" in schema
+            or "enum" in schema
+            or "const" in schema
+            or schema.get("format") in ("date", "date-time", "binary")
+            or (pattern is not None and not _OPEN_REPETITION.search(pattern))
+        ):
+            found.append(f"{where}: string without maxLength")
+    elif kind == "array":
+        if "maxItems" not in schema:
+            found.append(f"{where}: array without maxItems")
+        found += _unbounded(doc, schema.get("items", {}), f"{where}[]")
+    for name, sub in schema.get("properties", {}).items():
+        found += _unbounded(doc, sub, f"{where}.{name}")
+    if isinstance(schema.get("additionalProperties"), dict):
+        found += _unbounded(doc, schema["additionalProperties"], f"{where}.*")
+    return found
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_every_request_text_and_list_is_bounded(service: str) -> None:
+    doc = SCHEMAS[service].raw_schema
+    found: list[str] = []
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            for content_type, media in operation.get("requestBody", {}).get("content", {}).items():
+                if (service, f"{method.upper()} {path}", content_type) in _RAW_BODIES:
+                    continue
+                found += _unbounded(doc, media.get("schema", {}), f"{method.upper()} {path} ({content_type})")
+    assert found == []
+
+
+#: snake_case words that name an amount (a field whose last word is one of these is money)
+_MONEY_WORDS = frozenset(
+    "amount tax total balance paid collected pending released distributed deficiency interest penalty "
+    "fine fee fees base credit debit received transferred shortfall date owed unallocated refunded assessed "
+    "outstanding certified annual carried scheduled computed declared difference receipts revenue rooms "
+    "penalties charges retained period".split()
+) - {"date", "period"}
+_MONEY_PATTERNS = {r"^\d{1,16}(\.\d{1,2})?$", r"^-?\d{1,16}(\.\d{1,2})?$"}
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_every_money_field_is_the_money_type(service: str) -> None:
+    """Amounts in requests and responses are strings with the money pattern (issue 10 item 2)."""
+    doc = SCHEMAS[service].raw_schema
+    loose = []
+    for name, schema in doc["components"]["schemas"].items():
+        for field, sub in schema.get("properties", {}).items():
+            if field.rsplit("_", 1)[-1] not in _MONEY_WORDS:
+                continue
+            for option in [sub, *sub.get("anyOf", []), sub.get("additionalProperties") or {}]:
+                if option.get("type") == "number" or (
+                    option.get("type") == "string" and option.get("pattern") not in _MONEY_PATTERNS
+                ):
+                    loose.append(f"{name}.{field}")
+    assert loose == []

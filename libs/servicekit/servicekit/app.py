@@ -15,9 +15,11 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
+from servicekit import outbox_api
 from servicekit.auth import TokenIssuer, TokenVerifier
 from servicekit.db import TransactionalRoute, make_engine, make_sessionmaker
 from servicekit.errors import PROBLEM_JSON, PROBLEM_SCHEMA, install_error_handlers
+from servicekit.limits import BodyLimitMiddleware
 from servicekit.logs import RequestContextMiddleware, configure_logging
 from servicekit.settings import ServiceSettings
 
@@ -46,7 +48,14 @@ def create_app(
     routers: Sequence[APIRouter],
     version: str = "1.0.0",
     on_startup: Callable[[FastAPI], Any] | None = None,
+    upload_paths: Sequence[str] = (),
 ) -> FastAPI:
+    """The service's app: error handlers, body limits, request context, health, metrics,
+    the outbox dead letters (:mod:`servicekit.outbox_api`) and the service's routers.
+
+    ``upload_paths`` are the POST paths whose bodies may reach ``max_upload_bytes``;
+    every other body is capped at ``max_body_bytes`` (:mod:`servicekit.limits`).
+    """
     configure_logging(settings.service_name, settings.log_level)
 
     @asynccontextmanager
@@ -79,6 +88,12 @@ def create_app(
         )
     app.state.ready_cache = (0.0, None)
     install_error_handlers(app)
+    app.add_middleware(
+        BodyLimitMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        max_upload_bytes=settings.max_upload_bytes,
+        upload_paths=upload_paths,
+    )
     app.add_middleware(RequestContextMiddleware, service=settings.service_name)
 
     @app.get("/healthz", tags=["operations"], summary="Liveness")
@@ -112,6 +127,7 @@ def create_app(
     async def prometheus() -> PlainTextResponse:
         return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
 
+    app.include_router(outbox_api.router)
     for r in routers:
         app.include_router(r)
 

@@ -52,6 +52,7 @@ def relay_for(settings: ServiceSettings) -> OutboxRelay:
         bootstrap=settings.kafka_bootstrap,
         name=f"{settings.service_name}-relay",
         retention=timedelta(days=settings.outbox_retention_days),
+        max_message_bytes=settings.outbox_max_message_bytes,
     )
 
 

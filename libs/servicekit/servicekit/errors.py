@@ -106,6 +106,25 @@ class IdempotencyMismatch(DomainError):
     status, slug, title = 422, "idempotency-key-reused", "Idempotency-Key reused with another body"
 
 
+class PayloadTooLarge(StarletteHTTPException):
+    """A request body crossed its route's limit while it was read (servicekit.limits)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(status_code=413, detail=f"the request body is larger than {limit} bytes")
+        self.limit = limit
+
+
+def too_large_problem(limit: int, instance: str) -> dict[str, Any]:
+    return {
+        "type": TYPE_BASE + "payload-too-large",
+        "title": "Payload too large",
+        "status": 413,
+        "detail": f"the request body is larger than {limit} bytes, the limit of this route",
+        "instance": instance,
+        "errors": [{"pointer": "#/body", "detail": f"at most {limit} bytes"}],
+    }
+
+
 def problem_response(body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
     return JSONResponse(body, status_code=int(body["status"]), media_type=PROBLEM_JSON, headers=headers)
 
@@ -146,6 +165,10 @@ def install_error_handlers(app: FastAPI) -> None:
         }
         return problem_response(body, dict(exc.headers) if exc.headers else None)
 
+    async def payload_too_large(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, PayloadTooLarge)
+        return problem_response(too_large_problem(exc.limit, request.url.path), {"Connection": "close"})
+
     async def integrity(request: Request, exc: Exception) -> JSONResponse:
         """A constraint the service's own checks did not catch (a race, a dangling reference):
         the request changed nothing (its transaction rolled back); answer 409, not 500."""
@@ -180,6 +203,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(RequestValidationError, validation)
     app.add_exception_handler(TaxcoreError, taxcore_error)
     app.add_exception_handler(MoneyError, taxcore_error)
+    app.add_exception_handler(PayloadTooLarge, payload_too_large)
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(IntegrityError, integrity)
     app.add_exception_handler(DBAPIError, database)

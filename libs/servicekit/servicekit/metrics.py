@@ -12,5 +12,10 @@ HTTP_LATENCY = Histogram(
 )
 OUTBOX_PUBLISHED = Counter("roomtax_outbox_published_total", "Outbox events published", ["relay"])
 OUTBOX_ERRORS = Counter("roomtax_outbox_errors_total", "Outbox relay errors", ["relay"])
+OUTBOX_DEAD_LETTERS = Counter(
+    "roomtax_outbox_dead_letters_total",
+    "Outbox rows parked because they can never be published as they are",
+    ["relay", "reason"],
+)
 OUTBOX_REPLAYS = Counter("roomtax_outbox_replays_total", "Outbox window replays", ["relay"])
 EVENTS_CONSUMED = Counter("roomtax_events_consumed_total", "Events consumed", ["consumer", "type", "outcome"])

@@ -2,7 +2,9 @@
 
 Migrations run by a command (``python -m <service> migrate``), never at app
 start-up. Every service's first migration creates the chassis tables with
-:func:`create_chassis_tables` (outbox, inbox, dead letters, idempotency keys).
+:func:`create_chassis_tables` (outbox, inbox, dead letters, idempotency keys);
+later chassis tables come with their own helper (:func:`create_outbox_dead_letters`),
+called by a new migration in every service.
 """
 
 from __future__ import annotations
@@ -69,6 +71,59 @@ def create_chassis_tables() -> None:
         sa.Column("content_type", sa.Text),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
     )
+
+
+def create_outbox_dead_letters() -> None:
+    """Outbox rows the relay could not publish and will never publish as they are.
+
+    A row that fails permanently (larger than the broker accepts, not serializable)
+    is parked here with its error, and later rows of the same key wait behind it
+    (per-lodging order); other keys keep flowing. An agency-admin releases (retry)
+    or discards the row; who did it, when and why stay on the row (audit).
+    """
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    op.create_table(
+        "outbox_dead_letters",
+        sa.Column("id", sa.BigInteger, sa.Identity(), primary_key=True),
+        sa.Column("outbox_id", sa.BigInteger, nullable=False),
+        sa.Column("event_id", sa.Text, nullable=False),
+        sa.Column("topic", sa.Text, nullable=False),
+        sa.Column("key", sa.Text, nullable=False),
+        sa.Column("event_type", sa.Text, nullable=False),
+        sa.Column("payload", postgresql.JSONB, nullable=False),
+        sa.Column("payload_bytes", sa.Integer, nullable=False),
+        sa.Column("reason", sa.Text, nullable=False),
+        sa.Column("error", sa.Text, nullable=False),
+        sa.Column("relay", sa.Text, nullable=False),
+        sa.Column("parked_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
+        sa.Column("resolution", sa.Text),
+        sa.Column("resolved_at", sa.DateTime(timezone=True)),
+        sa.Column("resolved_by", sa.Text),
+        sa.Column("resolution_note", sa.Text),
+        sa.CheckConstraint(
+            "(resolution IS NULL AND resolved_at IS NULL AND resolved_by IS NULL) OR "
+            "(resolution IN ('released', 'discarded') "
+            "AND resolved_at IS NOT NULL AND resolved_by IS NOT NULL)",
+            name="ck_outbox_dead_letters_resolution",
+        ),
+    )
+    op.create_index(
+        "ix_outbox_dead_letters_open_key",
+        "outbox_dead_letters",
+        ["key", "outbox_id"],
+        postgresql_where=sa.text("resolution IS NULL"),
+    )
+    op.create_index(
+        "uq_outbox_dead_letters_open_row",
+        "outbox_dead_letters",
+        ["outbox_id"],
+        unique=True,
+        postgresql_where=sa.text("resolution IS NULL"),
+    )
+
+
+def drop_outbox_dead_letters() -> None:
+    op.drop_table("outbox_dead_letters")
 
 
 def drop_chassis_tables() -> None:

@@ -15,6 +15,15 @@ are kept for a retention window with the partition and offset they got. When
 the relay sees a partition whose end offset is behind what it produced, it
 re-publishes the window; consumers drop duplicates through their inbox. The
 same path lets an operator replay a topic (:func:`request_replay`).
+
+A row the broker can never accept as it is (larger than its message size, not
+serializable) must not stop the others: the relay parks it in
+``outbox_dead_letters`` with its error (metric ``roomtax_outbox_dead_letters_total``),
+holds the later rows of the same key behind it (one lodging's events stay in
+order) and keeps publishing every other key. The agency sees parked rows at
+``GET /v1/outbox/dead-letters`` (:mod:`servicekit.outbox_api`, mounted by every
+service), and an agency-admin releases (:func:`release_dead_letter`) or discards
+(:func:`discard_dead_letter`) them.
 """
 
 from __future__ import annotations
@@ -31,7 +40,14 @@ from typing import Any
 
 import asyncpg
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from aiokafka.errors import KafkaError
+from aiokafka.errors import (
+    InvalidTopicError,
+    KafkaError,
+    MessageSizeTooLargeError,
+    RecordListTooLargeError,
+    RecordTooLargeError,
+)
+from aiokafka.structs import RecordMetadata
 from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -170,6 +186,90 @@ async def request_replay(
     return int(result.rowcount or 0)  # type: ignore[attr-defined]
 
 
+PERMANENT_KAFKA_ERRORS: dict[type[Exception], str] = {
+    MessageSizeTooLargeError: "too-large",
+    RecordTooLargeError: "too-large",
+    RecordListTooLargeError: "too-large",
+    InvalidTopicError: "invalid-topic",
+}
+
+
+def permanent_error(exc: BaseException) -> str | None:
+    """The dead-letter reason when ``exc`` fails the same way on every retry, else ``None``.
+
+    A record larger than the broker (or the relay's ``max_message_bytes``) accepts, an
+    invalid topic name, or a payload that cannot be encoded: retrying cannot help, and
+    retrying forever would block every row behind it. Everything else (a broker or
+    database outage, a timeout) is transient and retried with backoff.
+    """
+    for kind, reason in PERMANENT_KAFKA_ERRORS.items():
+        if isinstance(exc, kind):
+            return reason
+    if isinstance(exc, TypeError | ValueError | UnicodeError) and not isinstance(exc, KafkaError):
+        return "serialization"
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+def _message(row: asyncpg.Record) -> bytes:
+    """The Kafka value of an outbox row: its envelope plus the stream sequence."""
+    payload = row["payload"]
+    envelope = json.loads(payload) if isinstance(payload, str) else dict(payload)
+    envelope["sequence"] = row["id"]
+    return json.dumps(envelope, separators=(",", ":")).encode()
+
+
+async def release_dead_letter(session: AsyncSession, *, dead_letter_id: int, actor: str, note: str) -> bool:
+    """Retry a parked row: the relay claims it again (and its key's later rows after it).
+
+    Returns ``False`` when there is no open dead letter with that id. If it fails
+    the same way again it is parked again, as a new dead letter.
+    """
+    done = await _resolve(
+        session, dead_letter_id=dead_letter_id, resolution="released", actor=actor, note=note
+    )
+    await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
+    return done
+
+
+async def discard_dead_letter(session: AsyncSession, *, dead_letter_id: int, actor: str, note: str) -> bool:
+    """Never publish a parked row: its outbox row is deleted (the dead letter keeps the
+    payload, who discarded it, when and why), and its key's later rows flow again."""
+    row = (
+        await session.execute(
+            text("SELECT outbox_id FROM outbox_dead_letters WHERE id = :i AND resolution IS NULL FOR UPDATE"),
+            {"i": dead_letter_id},
+        )
+    ).first()
+    if row is None:
+        return False
+    await session.execute(
+        text("DELETE FROM outbox WHERE id = :o AND published_at IS NULL"), {"o": row.outbox_id}
+    )
+    await _resolve(session, dead_letter_id=dead_letter_id, resolution="discarded", actor=actor, note=note)
+    await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
+    return True
+
+
+async def _resolve(
+    session: AsyncSession, *, dead_letter_id: int, resolution: str, actor: str, note: str
+) -> bool:
+    result = await session.execute(
+        text(
+            "UPDATE outbox_dead_letters SET resolution = :r, resolved_at = now(), resolved_by = :a, "
+            "resolution_note = :n WHERE id = :i AND resolution IS NULL RETURNING id"
+        ),
+        {"r": resolution, "a": actor, "n": note, "i": dead_letter_id},
+    )
+    if result.first() is None:
+        return False
+    log.warning("outbox dead letter %d %s by %s: %s", dead_letter_id, resolution, actor, note)
+    return True
+
+
 class OutboxRelay:
     """Publishes outbox rows to Kafka, woken by LISTEN/NOTIFY."""
 
@@ -182,6 +282,7 @@ class OutboxRelay:
         batch_size: int = 500,
         retention: timedelta = timedelta(days=14),
         check_interval: float = 2.0,
+        max_message_bytes: int = 1_048_576,
     ) -> None:
         self.dsn = dsn
         self.bootstrap = bootstrap
@@ -189,6 +290,7 @@ class OutboxRelay:
         self.batch_size = batch_size
         self.retention = retention
         self.check_interval = check_interval
+        self.max_message_bytes = max_message_bytes
         self._wake = asyncio.Event()
         self._partitions: set[tuple[str, int]] = set()  # partitions this relay produced to
         self._ends: dict[tuple[str, int], int] = {}  # their end offsets at the last check
@@ -197,6 +299,7 @@ class OutboxRelay:
         self._pool: asyncpg.Pool | None = None
         self._listener: asyncpg.Connection | None = None
         self.published = 0
+        self.parked = 0
         self.replays = 0
 
     async def _ensure_producer(self) -> AIOKafkaProducer:
@@ -207,7 +310,8 @@ class OutboxRelay:
                 enable_idempotence=False,  # Tansu does not support InitProducerId
                 linger_ms=2,
                 request_timeout_ms=10_000,
-                max_batch_size=1_048_576,
+                max_batch_size=max(1_048_576, self.max_message_bytes),
+                max_request_size=self.max_message_bytes,  # larger records are parked, see publish_batch
                 client_id=f"roomtax-{self.name}",
             )
             try:
@@ -246,34 +350,70 @@ class OutboxRelay:
         self._partitions = {(r["topic"], r["partition"]) for r in rows}
 
     async def publish_batch(self) -> int:
-        """Claim, publish and mark one batch; returns how many rows were published."""
+        """Claim, publish and mark one batch; returns how many rows were published or parked.
+
+        A row that can never be published as it is (:func:`permanent_error`) is parked in
+        ``outbox_dead_letters`` and the rest of the batch goes on; the later rows of its
+        key are not claimed until the parked row is released or discarded, so one key's
+        order is kept and no other key waits. Any other error rolls the claim back and
+        the relay retries with backoff (what was already sent is sent again; consumers'
+        inboxes drop the duplicates).
+        """
         assert self._pool is not None
         producer = await self._ensure_producer()
         lost: list[tuple[str, int]] = []
+        parked: list[tuple[int, str, str, str]] = []  # (outbox id, key, reason, error)
         async with self._pool.acquire() as conn, conn.transaction():
             rows = await conn.fetch(
-                "SELECT id, topic, key, payload FROM outbox WHERE published_at IS NULL "
-                "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED",
+                "SELECT o.id, o.topic, o.key, o.payload FROM outbox AS o WHERE o.published_at IS NULL "
+                "AND NOT EXISTS (SELECT 1 FROM outbox_dead_letters AS d WHERE d.resolution IS NULL "
+                "AND d.key = o.key AND d.outbox_id <= o.id) "
+                "ORDER BY o.id LIMIT $1 FOR UPDATE OF o SKIP LOCKED",
                 self.batch_size,
             )
             if not rows:
                 return 0
-            futures = []
+            blocked: set[str] = set()  # keys parked in this batch: their later rows wait
+
+            def park(row: asyncpg.Record, exc: BaseException) -> None:
+                reason = permanent_error(exc)
+                if reason is None:
+                    raise exc  # transient: the claim rolls back, run() retries with backoff
+                parked.append((row["id"], row["key"], reason, _describe(exc)))
+                blocked.add(row["key"])
+
+            sent: list[tuple[asyncpg.Record, bytes, asyncio.Future[Any]]] = []
             for row in rows:
-                payload = row["payload"]
-                envelope = json.loads(payload) if isinstance(payload, str) else dict(payload)
-                envelope["sequence"] = row["id"]
-                futures.append(
-                    await producer.send(
-                        row["topic"],
-                        value=json.dumps(envelope, separators=(",", ":")).encode(),
-                        key=row["key"].encode(),
+                if row["key"] in blocked:
+                    continue
+                try:
+                    value = _message(row)
+                    future = await producer.send(row["topic"], value=value, key=row["key"].encode())
+                except Exception as exc:
+                    park(row, exc)
+                    continue
+                sent.append((row, value, future))
+            results = await asyncio.gather(*(f for _, _, f in sent), return_exceptions=True)
+            published: list[tuple[asyncpg.Record, RecordMetadata]] = []
+            for (row, value, _), result in zip(sent, results, strict=True):
+                if not isinstance(result, BaseException):
+                    published.append((row, result))
+                    continue
+                if permanent_error(result) is None:
+                    raise result
+                # The broker refused the record's batch: send it alone to tell whether this
+                # record is the bad one (the broker limit is below the relay's) or a neighbour.
+                if row["key"] in blocked:
+                    continue
+                try:
+                    published.append(
+                        (row, await (await producer.send(row["topic"], value=value, key=row["key"].encode())))
                     )
-                )
-            results = await asyncio.gather(*futures)
+                except Exception as exc:
+                    park(row, exc)
             ids, partitions, offsets = [], [], []
             base: dict[tuple[str, int], int] = {}
-            for row, meta in zip(rows, results, strict=True):
+            for row, meta in published:
                 ids.append(row["id"])
                 partitions.append(meta.partition)
                 offsets.append(meta.offset)
@@ -289,11 +429,34 @@ class OutboxRelay:
                 partitions,
                 offsets,
             )
-        self.published += len(rows)
-        metrics.OUTBOX_PUBLISHED.labels(self.name).inc(len(rows))
+            for outbox_id, _, reason, error in parked:
+                await conn.execute(
+                    "INSERT INTO outbox_dead_letters (outbox_id, event_id, topic, key, event_type, payload, "
+                    "payload_bytes, reason, error, relay) "
+                    "SELECT id, event_id, topic, key, event_type, payload, octet_length(payload::text), "
+                    "$2, $3, $4 "
+                    "FROM outbox WHERE id = $1",
+                    outbox_id,
+                    reason,
+                    error,
+                    self.name,
+                )
+        self.published += len(ids)
+        self.parked += len(parked)
+        metrics.OUTBOX_PUBLISHED.labels(self.name).inc(len(ids))
+        for outbox_id, key, reason, error in parked:
+            metrics.OUTBOX_DEAD_LETTERS.labels(self.name, reason).inc()
+            log.error(
+                "relay %s parked outbox row %d (key %s) in outbox_dead_letters: %s; "
+                "later events of that key wait until an agency-admin releases or discards it",
+                self.name,
+                outbox_id,
+                key,
+                error,
+            )
         if lost:
             await self.replay_window(f"offsets restarted below the known end on {sorted(lost)}")
-        return len(rows)
+        return len(ids) + len(parked)
 
     async def replay_window(self, reason: str) -> None:
         """Re-publish every row of the retention window (the broker lost it)."""

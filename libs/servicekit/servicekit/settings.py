@@ -38,6 +38,16 @@ class ServiceSettings(BaseSettings):
     token_ttl_seconds: int = Field(default=900, ge=60, le=3600)
     log_level: str = "INFO"
     outbox_retention_days: int = 14
+    outbox_max_message_bytes: int = Field(
+        default=1_000_000,
+        ge=1024,
+        description="larger outbox rows are parked, not retried forever; keep "
+        "it at or below the broker's message.max.bytes (Kafka's default is 1048588)",
+    )
+    max_body_bytes: int = Field(default=1_048_576, ge=1024, description="request body cap (413 above it)")
+    max_upload_bytes: int = Field(
+        default=33_554_432, ge=1024, description="body cap on the service's upload routes (schedules)"
+    )
     db_pool_size: int = 10
     signs_tokens: bool = False  # only the registry holds the private key
 

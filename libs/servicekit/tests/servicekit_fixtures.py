@@ -6,7 +6,7 @@ import asyncpg
 import sqlalchemy as sa
 from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -15,7 +15,7 @@ from servicekit.app import create_app, router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound
-from servicekit.migrations import create_chassis_tables
+from servicekit.migrations import create_chassis_tables, create_outbox_dead_letters
 from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.settings import ServiceSettings
@@ -23,6 +23,7 @@ from servicekit.testing import database_url, test_database_name
 
 TOPIC = "chassis.widgets"
 EVENT = "roomtax.chassis.widget.made.v1"
+UPLOAD_LIMIT = 4 * 1024 * 1024
 
 
 async def make_chassis_db(name: str) -> str:
@@ -40,6 +41,7 @@ async def make_chassis_db(name: str) -> str:
         ctx = MigrationContext.configure(connection)
         with Operations.context(ctx):
             create_chassis_tables()
+            create_outbox_dead_letters()
         connection.execute(
             text(
                 "CREATE TABLE widgets (id serial PRIMARY KEY, name text UNIQUE NOT NULL, "
@@ -117,6 +119,12 @@ async def get_widget(widget_id: int, session: SessionDep, _: PrincipalDep) -> Wi
     return WidgetOut(id=row.id, name=row.name, amount=row.amount)
 
 
+@widgets.post("/bulk", status_code=201)
+async def bulk(request: Request, _: PrincipalDep) -> dict[str, int]:
+    """An upload route (its body may reach ``max_upload_bytes``), like filing's schedules."""
+    return {"bytes": len(await request.body())}
+
+
 @widgets.post("/public/nonce", status_code=201)
 async def public_nonce() -> dict[str, str]:
     """A public POST (no token), like the registry's token endpoint."""
@@ -132,6 +140,16 @@ async def explode(widget_id: int, _: PrincipalDep) -> None:
 
 def build_widget_app(database_url: str, bootstrap: str) -> FastAPI:
     settings = ServiceSettings(
-        service_name="widgets", environment="test", database_url=database_url, kafka_bootstrap=bootstrap
+        service_name="widgets",
+        environment="test",
+        database_url=database_url,
+        kafka_bootstrap=bootstrap,
+        max_upload_bytes=UPLOAD_LIMIT,
     )
-    return create_app(settings, title="Widgets", description="chassis test service", routers=[widgets])
+    return create_app(
+        settings,
+        title="Widgets",
+        description="chassis test service",
+        routers=[widgets],
+        upload_paths=["/v1/widgets/bulk"],
+    )

@@ -5,19 +5,28 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
+import httpx
 import pytest
 from aiokafka import AIOKafkaProducer
+from aiokafka.errors import (
+    InvalidTopicError,
+    KafkaConnectionError,
+    KafkaTimeoutError,
+    MessageSizeTooLargeError,
+    RecordTooLargeError,
+)
+from prometheus_client import REGISTRY
 from servicekit_fixtures import EVENT, TOPIC
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
-from servicekit.outbox import OutboxRelay, emit
-from servicekit.testing import BrokerProcess
+from servicekit.outbox import OutboxRelay, emit, permanent_error
+from servicekit.testing import BrokerProcess, auth
 from taxcore.events import CloudEvent
 
 SM = async_sessionmaker[AsyncSession]
@@ -262,6 +271,195 @@ async def _true(value: bool) -> bool:
 
 
 _ = json
+
+
+async def write_many(sm: SM, events: list[tuple[str, str, int]]) -> list[str]:
+    """(key, name, padding bytes) per event, in one transaction; returns the event ids."""
+    async with sm() as session, session.begin():
+        return [
+            await emit(
+                session,
+                event_type=EVENT,
+                key=key,
+                topic=TOPIC,
+                data={"name": name, "amount": "1.00", "padding": "x" * padding},
+            )
+            for key, name, padding in events
+        ]
+
+
+async def outbox_state(sm: SM, event_ids: list[str]) -> dict[str, bool]:
+    """event id -> published (absent: the row is gone)."""
+    async with sm() as session:
+        rows = await session.execute(
+            text("SELECT event_id, published_at IS NOT NULL FROM outbox WHERE event_id = ANY(:e)"),
+            {"e": event_ids},
+        )
+        return {r[0]: r[1] for r in rows}
+
+
+def parked_metric(relay: str, reason: str) -> float:
+    return (
+        REGISTRY.get_sample_value("roomtax_outbox_dead_letters_total", {"relay": relay, "reason": reason})
+        or 0.0
+    )
+
+
+class TestUnpublishableRow:
+    """Issue 10 item 1: one row the broker refuses must not stop every other key."""
+
+    async def test_poison_row_parks_its_key_and_other_keys_flow(
+        self, sm: SM, chassis_db: str, broker: BrokerProcess, client: httpx.AsyncClient
+    ) -> None:
+        run = uuid.uuid4().hex[:8]
+        lodging_a, lodging_b = f"PR-A-{run}", f"PR-B-{run}"
+        names = {n: f"{n}-{run}" for n in ("a1", "a2", "b1", "b2")}
+        ids = await write_many(
+            sm,
+            [
+                (lodging_a, names["a1"], 2_000_000),  # larger than the broker takes: never publishable
+                (lodging_a, names["a2"], 0),
+                (lodging_b, names["b1"], 0),
+                (lodging_b, names["b2"], 0),
+            ],
+        )
+        relay_name = f"poison-relay-{run}"
+        before = parked_metric(relay_name, "too-large")
+        stop = asyncio.Event()
+        relay = OutboxRelay(dsn=dsn(chassis_db), bootstrap=broker.bootstrap, name=relay_name)
+        consumer = EventConsumer(
+            name=f"pz-{run}",
+            bootstrap=broker.bootstrap,
+            topics=[TOPIC],
+            sessionmaker=sm,
+            handlers={EVENT: record},
+        )
+        tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(consumer.run(stop))]
+        try:
+            await eventually(lambda: _has(sm, [names["b1"], names["b2"]]))
+            await asyncio.sleep(1.0)  # give A's later event every chance to slip through
+            assert await applied(sm, list(names.values())) == {names["b1"]: 1, names["b2"]: 1}
+            assert await outbox_state(sm, ids) == {ids[0]: False, ids[1]: False, ids[2]: True, ids[3]: True}
+            assert relay.parked == 1
+            assert parked_metric(relay_name, "too-large") == before + 1
+
+            listed = await client.get("/v1/outbox/dead-letters", headers=auth("agency-auditor"))
+            assert listed.status_code == 200
+            [letter] = [d for d in listed.json()["items"] if d["key"] == lodging_a]
+            assert letter["event_id"] == ids[0]
+            assert letter["reason"] == "too-large"
+            assert letter["error"].startswith("MessageSizeTooLargeError")
+            assert letter["held"] == 1  # a2 waits behind it: one lodging's order is kept
+            assert letter["status"] == "open"
+            assert letter["relay"] == relay_name
+            assert letter["payload_bytes"] > 2_000_000
+
+            admin = auth("agency-admin", client_id=f"admin-{run}")
+            discarded = await client.post(
+                f"/v1/outbox/dead-letters/{letter['id']}/discard",
+                json={"note": "evidence pasted by mistake; the filer re-files"},
+                headers=admin,
+            )
+            assert discarded.status_code == 200
+            body = discarded.json()
+            assert (body["status"], body["resolved_by"], body["held"]) == (
+                "discarded",
+                f"client:admin-{run}",
+                0,
+            )
+            assert body["resolution_note"] == "evidence pasted by mistake; the filer re-files"
+            await eventually(lambda: _has(sm, [names["a2"]]))
+            assert await applied(sm, list(names.values())) == {names[n]: 1 for n in ("a2", "b1", "b2")}
+            assert await outbox_state(sm, ids) == {ids[1]: True, ids[2]: True, ids[3]: True}  # a1 deleted
+            again = await client.post(
+                f"/v1/outbox/dead-letters/{letter['id']}/discard", json={"note": "twice"}, headers=admin
+            )
+            assert again.status_code == 409
+        finally:
+            stop.set()
+            await asyncio.gather(*tasks)
+
+    async def test_released_row_is_retried_and_its_key_follows_in_order(
+        self, sm: SM, chassis_db: str, broker: BrokerProcess, client: httpx.AsyncClient
+    ) -> None:
+        """A relay whose limit is below the row parks it; after release, a relay that can
+        send it publishes it first and then the key's later row."""
+        run = uuid.uuid4().hex[:8]
+        key = f"PR-R-{run}"
+        ids = await write_many(sm, [(key, f"r1-{run}", 300_000), (key, f"r2-{run}", 0)])
+        small = OutboxRelay(
+            dsn=dsn(chassis_db), bootstrap=broker.bootstrap, name=f"small-{run}", max_message_bytes=100_000
+        )
+        await run_until(small, lambda: _true(small.parked == 1))
+        assert await outbox_state(sm, ids) == {ids[0]: False, ids[1]: False}
+        listed = (await client.get("/v1/outbox/dead-letters", headers=auth("agency-admin"))).json()["items"]
+        [letter] = [d for d in listed if d["key"] == key]
+        released = await client.post(
+            f"/v1/outbox/dead-letters/{letter['id']}/release",
+            json={"note": "broker limit raised"},
+            headers=auth("agency-admin", user_id=f"u-{run}"),
+        )
+        assert released.status_code == 200
+        assert (released.json()["status"], released.json()["resolved_by"]) == ("released", f"user:u-{run}")
+        relay = OutboxRelay(dsn=dsn(chassis_db), bootstrap=broker.bootstrap, name=f"big-{run}")
+        await run_until(relay, lambda: _all_published(sm, ids))
+        async with sm() as session:
+            rows = (
+                await session.execute(
+                    text('SELECT "partition", "offset" FROM outbox WHERE event_id = ANY(:e) ORDER BY id'),
+                    {"e": ids},
+                )
+            ).all()
+        assert rows[0].partition == rows[1].partition
+        assert rows[0].offset < rows[1].offset  # the released row went first
+        assert relay.parked == 0
+
+    async def test_only_agency_sees_and_only_admin_resolves(self, client: httpx.AsyncClient) -> None:
+        operator = auth("operator", operator_id="op-1")
+        assert (await client.get("/v1/outbox/dead-letters", headers=operator)).status_code == 403
+        assert (await client.get("/v1/outbox/dead-letters", headers=auth("dashboard"))).status_code == 200
+        note = {"note": "n"}
+        r = await client.post("/v1/outbox/dead-letters/1/release", json=note, headers=auth("agency-auditor"))
+        assert r.status_code == 403
+        r = await client.post(
+            "/v1/outbox/dead-letters/999999999/discard", json=note, headers=auth("agency-admin")
+        )
+        assert (r.status_code, r.headers["content-type"]) == (404, "application/problem+json")
+
+
+class TestPermanentError:
+    @pytest.mark.parametrize(
+        ("exc", "reason"),
+        [
+            (MessageSizeTooLargeError("too big"), "too-large"),
+            (RecordTooLargeError("too big"), "too-large"),
+            (InvalidTopicError("bad name"), "invalid-topic"),
+            (TypeError("not JSON serializable"), "serialization"),
+            (UnicodeEncodeError("utf-8", "x", 0, 1, "surrogate"), "serialization"),
+            (KafkaConnectionError("broker down"), None),
+            (KafkaTimeoutError("slow"), None),
+            (OSError("network"), None),
+        ],
+    )
+    def test_classification(self, exc: BaseException, reason: str | None) -> None:
+        assert permanent_error(exc) == reason
+
+
+async def run_until(relay: OutboxRelay, check: Callable[[], Awaitable[bool]]) -> None:
+    """Run the relay until ``check`` holds, then stop it."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(relay.run(stop))
+    try:
+        await eventually(check)
+    finally:
+        stop.set()
+        await task
+
+
+async def _all_published(sm: SM, ids: list[str]) -> bool:
+    return set((await outbox_state(sm, ids)).values()) == {True} and len(await outbox_state(sm, ids)) == len(
+        ids
+    )
 
 
 class TestRetention:

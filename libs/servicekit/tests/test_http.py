@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
+from servicekit_fixtures import UPLOAD_LIMIT
 
 from servicekit.settings import ServiceSettings
 from servicekit.testing import auth, token
@@ -200,6 +202,55 @@ class TestOperations:
         assert "Problem" in spec["components"]["schemas"]
         post = spec["paths"]["/v1/widgets"]["post"]
         assert "application/problem+json" in post["responses"]["422"]["content"]
+
+
+async def chunks(total: int, size: int = 65_536) -> AsyncIterator[bytes]:
+    """A body sent without Content-Length (chunked), ``total`` bytes long."""
+    sent = 0
+    while sent < total:
+        n = min(size, total - sent)
+        sent += n
+        yield b" " * n
+
+
+class TestBodyLimits:
+    """Issue 10 item 1: the chassis caps request bodies while reading them (413 problem+json)."""
+
+    DEFAULT = 1_048_576  # ServiceSettings.max_body_bytes
+
+    def _assert_413(self, r: httpx.Response, limit: int) -> None:
+        assert r.status_code == 413
+        assert r.headers["content-type"] == "application/problem+json"
+        assert r.json()["type"] == "https://roomtax.dev/problems/payload-too-large"
+        assert r.json()["errors"] == [{"pointer": "#/body", "detail": f"at most {limit} bytes"}]
+
+    async def test_declared_length_over_the_default_is_413(self, client: httpx.AsyncClient) -> None:
+        body = b'{"name": "' + b"x" * self.DEFAULT + b'", "amount": "1.00"}'
+        r = await client.post("/v1/widgets", content=body, headers={**H, "content-type": "application/json"})
+        self._assert_413(r, self.DEFAULT)
+
+    async def test_chunked_body_without_length_is_cut_at_the_limit(self, client: httpx.AsyncClient) -> None:
+        r = await client.post(
+            "/v1/widgets",
+            content=chunks(self.DEFAULT + 1),
+            headers={**H, "content-type": "application/json"},
+        )
+        assert "content-length" not in r.request.headers
+        self._assert_413(r, self.DEFAULT)
+
+    async def test_body_at_the_limit_is_read(self, client: httpx.AsyncClient) -> None:
+        r = await client.post("/v1/widgets/bulk", content=chunks(self.DEFAULT), headers=H)
+        assert (r.status_code, r.json()) == (201, {"bytes": self.DEFAULT})
+
+    async def test_upload_route_takes_more_but_not_unbounded(self, client: httpx.AsyncClient) -> None:
+        r = await client.post("/v1/widgets/bulk", content=b" " * (UPLOAD_LIMIT - 10), headers=H)
+        assert (r.status_code, r.json()) == (201, {"bytes": UPLOAD_LIMIT - 10})
+        self._assert_413(
+            await client.post("/v1/widgets/bulk", content=chunks(UPLOAD_LIMIT + 1), headers=H), UPLOAD_LIMIT
+        )
+        self._assert_413(
+            await client.post("/v1/widgets/bulk", content=b" " * (UPLOAD_LIMIT + 1), headers=H), UPLOAD_LIMIT
+        )
 
 
 class TestKeyRotation:

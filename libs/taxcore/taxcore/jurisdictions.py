@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, StringConstraints
 
 from taxcore.errors import InvalidInput, ParameterError
 from taxcore.parameters import ParameterTree, default_tree
@@ -50,7 +50,7 @@ def _known(code: str) -> str:
 
 #: A jurisdiction code that has parameters in :func:`~taxcore.parameters.default_tree` (pydantic
 #: type: an unknown code fails validation on its field, a 422 pointing at it in the services).
-JurisdictionCode = Annotated[str, AfterValidator(_known)]
+JurisdictionCode = Annotated[str, StringConstraints(max_length=10), AfterValidator(_known)]
 
 
 def has_casino_rate(jurisdiction: str, *, parameters: ParameterTree | None = None) -> bool:

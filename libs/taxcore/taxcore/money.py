@@ -8,7 +8,11 @@ products (a rate times a base) keep full precision until then.
 
 from __future__ import annotations
 
+import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, PlainSerializer, PlainValidator, WithJsonSchema
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
@@ -48,5 +52,96 @@ def money(value: Decimal | int | str, *, field: str = "amount") -> Decimal:
 
 
 def fmt(value: Decimal) -> str:
-    """JSON representation of an amount: a string with two decimals ("1234.50")."""
-    return str(round_cents(value))
+    """JSON representation of an amount: a string with two decimals ("1234.50"), never "-0.00"."""
+    rounded = round_cents(value)
+    return str(rounded if rounded else ZERO)
+
+
+# --- The money type of every API and event ------------------------------------------------
+#
+# On the wire an amount is a JSON *string* of plain digits: at most 16 before the point
+# (NUMERIC(18,2) holds 16) and at most 2 after it. No exponent ("1e1"), no blanks, no "+",
+# no JSON numbers (a float cannot hold cents exactly; an integer is refused too, so one rule
+# covers every amount). A sign exists only where the amount may be negative (an adjustment,
+# a balance, a difference): ``SignedMoney``; there "-0" / "-0.00" is refused (zero has no
+# sign). Everything else is ``Money``, never negative. Both always serialize with two
+# decimals. Python code may also pass a ``Decimal`` (a computed amount): it must be finite,
+# in whole cents and of at most 16 integer digits, and a negative zero becomes 0.00.
+
+MONEY_PATTERN = r"^\d{1,16}(\.\d{1,2})?$"
+SIGNED_MONEY_PATTERN = r"^-?\d{1,16}(\.\d{1,2})?$"
+_MONEY = re.compile(MONEY_PATTERN, re.ASCII)
+_SIGNED = re.compile(SIGNED_MONEY_PATTERN, re.ASCII)
+MAX_AMOUNT = Decimal("9999999999999999.99")
+
+
+def parse_money(value: object, *, signed: bool = False, field: str = "amount") -> Decimal:
+    """An amount from the wire (a string matching the pattern) or from code (a ``Decimal``).
+
+    Returns the amount quantized to the cent; raises :class:`MoneyError` otherwise.
+    """
+    if isinstance(value, str):
+        if not (_SIGNED if signed else _MONEY).fullmatch(value):
+            shape = "an optional '-' and " if signed else ""
+            raise MoneyError(
+                field,
+                f"an amount is a string of {shape}digits with at most 2 decimals, like '1234.50' "
+                f"(at most 16 digits before the point{'' if signed else ', not negative'}); "
+                f"got {value[:40]!r}",
+            )
+        amount = Decimal(value)
+        if signed and value.startswith("-") and amount == 0:
+            raise MoneyError(field, "zero has no sign: send '0.00', not a negative zero")
+        return amount.quantize(CENT)
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise MoneyError(field, "must be a finite amount")
+        if abs(value) > MAX_AMOUNT or value != value.quantize(CENT):
+            raise MoneyError(field, "an amount in whole cents of at most 16 digits before the point")
+        if value < 0 and not signed:
+            raise MoneyError(field, "must not be negative")
+        return value.quantize(CENT) if value else ZERO
+    if isinstance(value, bool | int | float):
+        raise MoneyError(field, "send amounts as strings like '12.50', not JSON numbers")
+    raise MoneyError(field, f"an amount is a string like '12.50', not {type(value).__name__}")
+
+
+def _unsigned(value: Any) -> Decimal:
+    try:
+        return parse_money(value)
+    except MoneyError as exc:
+        raise ValueError(exc.message) from None
+
+
+def _signed(value: Any) -> Decimal:
+    try:
+        return parse_money(value, signed=True)
+    except MoneyError as exc:
+        raise ValueError(exc.message) from None
+
+
+Money = Annotated[
+    Decimal,
+    PlainValidator(_unsigned),
+    PlainSerializer(fmt, return_type=str),
+    WithJsonSchema({"type": "string", "pattern": MONEY_PATTERN, "examples": ["1234.50"]}),
+]
+"""A non-negative amount: ``"1234.50"`` in JSON, a ``Decimal`` in Python."""
+
+SignedMoney = Annotated[
+    Decimal,
+    PlainValidator(_signed),
+    PlainSerializer(fmt, return_type=str),
+    WithJsonSchema({"type": "string", "pattern": SIGNED_MONEY_PATTERN, "examples": ["-12.50", "1234.50"]}),
+]
+"""An amount that may be negative (adjustments, balances, differences): ``"-12.50"``."""
+
+
+def _positive(value: Decimal) -> Decimal:
+    if value <= 0:
+        raise ValueError("must be more than zero")
+    return value
+
+
+PositiveMoney = Annotated[Money, AfterValidator(_positive)]
+"""A :data:`Money` amount above zero (a bond, a draw, a refund)."""

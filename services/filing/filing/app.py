@@ -21,4 +21,5 @@ def build_app(settings: FilingSettings | None = None) -> FastAPI:
         "errors (PR §2(18)), amendments, online intermediaries' remittance schedules, payments "
         "(PR §29) and receipts (PR §28(C)).",
         routers=[declarations, schedules, payments, reports],
+        upload_paths=["/v1/remittance-schedules"],
     )

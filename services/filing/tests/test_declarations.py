@@ -216,6 +216,80 @@ class TestFileDeclaration:
         assert await scalar(db, "SELECT count(*) FROM declarations") == 0
 
 
+class TestMoneyStrings:
+    """Issue 10 item 2: amounts are exactly ``\\d{1,16}(\\.\\d{1,2})?`` strings, echoed with two decimals."""
+
+    @pytest.mark.parametrize(
+        ("field", "value", "pointer"),
+        [
+            ("room_revenue", "1e1", "#/body/room_revenue"),
+            ("room_revenue", " 10.00 ", "#/body/room_revenue"),
+            ("room_revenue", "+10.00", "#/body/room_revenue"),
+            ("room_revenue", "-0.00", "#/body/room_revenue"),
+            ("room_revenue", "1e-2", "#/body/room_revenue"),
+            ("room_revenue", 10, "#/body/room_revenue"),
+            ("declared", {"tax": "-900.00"}, "#/body/declared/tax"),
+            ("exempt", [{"exemption": "pr_timeshare", "amount": "1E+1"}], "#/body/exempt/0/amount"),
+            (
+                "comp_rooms",
+                [
+                    {
+                        "kind": "comp",
+                        "room_nights": 1,
+                        "average_daily_rate": "1e2",
+                        "room_cost": "0",
+                        "industry_cost": "0",
+                    }
+                ],
+                "#/body/comp_rooms/0/average_daily_rate",
+            ),
+        ],
+    )
+    async def test_loose_amounts_are_refused(
+        self, client: httpx.AsyncClient, db: DB, field: str, value: object, pointer: str
+    ) -> None:
+        hotel = await make_lodging(db)
+        r = await client.post(
+            "/v1/declarations",
+            json=declaration(hotel, **{field: value}),
+            headers=as_operator(hotel.operator_id),
+        )
+        assert r.status_code == 422, r.text
+        assert r.json()["errors"][0]["pointer"] == pointer
+        assert (
+            await scalar(db, "SELECT count(*) FROM declarations WHERE lodging_id = :l", l=hotel.lodging_id)
+            == 0
+        )
+
+    async def test_amounts_are_echoed_with_two_decimals_in_response_and_event(
+        self, client: httpx.AsyncClient, db: DB
+    ) -> None:
+        hotel = await make_lodging(db)
+        out = await file(
+            client,
+            declaration(
+                hotel,
+                room_revenue="10000",
+                declared={"taxable_base": "10000", "tax": "900.0", "total": "900"},
+            ),
+            as_operator(hotel.operator_id),
+        )
+        assert out["submitted"]["room_revenue"] == "10000.00"
+        assert out["declared"]["tax"] == "900.00"
+        assert out["computed"]["tax"] == "900.00"
+        [(_, event)] = await outbox(db, hotel.tax_account)
+        assert (event["data"]["declared_tax"], event["data"]["tax"]) == ("900.00", "900.00")
+
+    async def test_evidence_is_bounded(self, client: httpx.AsyncClient, db: DB) -> None:
+        hotel = await make_lodging(db)
+        exempt = [{"exemption": "pr_film_production", "amount": "1.00", "evidence": "x" * 2001}]
+        r = await client.post(
+            "/v1/declarations", json=declaration(hotel, exempt=exempt), headers=as_operator(hotel.operator_id)
+        )
+        assert r.status_code == 422
+        assert r.json()["errors"][0]["pointer"] == "#/body/exempt/0/evidence"
+
+
 class TestFacilitatorAccess:
     async def test_unauthorized_facilitator_gets_404_without_learning_the_lodging_exists(
         self, client: httpx.AsyncClient, db: DB

@@ -183,3 +183,27 @@ class TestLargeSchedule:
             False,
         )
         assert stored["trace"][-1]["result"] == "103.41"
+
+
+class TestBodyLimits:
+    """Issue 10 item 1: 1 MiB bodies, more only on the schedule upload route."""
+
+    BODY = b'{"period": "2026-10", "rows": []}' + b" " * (1_100_000)  # valid JSON, past 1 MiB
+
+    async def test_a_declaration_past_one_mebibyte_is_413(self, client: httpx.AsyncClient) -> None:
+        r = await client.post(
+            "/v1/declarations",
+            content=self.BODY,
+            headers={**as_facilitator(new_id("fac")), "content-type": "application/json"},
+        )
+        assert (r.status_code, r.headers["content-type"]) == (413, "application/problem+json")
+        assert r.json()["errors"] == [{"pointer": "#/body", "detail": "at most 1048576 bytes"}]
+
+    async def test_the_schedule_route_reads_it(self, client: httpx.AsyncClient) -> None:
+        r = await client.post(
+            "/v1/remittance-schedules",
+            content=self.BODY,
+            headers={**as_facilitator(new_id("fac")), "content-type": "application/json"},
+        )
+        assert r.status_code == 422  # read and parsed: the schedule has no rows
+        assert r.json()["errors"][0]["pointer"] == "#/body/rows"

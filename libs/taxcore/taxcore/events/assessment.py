@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Literal
 
 from taxcore.events import EventData, contract
+from taxcore.money import Money, SignedMoney
 
 ACCOUNTS = "assessment.accounts"
 COLLECTIONS = "assessment.collections"
@@ -20,7 +21,7 @@ class BondDrawRequested(EventData):
     notice_id: str
     tax_account: str
     period: str
-    amount: Decimal
+    amount: Money
     requested_on: date
     reason: str
 
@@ -45,7 +46,7 @@ class CollectionPosted(EventData):
     lodging_class: str
     period: str  # the tax period the cents were applied to
     component: Component
-    amount: Decimal
+    amount: SignedMoney
     collected_on: date  # the payment's received date: distribution's month
     section: str
 
@@ -70,10 +71,10 @@ class AccountAssessed(EventData):
     source_id: str  # declaration_id or estimate id
     due_date: date
     assessed_on: date
-    tax: Decimal
-    impact_fee: Decimal
-    declared_total: Decimal | None = None
-    deficiency: Decimal = Decimal("0")
+    tax: Money
+    impact_fee: Money
+    declared_total: Money | None = None
+    deficiency: SignedMoney = Decimal("0.00")
     reasons: list[str] = []
     section: str
 
@@ -90,10 +91,10 @@ class NoticeIssued(EventData):
     reason: str
     issued_on: date
     response_deadline: date
-    tax: Decimal
-    impact_fee: Decimal
-    penalty: Decimal
-    interest: Decimal
-    fine: Decimal
-    total: Decimal
+    tax: Money
+    impact_fee: Money
+    penalty: Money
+    interest: Money
+    fine: Money
+    total: Money
     section: str

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 
 from taxcore.events import EventData, contract
+from taxcore.money import SignedMoney
 
 RUNS = "distribution.runs"
 
@@ -14,7 +14,7 @@ class RunAllocation(EventData):
     """Money of one run credited to one fund (or other account), by one rule."""
 
     fund: str
-    amount: Decimal
+    amount: SignedMoney
     rule: str
     section: str
 
@@ -32,10 +32,10 @@ class RunPosted(EventData):
     jurisdiction: str
     month: str
     fiscal_year: int
-    collected: Decimal
-    collected_in_month: Decimal
-    released: Decimal
-    pending: Decimal
+    collected: SignedMoney
+    collected_in_month: SignedMoney
+    released: SignedMoney
+    pending: SignedMoney
     allocations: list[RunAllocation]
     collections: int
     journal_entry_id: int | None

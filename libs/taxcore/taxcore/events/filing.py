@@ -10,10 +10,10 @@ the sum over filers of their latest versions.
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal
 from typing import Any, Literal
 
 from taxcore.events import EventData, contract
+from taxcore.money import Money, SignedMoney
 
 DECLARATIONS = "filing.declarations"
 PAYMENTS = "filing.payments"
@@ -25,8 +25,8 @@ class Finding(EventData):
     code: str
     line: str
     message: str
-    declared: Decimal | None = None
-    computed: Decimal | None = None
+    declared: SignedMoney | None = None
+    computed: SignedMoney | None = None
     section: str
 
 
@@ -49,12 +49,12 @@ class DeclarationFiled(EventData):
     late: bool
     books_kept: bool = True
     input: dict[str, Any]  # the taxcore DeclarationInput, so consumers can recompute
-    taxable_base: Decimal  # taxcore's figures
-    tax: Decimal
-    impact_fee: Decimal
-    total_due: Decimal
-    declared_tax: Decimal | None  # the filer's own figures
-    declared_total: Decimal | None
+    taxable_base: Money  # taxcore's figures
+    tax: Money
+    impact_fee: Money
+    total_due: Money
+    declared_tax: Money | None  # the filer's own figures
+    declared_total: Money | None
     findings: list[Finding] = []
 
 
@@ -65,7 +65,7 @@ class DeclarationAmended(DeclarationFiled):
 
 class PeriodAmount(EventData):
     period: str
-    amount: Decimal
+    amount: Money
 
 
 @contract("roomtax.filing.payment.received.v1", PAYMENTS)
@@ -76,7 +76,7 @@ class PaymentReceived(EventData):
     payment_id: str
     tax_account: str
     jurisdiction: str
-    amount: Decimal
+    amount: Money
     method: str
     received_on: date
     payer_kind: FilerKind
@@ -92,6 +92,6 @@ class PaymentReversed(EventData):
     payment_id: str
     tax_account: str
     jurisdiction: str
-    amount: Decimal
+    amount: Money
     reversed_on: date
     reason: str

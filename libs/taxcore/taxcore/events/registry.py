@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import date
-from decimal import Decimal
 
 from taxcore.events import EventData, contract
+from taxcore.money import Money
 
 LODGINGS = "registry.lodgings"
 PARTIES = "registry.parties"
@@ -85,7 +85,7 @@ class BondPosted(EventData):
     lodging_id: str
     tax_account: str
     kind: str
-    amount: Decimal
+    amount: Money
     issuer: str
     effective_on: date
     expires_on: date
@@ -97,11 +97,11 @@ class BondDrawn(EventData):
     draw_id: str
     bond_id: str
     tax_account: str
-    amount: Decimal
+    amount: Money
     drawn_on: date
     reason: str
     request_event_id: str | None
-    remaining: Decimal
+    remaining: Money
 
 
 @contract("roomtax.registry.certificate.issued.v1", LODGINGS)

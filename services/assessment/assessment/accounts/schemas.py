@@ -1,12 +1,13 @@
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-Amount = str  # "1234.50"
+from taxcore.money import PositiveMoney, SignedMoney
+
+Amount = SignedMoney  # "1234.50"; a balance or an adjustment may be negative
 
 
 class ComponentOut(BaseModel):
@@ -119,15 +120,8 @@ class Statement(BaseModel):
 
 class RefundCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    amount: Decimal = Field(gt=0, max_digits=18, decimal_places=2)
+    amount: PositiveMoney
     requested_on: date | None = None
-
-    @field_validator("amount", mode="before")
-    @classmethod
-    def _no_float(cls, v: Any) -> Any:
-        if isinstance(v, float):
-            raise ValueError("send money as a string like '12.50'")
-        return v
 
 
 class RefundOut(BaseModel):

@@ -20,7 +20,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
-from taxcore.money import fmt
+from taxcore.money import SignedMoney, fmt
 
 router = make_router(prefix="/v1/dashboard", tags=["dashboard"])
 Jurisdiction = Annotated[str | None, Query(pattern="^[A-Z]{2}$")]
@@ -29,20 +29,20 @@ Jurisdiction = Annotated[str | None, Query(pattern="^[A-Z]{2}$")]
 class AgingRow(BaseModel):
     jurisdiction: str
     lodging_class: str
-    current: str
-    days_1_30: str
-    days_31_90: str
-    days_91_180: str
-    days_181_365: str
-    over_365: str
-    total: str
+    current: SignedMoney
+    days_1_30: SignedMoney
+    days_31_90: SignedMoney
+    days_91_180: SignedMoney
+    days_181_365: SignedMoney
+    over_365: SignedMoney
+    total: SignedMoney
     accounts: int
 
 
 class Aging(BaseModel):
     as_of: date
     rows: list[AgingRow]
-    totals: dict[str, str]
+    totals: dict[str, SignedMoney]
 
 
 class Delinquent(BaseModel):
@@ -50,7 +50,7 @@ class Delinquent(BaseModel):
     jurisdiction: str
     lodging_class: str
     operator_id: str | None
-    balance: str
+    balance: SignedMoney
     periods: int
     oldest_due_date: date
     max_days_past_due: int
@@ -58,8 +58,8 @@ class Delinquent(BaseModel):
 
 class MonthRow(BaseModel):
     month: str
-    assessed: str
-    collected: str
+    assessed: SignedMoney
+    collected: SignedMoney
 
 
 @router.get(

@@ -4,18 +4,14 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
-
-def _no_float(v: Any) -> Any:
-    if isinstance(v, float):
-        raise ValueError("send money as a string like '12.50'")
-    return v
+from taxcore.money import Money, SignedMoney
 
 
 class NoticeCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tax_account: str = Field(min_length=1)
+    tax_account: str = Field(min_length=1, max_length=100)
     period: str = Field(pattern=r"^\d{4}-\d{2}$")
     reason: str = Field(min_length=1, max_length=2000)
     issued_on: date | None = None
@@ -24,24 +20,22 @@ class NoticeCreate(BaseModel):
 class ResponseCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["accept", "dispute"]
-    disputed_amount: Decimal = Field(default=Decimal("0"), ge=0, max_digits=18, decimal_places=2)
+    disputed_amount: Money = Decimal("0.00")
     statement: str | None = Field(default=None, max_length=5000)
     responded_on: date | None = None
-
-    _floats = field_validator("disputed_amount", mode="before")(_no_float)
 
 
 class ResponseOut(BaseModel):
     id: str
     kind: str
-    disputed_amount: str
-    undisputed_amount: str
+    disputed_amount: Money
+    undisputed_amount: Money
     statement: str | None
     responded_on: date
 
 
 class BondDrawRequestOut(BaseModel):
-    amount: str
+    amount: Money
     requested_on: date
     bond_id: str
 
@@ -57,9 +51,9 @@ class NoticeOut(BaseModel):
     issued_on: date
     response_deadline: date
     response_term: dict[str, Any]
-    amounts: dict[str, str]
+    amounts: dict[str, SignedMoney]
     status: Literal["open", "accepted", "disputed", "paid", "lapsed", "bond_draw_requested"]
-    balance: str
+    balance: SignedMoney
     responses: list[ResponseOut]
     bond_draw_request: BondDrawRequestOut | None
     letter_url: str

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from taxcore.jurisdictions import JurisdictionCode
+from taxcore.money import Money
 
 
 class CertificationCreate(BaseModel):
@@ -21,7 +21,7 @@ class CertificationCreate(BaseModel):
     fiscal_year: int = Field(
         ge=2004, le=9999, description="the jurisdiction's fiscal year, labelled by the year it ends"
     )
-    amount: Decimal = Field(ge=0, max_digits=18, decimal_places=2)
+    amount: Money
     certified_on: date
     document_reference: str = Field(min_length=1, max_length=200)
     first_year_months_remaining: int | None = Field(
@@ -31,7 +31,9 @@ class CertificationCreate(BaseModel):
         description="only for the fiscal year the transfers start: 1/(months remaining) a month",
     )
     supersedes: str | None = Field(
-        default=None, description="id of the current certification of the fiscal year this one corrects"
+        default=None,
+        max_length=100,
+        description="id of the current certification of the fiscal year this one corrects",
     )
     reason: str | None = Field(default=None, max_length=500)
 
@@ -41,7 +43,7 @@ class CertificationOut(BaseModel):
     jurisdiction: str
     fiscal_year: int
     version: int
-    amount: Decimal
+    amount: Money
     certified_on: date
     document_reference: str
     first_year_months_remaining: int | None

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal
 
 from pydantic import BaseModel
+
+from taxcore.money import Money, SignedMoney
 
 
 class AccountBalanceOut(BaseModel):
@@ -12,7 +13,7 @@ class AccountBalanceOut(BaseModel):
     kind: str
     name: str
     section: str | None
-    balance: Decimal
+    balance: SignedMoney
 
 
 class FundBalances(BaseModel):
@@ -21,33 +22,33 @@ class FundBalances(BaseModel):
     jurisdiction: str
     as_of: date
     accounts: list[AccountBalanceOut]
-    collected: Decimal
-    pending: Decimal
-    distributed: Decimal
+    collected: SignedMoney
+    pending: SignedMoney
+    distributed: SignedMoney
     conserved: bool
 
 
 class MonthAllocations(BaseModel):
     month: str
     run_id: str
-    collected: Decimal
-    pending: Decimal
-    allocations: dict[str, Decimal]
+    collected: SignedMoney
+    pending: SignedMoney
+    allocations: dict[str, SignedMoney]
 
 
 class AllocationsByMonth(BaseModel):
     jurisdiction: str
     fiscal_year: int
     months: list[MonthAllocations]
-    totals: dict[str, Decimal]
+    totals: dict[str, SignedMoney]
 
 
 class FloorStatus(BaseModel):
-    annual: Decimal
+    annual: Money
     installments: int
     deadline: date
-    owed_to_date: Decimal
-    shortfall_to_date: Decimal
+    owed_to_date: SignedMoney
+    shortfall_to_date: SignedMoney
     on_track: bool
     met: bool
     section: str
@@ -57,7 +58,7 @@ class FundSummary(BaseModel):
     account: str
     name: str
     section: str | None
-    received: Decimal
+    received: SignedMoney
     floor: FloorStatus | None
 
 
@@ -65,11 +66,11 @@ class DebtService(BaseModel):
     """PR §31(A): the Bank's special account against the certified amount."""
 
     certification_id: str | None
-    certified: Decimal | None
-    scheduled_to_date: Decimal
-    transferred: Decimal
-    arrears_carried: Decimal
-    shortfall: Decimal
+    certified: Money | None
+    scheduled_to_date: SignedMoney
+    transferred: SignedMoney
+    arrears_carried: SignedMoney
+    shortfall: SignedMoney
     on_track: bool
 
 
@@ -78,8 +79,8 @@ class FiscalYearSummary(BaseModel):
     fiscal_year: int
     months_run: int
     last_month: str | None
-    collected: Decimal
-    pending: Decimal
+    collected: SignedMoney
+    pending: SignedMoney
     funds: list[FundSummary]
     debt_service: DebtService | None
     on_track: bool
@@ -89,23 +90,23 @@ class TrialBalanceLine(BaseModel):
     account: str
     jurisdiction: str
     kind: str
-    debit: Decimal
-    credit: Decimal
-    balance: Decimal
+    debit: SignedMoney
+    credit: SignedMoney
+    balance: SignedMoney
 
 
 class TrialBalance(BaseModel):
     as_of: date | None
     jurisdiction: str | None
     accounts: list[TrialBalanceLine]
-    total_debit: Decimal
-    total_credit: Decimal
+    total_debit: SignedMoney
+    total_credit: SignedMoney
     balanced: bool
 
 
 class LineOut(BaseModel):
     account: str
-    amount: Decimal
+    amount: SignedMoney
     rule: str | None
     section: str | None
 

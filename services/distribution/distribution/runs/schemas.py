@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from taxcore.jurisdictions import JurisdictionCode
+from taxcore.money import SignedMoney
 
 
 class RunCreate(BaseModel):
@@ -21,7 +21,7 @@ class Allocation(BaseModel):
     account: str
     fund: str
     name: str
-    amount: Decimal
+    amount: SignedMoney
     rule: str
     section: str
 
@@ -35,10 +35,10 @@ class RunOut(BaseModel):
     month: str
     fiscal_year: int
     closed_through: date
-    collected: Decimal
-    collected_in_month: Decimal
-    released: Decimal
-    pending: Decimal
+    collected: SignedMoney
+    collected_in_month: SignedMoney
+    released: SignedMoney
+    pending: SignedMoney
     allocations: list[Allocation]
     inputs: dict[str, Any]
     journal_entry_id: int | None

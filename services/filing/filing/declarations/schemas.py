@@ -6,31 +6,17 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
+from taxcore.money import Money, SignedMoney
 from taxcore.rules.declaration import CompValuation, ExemptAmount
 
+__all__ = ["Money", "SignedMoney"]  # re-exported for the other filing schemas
 
-def _no_float(value: Any) -> Any:
-    if isinstance(value, float):
-        raise ValueError("send amounts as strings like '12.50', not JSON numbers with decimals")
-    return value
-
-
-def _cents(value: Decimal) -> Decimal:
-    """Dollars and cents: at most two decimals (trailing zeros aside) and 16 digits."""
-    exponent = value.as_tuple().exponent
-    if not isinstance(exponent, int) or value.adjusted() >= 16:
-        raise ValueError("an amount in dollars and cents of at most 16 digits")
-    if exponent < -2:
-        rounded = value.quantize(Decimal("0.01"))
-        if rounded != value:
-            raise ValueError("an amount in dollars and cents: at most 2 decimals")
-        return rounded
-    return value
+#: Length limits of free text in requests (README "Using the APIs").
+EVIDENCE_MAX = 2000
 
 
-Money = Annotated[Decimal, BeforeValidator(_no_float), AfterValidator(_cents)]
 PeriodStr = Annotated[str, Field(pattern=r"^\d{4}-\d{2}$", examples=["2026-10"])]
 FilerKind = Literal["operator", "facilitator"]
 Status = Literal["on_time", "late", "flagged"]
@@ -40,6 +26,22 @@ class Filer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: FilerKind
     id: str = Field(min_length=1, max_length=100)
+
+
+class CompRoomsIn(CompValuation):
+    """A comp or bundled valuation line as the API takes it (amounts as :data:`Money`)."""
+
+    room_nights: int = Field(ge=0, le=100_000_000)
+    average_daily_rate: Money
+    room_cost: Money
+    industry_cost: Money
+
+
+class ExemptIn(ExemptAmount):
+    """An exempt amount as the API takes it (amount as :data:`Money`, bounded evidence)."""
+
+    amount: Money
+    evidence: str | None = Field(default=None, max_length=EVIDENCE_MAX, description="the certificate number")
 
 
 class DeclaredLines(BaseModel):
@@ -53,8 +55,8 @@ class DeclaredLines(BaseModel):
     surcharges_and_service_charges: Money = Decimal(0)
     intermediary_retained: Money = Decimal(0)
     all_inclusive_global_charges: Money = Decimal(0)
-    comp_rooms: list[CompValuation] = Field(default_factory=list, max_length=50)
-    exempt: list[ExemptAmount] = Field(default_factory=list, max_length=50)
+    comp_rooms: list[CompRoomsIn] = Field(default_factory=list, max_length=50)
+    exempt: list[ExemptIn] = Field(default_factory=list, max_length=50)
     room_nights: int = Field(default=0, ge=0, le=100_000_000)
     timeshare_owner_unit_days: int = Field(default=0, ge=0, le=100_000_000)
     tax_itemized: bool = True
@@ -99,13 +101,13 @@ class LodgingRef(BaseModel):
 
 
 class Computed(BaseModel):
-    gross_receipts: Decimal
-    exempt_total: Decimal
-    taxable_base: Decimal
+    gross_receipts: Money
+    exempt_total: Money
+    taxable_base: Money
     rate: Decimal
-    tax: Decimal
-    impact_fee: Decimal
-    total_due: Decimal
+    tax: Money
+    impact_fee: Money
+    total_due: Money
     currency: str = "USD"
 
 
@@ -113,8 +115,8 @@ class FindingOut(BaseModel):
     code: str
     line: str
     message: str
-    declared: Decimal | None = None
-    computed: Decimal | None = None
+    declared: SignedMoney | None = None
+    computed: SignedMoney | None = None
     section: str
 
 
@@ -138,7 +140,7 @@ class DeclarationOut(BaseModel):
     input: dict[str, Any] = Field(description="the taxcore DeclarationInput the service computed with")
     computed: Computed
     declared: DeclaredFigures
-    tax_difference: Decimal | None = Field(description="declared tax minus computed tax")
+    tax_difference: SignedMoney | None = Field(description="declared tax minus computed tax")
     findings: list[FindingOut]
     trace: list[dict[str, Any]] | None = Field(default=None, description="with ?explain=true")
     submitted_by: str
@@ -153,26 +155,26 @@ class FilerCoverage(BaseModel):
     late: bool
     flagged: bool
     room_nights: int
-    taxable_base: Decimal
-    tax: Decimal
-    impact_fee: Decimal
-    total_due: Decimal
-    declared_tax: Decimal | None
-    declared_total: Decimal | None
+    taxable_base: Money
+    tax: Money
+    impact_fee: Money
+    total_due: Money
+    declared_tax: Money | None
+    declared_total: Money | None
 
 
 class PeriodTotals(BaseModel):
     room_nights: int
-    taxable_base: Decimal
-    tax: Decimal
-    impact_fee: Decimal
-    total_due: Decimal
-    declared_tax: Decimal
+    taxable_base: Money
+    tax: Money
+    impact_fee: Money
+    total_due: Money
+    declared_tax: Money
 
 
 class PayerPaid(BaseModel):
     payer: Filer
-    amount: Decimal
+    amount: SignedMoney
 
 
 class LodgingPeriodOut(BaseModel):
@@ -183,5 +185,5 @@ class LodgingPeriodOut(BaseModel):
     due_date: date
     filers: list[FilerCoverage]
     totals: PeriodTotals
-    paid_for_period: Decimal = Field(description="payments designated for this period, net of reversals")
+    paid_for_period: SignedMoney = Field(description="payments designated for this period, net of reversals")
     paid_by: list[PayerPaid]

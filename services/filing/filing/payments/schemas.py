@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from filing.declarations.schemas import Filer, Money, PeriodStr
+from filing.declarations.schemas import Filer, Money, PeriodStr, SignedMoney
 
 #: PR §29(A): postal or bank money order, check, cashier's check, cash, electronic transfer,
 #: "or any other form of payment that the Company authorizes" (card).
@@ -58,7 +57,7 @@ class PaymentCreate(BaseModel):
 
 class PeriodAmountOut(BaseModel):
     period: str
-    amount: Decimal
+    amount: Money
 
 
 class ReversalCreate(BaseModel):
@@ -71,7 +70,7 @@ class ReversalOut(BaseModel):
     id: str
     payment_id: str
     tax_account: str
-    amount: Decimal
+    amount: Money
     reversed_on: date
     reason: str
     submitted_by: str
@@ -83,14 +82,14 @@ class PaymentOut(BaseModel):
     tax_account: str
     lodging_id: str
     jurisdiction: str
-    amount: Decimal
+    amount: Money
     currency: str = "USD"
     method: Method
     reference: str | None
     received_on: date
     payer: Filer
     periods: list[PeriodAmountOut]
-    unallocated: Decimal
+    unallocated: SignedMoney
     status: Literal["received", "reversed"]
     reversal: ReversalOut | None
     submitted_by: str
@@ -107,14 +106,14 @@ class ReceiptOut(BaseModel):
     tax_account: str
     lodging_name: str
     payer: Filer
-    amount: Decimal
+    amount: Money
     currency: str = "USD"
     method: Method
     method_label: str
     reference: str | None
     received_on: date
     periods: list[PeriodAmountOut]
-    unallocated: Decimal
+    unallocated: SignedMoney
     status: Literal["received", "reversed"]
     reversal: ReversalOut | None
     verification_code: str
@@ -128,7 +127,7 @@ class VerificationOut(BaseModel):
     agency: str
     jurisdiction: str
     tax_account: str
-    amount: Decimal
+    amount: Money
     currency: str = "USD"
     method: Method
     received_on: date

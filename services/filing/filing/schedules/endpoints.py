@@ -41,8 +41,8 @@ _REQUEST_BODY: dict[str, Any] = {
                     "required": ["file"],
                     "properties": {
                         "file": {"type": "string", "format": "binary", "description": "the CSV"},
-                        "period": {"type": "string"},
-                        "facilitator_id": {"type": "string"},
+                        "period": {"type": "string", "pattern": r"^\d{4}-\d{2}$"},
+                        "facilitator_id": {"type": "string", "maxLength": 100},
                         "received_on": {"type": "string", "format": "date"},
                     },
                 }

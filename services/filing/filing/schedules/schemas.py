@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from filing.declarations.schemas import DeclaredFigures, DeclaredLines, Money, PeriodStr
-from taxcore.rules.declaration import LINES, ExemptAmount
+from filing.declarations.schemas import DeclaredFigures, DeclaredLines, ExemptIn, Money, PeriodStr
+from taxcore.rules.declaration import LINES
 
 #: The return fields a schedule row carries: taxcore's money lines and the counts.
 _LINE_FIELDS: tuple[str, ...] = (*LINES, "room_nights", "timeshare_owner_unit_days", "tax_itemized")
@@ -31,6 +31,10 @@ ROW_COLUMNS: tuple[str, ...] = (
 )
 
 
+#: Hard ceiling on a JSON schedule's rows (the upload body is capped at 32 MiB anyway).
+ROWS_MAX = 100_000
+
+
 class ScheduleRow(BaseModel):
     """One lodging's bookings through the facilitator for the period."""
 
@@ -46,7 +50,7 @@ class ScheduleRow(BaseModel):
     room_nights: int = Field(default=0, ge=0, le=100_000_000)
     timeshare_owner_unit_days: int = Field(default=0, ge=0, le=100_000_000)
     tax_itemized: bool = True
-    exemption: str | None = None
+    exemption: str | None = Field(default=None, max_length=100)
     exempt_amount: Money | None = None
     exemption_evidence: str | None = Field(default=None, max_length=100)
     declared_taxable_base: Money | None = None
@@ -56,10 +60,10 @@ class ScheduleRow(BaseModel):
 
     def lines(self) -> DeclaredLines:
         """The row's lines (already validated: built without validating them again)."""
-        exempt: list[ExemptAmount] = []
+        exempt: list[ExemptIn] = []
         if self.exemption or self.exempt_amount is not None:
             exempt.append(
-                ExemptAmount.model_validate(
+                ExemptIn.model_validate(
                     {
                         "exemption": self.exemption,
                         "amount": self.exempt_amount or Decimal(0),
@@ -85,9 +89,15 @@ class ScheduleCreate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     period: PeriodStr
-    facilitator_id: str | None = Field(default=None, description="agency-admin only: the facilitator")
+    facilitator_id: str | None = Field(
+        default=None, max_length=100, description="agency-admin only: the facilitator"
+    )
     received_on: date | None = Field(default=None, description="agency-admin only (default today)")
-    rows: list[dict[str, Any]] = Field(description="ScheduleRow objects; each is validated on its own")
+    rows: list[dict[str, Any]] = Field(
+        max_length=ROWS_MAX,
+        description="ScheduleRow objects; each is validated on its own (the service's "
+        "schedule_max_rows, 50,000 by default, is the working limit)",
+    )
 
 
 class RowError(BaseModel):
@@ -101,8 +111,8 @@ class RowResult(BaseModel):
     status: Literal["accepted", "rejected"]
     declaration_id: str | None = None
     version: int | None = None
-    tax: Decimal | None = None
-    total_due: Decimal | None = None
+    tax: Money | None = None
+    total_due: Money | None = None
     flagged: bool | None = None
     errors: list[RowError] = []
 

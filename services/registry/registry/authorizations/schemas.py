@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class AuthorizationCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    facilitator_id: str
+    facilitator_id: str = Field(min_length=1, max_length=100)
     starts_on: date
     ends_on: date | None = None
 

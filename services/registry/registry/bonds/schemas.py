@@ -1,18 +1,17 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Money = Decimal  # sent as strings ("25000.00") — see taxcore.money
+from taxcore.money import Money, PositiveMoney
 
 
 class BondCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["cash_deposit", "letter_of_credit", "surety"] = Field(description="PR §27(C)")
-    amount: Money = Field(gt=0, max_digits=16, decimal_places=2)
+    amount: PositiveMoney
     issuer: str = Field(min_length=1, max_length=200)
     reference: str | None = Field(default=None, max_length=100)
     effective_on: date
@@ -32,7 +31,7 @@ class BondStatusChange(BaseModel):
 
 class DrawCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    amount: Money = Field(gt=0, max_digits=16, decimal_places=2)
+    amount: PositiveMoney
     drawn_on: date
     reason: str = Field(min_length=1, max_length=500)
 

@@ -28,6 +28,7 @@ class CertificateCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: str | None = Field(
         default=None,
+        max_length=100,
         description="an exemption of the lodging's jurisdiction evidenced by a certificate, e.g. "
         "pr_film_production (PR §24(F)); default: its only such exemption",
     )

@@ -25,6 +25,7 @@ class LodgingCreate(BaseModel):
     jurisdiction: Jurisdiction
     lodging_class: str = Field(
         min_length=1,
+        max_length=100,
         description="one of the jurisdiction's lodging classes (taxcore parameter lodging.classes), e.g. "
         "PR: hotel, condohotel, apartment_hotel, all_inclusive_hotel, hostelry, guesthouse, "
         "inn, motel, short_term_rental, government_recreational_facility; "
@@ -34,7 +35,7 @@ class LodgingCreate(BaseModel):
     name: str = Field(min_length=1, max_length=200)
     address: Address
     room_count: int = Field(ge=1, le=100_000)
-    operator_id: str
+    operator_id: str = Field(min_length=1, max_length=100)
     registered_on: date
 
 
@@ -44,7 +45,7 @@ class LodgingUpdate(BaseModel):
     address: Address | None = None
     room_count: int | None = Field(default=None, ge=1, le=100_000)
     casino: bool | None = None
-    lodging_class: str | None = None
+    lodging_class: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class StatusChange(BaseModel):

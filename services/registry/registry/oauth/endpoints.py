@@ -37,8 +37,8 @@ class ClientCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=100)
     role: Role
-    operator_id: str | None = None
-    facilitator_id: str | None = None
+    operator_id: str | None = Field(default=None, max_length=100)
+    facilitator_id: str | None = Field(default=None, max_length=100)
 
     @model_validator(mode="after")
     def _binding(self) -> ClientCreate:
@@ -101,9 +101,9 @@ def _basic(authorization: str | None) -> tuple[str, str] | None:
 async def token(
     request: Request,
     session: SessionDep,
-    grant_type: Annotated[str, Form()],
-    client_id: Annotated[str | None, Form()] = None,
-    client_secret: Annotated[str | None, Form()] = None,
+    grant_type: Annotated[str, Form(max_length=100)],
+    client_id: Annotated[str | None, Form(max_length=100)] = None,
+    client_secret: Annotated[str | None, Form(max_length=200)] = None,
     authorization: Annotated[str | None, Header()] = None,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> TokenOut:

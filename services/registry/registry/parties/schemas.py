@@ -14,7 +14,7 @@ class PartyCreate(BaseModel):
 
 class FacilitatorCreate(PartyCreate):
     operator_id: str | None = Field(
-        default=None, description="set when the intermediary is also a registered operator"
+        default=None, max_length=100, description="set when the intermediary is also a registered operator"
     )
 
 
