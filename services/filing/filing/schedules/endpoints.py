@@ -21,6 +21,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
+from taxcore.periods import filing_opens_on
 
 router = make_router(prefix="/v1/remittance-schedules", tags=["remittance schedules"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi()}
@@ -174,8 +175,11 @@ async def file_schedule(
     except ValueError as exc:
         raise ValidationFailed.on("received_on", "expected YYYY-MM-DD") from exc
     filed_on = received_date(principal, received, today)
-    if parsed_period > parsed_period.of(today):
-        raise ValidationFailed.on("period", f"{parsed_period} has not begun")
+    opens = filing_opens_on(parsed_period)  # a schedule declares a whole, finished month
+    if today < opens:
+        raise ValidationFailed.on(
+            "period", f"{parsed_period} can be filed from {opens.isoformat()}, once the period is over"
+        )
     if not rows:
         raise ValidationFailed.on("rows", "the schedule has no rows")
     if len(rows) > settings.schedule_max_rows:
