@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Query
 from pydantic import BaseModel, Field
 
+from filing import clock
 from filing.declarations import repository as declarations
 from filing.declarations.schemas import PeriodStr
 from filing.declarations.service import parse_period
@@ -87,7 +88,7 @@ async def compliance(
         jurisdiction=jurisdiction,
         period=str(p),
         due_date=due,
-        as_of=date.today(),
+        as_of=clock.today(),
         required=len(required),
         filed_on_time=on_time,
         filed_late=late,

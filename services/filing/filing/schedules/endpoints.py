@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 
+from filing import clock
 from filing.declarations.schemas import PeriodStr
 from filing.declarations.service import parse_period, received_date
 from filing.deps import SettingsDep
@@ -168,7 +169,7 @@ async def file_schedule(
     if not fields.get("period"):
         raise ValidationFailed.on("period", "the schedule's period (YYYY-MM) is required")
     parsed_period = parse_period(str(fields["period"]))
-    today = date.today()
+    today = clock.today()
     given = fields.get("received_on")
     try:
         received = date.fromisoformat(given) if isinstance(given, str) else given
