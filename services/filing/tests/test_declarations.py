@@ -68,6 +68,20 @@ class TestFilingWindow:
         out = await file(client, declaration(hotel, period="2026-11"), headers)
         assert (out["period"], out["filed_on"]) == ("2026-11", "2026-12-01")
 
+    async def test_a_paper_return_received_before_the_month_ended_is_refused(
+        self, client: httpx.AsyncClient, db: DB, pin_today: Pin
+    ) -> None:
+        hotel = await make_lodging(db)
+        pin_today(date(2026, 12, 5))
+        filer = {"kind": "operator", "id": hotel.operator_id}
+        body = declaration(hotel, period="2026-11", filer=filer, received_on="2026-11-28")
+        early = await client.post("/v1/declarations", json=body, headers=ADMIN)
+        assert early.status_code == 422
+        assert [e["pointer"] for e in early.json()["errors"]] == ["#/body/period"]
+        assert "(received 2026-11-28)" in early.json()["detail"]
+        out = await file(client, {**body, "received_on": "2026-12-01"}, ADMIN)
+        assert (out["filed_on"], out["late"]) == ("2026-12-01", False)
+
     async def test_a_lodging_closed_mid_month_files_from_its_closing_date(
         self, client: httpx.AsyncClient, db: DB, pin_today: Pin
     ) -> None:

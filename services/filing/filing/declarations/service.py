@@ -45,17 +45,18 @@ def parse_period(text: str, *, field: str = "period", root: str = "body") -> Per
         raise ValidationFailed.on(field, f"expected YYYY-MM, got {text!r}", root=root) from exc
 
 
-def period_problem(lodging: Lodging, period: Period, today: date) -> str | None:
-    """Why ``lodging`` cannot file for ``period`` on ``today``, or None.
+def period_problem(lodging: Lodging, period: Period, filed_on: date) -> str | None:
+    """Why ``lodging`` cannot file for ``period`` on ``filed_on`` (the day the return is
+    received: today, or a paper return's day), or None.
 
     A return is filed from the day after the period's last day, or from the closing
     date of a lodging that closed during the period (``taxcore.obligations.may_file_on``).
     """
     opens = obligations.may_file_on(registry_events.status_history(lodging), period)
-    if today < opens:
+    if filed_on < opens:
         return (
             f"{period} can be filed from {opens.isoformat()}, once the period is over "
-            f"(today is {today.isoformat()})"
+            f"(received {filed_on.isoformat()})"
         )
     if period.last_day < lodging.registered_on:
         return f"{period} is before the lodging's registration on {lodging.registered_on.isoformat()}"
@@ -64,8 +65,8 @@ def period_problem(lodging: Lodging, period: Period, today: date) -> str | None:
     return None
 
 
-def check_period(lodging: Lodging, period: Period, today: date) -> None:
-    problem = period_problem(lodging, period, today)
+def check_period(lodging: Lodging, period: Period, filed_on: date) -> None:
+    problem = period_problem(lodging, period, filed_on)
     if problem is not None:
         raise ValidationFailed.on("period", problem)
 
@@ -242,7 +243,7 @@ async def file_declaration(
 ) -> Declaration:
     """File a return (or the next version of the caller's filing for the lodging-period)."""
     filed_on = received_date(principal, body.received_on, today)
-    check_period(lodging, period, today)
+    check_period(lodging, period, filed_on)
     chosen = await resolve_filer(session, principal, lodging, period, filer)
     certificates = await projection.certificates_valid_in(session, [lodging.lodging_id], period)
     rec = recompute(

@@ -177,9 +177,11 @@ async def file_schedule(
         raise ValidationFailed.on("received_on", "expected YYYY-MM-DD") from exc
     filed_on = received_date(principal, received, today)
     opens = filing_opens_on(parsed_period)  # a schedule declares a whole, finished month
-    if today < opens:
+    if filed_on < opens:
         raise ValidationFailed.on(
-            "period", f"{parsed_period} can be filed from {opens.isoformat()}, once the period is over"
+            "period",
+            f"{parsed_period} can be filed from {opens.isoformat()}, once the period is over "
+            f"(received {filed_on.isoformat()})",
         )
     if not rows:
         raise ValidationFailed.on("rows", "the schedule has no rows")
