@@ -1,15 +1,17 @@
 """Load the demo story through the public HTTP APIs, as clients would (idempotent).
 
-Four lodgings, two jurisdictions, four months (the four before the current one,
-M1..M4) and the current month (M5):
+Four lodgings, two jurisdictions, four months (the four before the last month
+that is over, M1..M4) and that last finished month (M5): a month is filed only
+once it is over (taxcore ``periods.filing_opens_on``), so nothing files the
+current month.
 
 * El San Juan Casino Hotel (PR, casino rate): its operator files and pays every
   month on time; the M2 check bounces and is paid again, late, with the penalty
   and interest of the statement. Its property-management system (an ``operator``
-  API client) files and pays the current month itself.
+  API client) files and pays M5 itself.
 * Casita Esperanza (Vieques, PR short-term rental): the online intermediary
   Caribe Stays files remittance schedules (JSON, then CSV) and pays for it; its
-  own API client files the current month's schedule.
+  own API client files M5's schedule.
 * Harbour View Hotel (St. Thomas, VI): files late and pays late every month;
   penalties and interest show on its statement.
 * Cruz Bay Vacation Club (St. John, VI timeshare): owner unit-days bear the
@@ -381,14 +383,14 @@ def main() -> int:
         existing = api.get(f"{REGISTRY}/v1/lodgings", limit=500)["items"]
         found = [x for x in existing if x["name"] == SJ]
         # The story's months hang on the registration day, chosen on the first run
-        # (four months before the current one) and read back on every later run.
+        # (five months before the current one) and read back on every later run.
         anchor = (
             date.fromisoformat(found[0]["registered_on"])
             if found
-            else Period.of(today).add_months(-4).first_day
+            else Period.of(today).add_months(-5).first_day
         )
         months = [Period.of(anchor).add_months(i) for i in range(4)]
-        current = Period.of(today)
+        current = Period.of(today).prev()  # M5: the last month that is over, filed live by the clients
         if months[-1] >= current:
             raise DemoError(
                 f"demo: the loaded demo's months ({months[0]}..{months[-1]}) are not over yet; "
@@ -581,8 +583,8 @@ def main() -> int:
             params={"as_of": today.isoformat()},
         )
 
-        # Today, the clients themselves: the PMS files and pays the current month, the
-        # intermediary sends its current schedule as CSV.
+        # Today, the clients themselves: the PMS files and pays the last month that is over
+        # (M5), the intermediary sends its schedule for it as CSV.
         pms = token(client, creds["operator"]["client_id"], creds["operator"]["client_secret"])
         ota_h = token(client, creds["facilitator"]["client_id"], creds["facilitator"]["client_secret"])
         live = file_return(api, sj, current, 4, f"demo-pms-decl-{current}", received_on=None, headers=pms)
@@ -679,7 +681,7 @@ def summary(
 ) -> None:
     print("\nThe demo story (as of " + today.isoformat() + "):", flush=True)
     for name, who in (
-        (SJ, "operator (current month by its PMS client)"),
+        (SJ, "operator (M5 by its PMS client)"),
         (VQ, "intermediary Caribe Stays (remittance schedules)"),
         (ST, "operator, late"),
         (SJN, "operator, timeshare (impact fee)"),

@@ -31,10 +31,18 @@ import pytest
 from platform_harness import Api, Platform, eventually, new_client
 
 from taxcore.money import fmt, round_cents
-from taxcore.periods import Period
+from taxcore.periods import Period, due_date
 
 D = Decimal
-R = Period.of(date.today())  # the current month: returns are on time
+TODAY = date.today()
+R = Period.of(TODAY).prev()  # the last month that is over: a month is filed once it is over
+
+
+def late(jurisdiction: str) -> bool:
+    """Whether filing R today would be late (PR: after the 10th; VI: 30 days after month end)."""
+    return TODAY > due_date(jurisdiction, R)
+
+
 Hook = Callable[[dict[str, str]], Awaitable[None]]
 
 
@@ -125,6 +133,18 @@ async def burst(
     admin = cast.admin
     tag = uuid.uuid4().hex[:6]
 
+    async def on_time(
+        api: Api, jur: str, path: str, body: dict[str, Any], on_behalf: dict[str, Any]
+    ) -> dict[str, Any]:
+        """A client's own write today; once R's due date is past, the agency's record of the same
+        document received on the due date (only the agency dates a document in the past)."""
+        if not late(jur):
+            out: dict[str, Any] = await api.post("filing", path, body, expect=201)
+            return out
+        paper = {**body, **on_behalf, "received_on": due_date(jur, R).isoformat()}
+        out = await admin.post("filing", path, paper, expect=201)
+        return out
+
     async def lodging(name: str, jur: str, cls: str, operator: dict[str, Any], town: str) -> str:
         body = {
             "jurisdiction": jur,
@@ -171,6 +191,7 @@ async def burst(
     returns = [
         (
             cast.pr_api,
+            cast.pr_operator,
             {
                 "room_revenue": "50000.00",
                 "room_nights": 250,
@@ -180,6 +201,7 @@ async def burst(
         ),
         (
             cast.vi_api,
+            cast.vi_operator,
             {
                 "room_revenue": "40000.00",
                 "room_nights": 160,
@@ -190,6 +212,7 @@ async def burst(
         ),
         (
             cast.vi_api,
+            cast.vi_operator,
             {
                 "room_revenue": "64000.00",
                 "room_nights": 200,
@@ -198,13 +221,19 @@ async def burst(
             "vi_hotel",
         ),
     ]
-    for api, lines, role in returns:
-        out = await api.post(
-            "filing", "/v1/declarations", {"lodging": acct[role], "period": period, **lines}, expect=201
+    jur = {"pr_hotel": "PR", "rental": "PR", "timeshare": "VI", "vi_hotel": "VI"}
+    for api, operator, lines, role in returns:
+        out = await on_time(
+            api,
+            jur[role],
+            "/v1/declarations",
+            {"lodging": acct[role], "period": period, **lines},
+            {"filer": {"kind": "operator", "id": operator["id"]}},
         )
         assert (out["status"], out["findings"]) == ("on_time", [])
-    schedule = await cast.ota_api.post(
-        "filing",
+    schedule = await on_time(
+        cast.ota_api,
+        "PR",
         "/v1/remittance-schedules",
         {
             "period": period,
@@ -219,35 +248,39 @@ async def burst(
                 }
             ],
         },
-        expect=201,
+        {"facilitator_id": cast.ota["id"]},
     )
     assert schedule["accepted"] == 1
     await (after_declarations or no_hook)(acct)
 
     # a burst of payments
-    async def pay(api: Api, role: str, amount: D, method: str = "electronic_transfer") -> dict[str, Any]:
+    async def pay(
+        api: Api, payer: Any, role: str, amount: D, method: str = "electronic_transfer"
+    ) -> dict[str, Any]:
         body = {
             "tax_account": acct[role],
             "amount": fmt(amount),
             "method": method,
             "periods": [{"period": period, "amount": fmt(amount)}],
         }
-        out: dict[str, Any] = await api.post("filing", "/v1/payments", body, expect=201)
-        return out
+        return await on_time(api, jur[role], "/v1/payments", body, {"payer": payer})
 
-    await pay(cast.pr_api, "pr_hotel", D("2000.00"))
-    await pay(cast.pr_api, "pr_hotel", PR_HOTEL_TAX - D("2000.00"))
-    await pay(cast.ota_api, "rental", RENTAL_TAX)
-    await pay(cast.vi_api, "timeshare", TS_TAX + TS_FEE)
-    check = await pay(cast.vi_api, "vi_hotel", VI_HOTEL_TAX, "check")
+    pr_op = {"kind": "operator", "id": cast.pr_operator["id"]}
+    vi_op = {"kind": "operator", "id": cast.vi_operator["id"]}
+    await pay(cast.pr_api, pr_op, "pr_hotel", D("2000.00"))
+    await pay(cast.pr_api, pr_op, "pr_hotel", PR_HOTEL_TAX - D("2000.00"))
+    await pay(cast.ota_api, {"kind": "facilitator", "id": cast.ota["id"]}, "rental", RENTAL_TAX)
+    await pay(cast.vi_api, vi_op, "timeshare", TS_TAX + TS_FEE)
+    check = await pay(cast.vi_api, vi_op, "vi_hotel", VI_HOTEL_TAX, "check")
     await (after_payments or no_hook)(acct)
 
     if wait_for_payments:  # the check is applied before it bounces (so it is posted, then reversed)
         await eventually(lambda: all_paid(admin, acct), timeout=90)
-    await admin.post(
-        "filing", f"/v1/payments/{check['id']}/reversals", {"reason": "check returned unpaid"}, expect=201
-    )
-    await pay(cast.vi_api, "vi_hotel", VI_HOTEL_TAX)
+    bounce = {"reason": "check returned unpaid"}
+    if late("VI"):  # the bounce is recorded on the day the check was received
+        bounce["reversed_on"] = due_date("VI", R).isoformat()
+    await admin.post("filing", f"/v1/payments/{check['id']}/reversals", bounce, expect=201)
+    await pay(cast.vi_api, vi_op, "vi_hotel", VI_HOTEL_TAX)
     await (after_reversal or no_hook)(acct)
     return acct
 

@@ -22,6 +22,7 @@ __all__ = [
     "fiscal_year",
     "fiscal_year_bounds",
     "fiscal_year_months",
+    "filing_opens_on",
     "is_business_day",
 ]
 
@@ -83,6 +84,22 @@ class Period:
     def months_until(self, other: Period) -> int:
         """``other - self`` in months (negative when ``other`` is earlier)."""
         return (other.year * 12 + other.month) - (self.year * 12 + self.month)
+
+
+def filing_opens_on(period: Period, *, closed_from: date | None = None) -> date:
+    """The first day a return for ``period`` may be filed.
+
+    A return declares what was collected "during the period between the first and
+    last day of each month" (PR §28(A)) or for "the calendar month concerned" after
+    "the last day of the calendar month" (VI §54(f)): its figures exist only once the
+    month is over, so it is filed from the day after the period's last day. A lodging
+    that closes during the period (closed from ``closed_from`` to the period's end)
+    collects nothing more and may file that period from its closing date.
+    """
+    opens = period.last_day + timedelta(days=1)
+    if closed_from is not None and period.first_day <= closed_from <= period.last_day:
+        return closed_from
+    return opens
 
 
 def _tree(parameters: ParameterTree | None) -> ParameterTree:

@@ -2,7 +2,7 @@
 
 Each file has ``rule`` and ``cases``; each case ``name``, ``jurisdiction``, ``date``,
 ``section``, ``input`` and ``output`` (exact strings). This module runs the files of
-the declaration, periods, check and estimate rules.
+the declaration, periods, check, estimate and obligations rules.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from taxcore import obligations
 from taxcore.errors import InvalidInput, ParameterError, TaxcoreError
 from taxcore.periods import Period, due_date, fiscal_year, fiscal_year_bounds, fiscal_year_months
 from taxcore.rules._common import verify_trace
@@ -23,7 +24,7 @@ from taxcore.rules.declaration import DeclarationInput, compute_declaration
 from taxcore.rules.estimate import estimate_assessment
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
-RULES = ("declaration", "periods", "check", "estimate")
+RULES = ("declaration", "periods", "check", "estimate", "obligations")
 CASE_FIELDS = {"name", "jurisdiction", "date", "section", "input", "output"}
 
 
@@ -105,6 +106,8 @@ def _run(rule: str, case: dict[str, Any]) -> dict[str, Any]:
                 for f in findings
             ]
         }
+    if rule == "obligations":
+        return _obligations(jur, inp)
     assert rule == "estimate"
     args = dict(inp)
     args["history"] = _history(args["history"])
@@ -115,6 +118,20 @@ def _run(rule: str, case: dict[str, Any]) -> dict[str, Any]:
     assert verify_trace(est.trace) == []
     out = {f: str(getattr(est, f)) for f in ("taxable_base", "rate", "tax", "impact_fee")}
     return out | {"total_due": str(est.total_due), "method": est.method}
+
+
+def _day(raw: Any) -> date:
+    return raw if isinstance(raw, date) else date.fromisoformat(str(raw))
+
+
+def _obligations(jur: str, inp: dict[str, Any]) -> dict[str, Any]:
+    period = Period.parse(inp["period"])
+    if "filings" in inp:
+        filed = obligations.declaration_filed_on(jur, period, [(k, _day(on)) for k, on in inp["filings"]])
+        return {"declaration_filed_on": _str(filed)}
+    history = [(_day(on), status) for on, status in inp["history"]]
+    must = obligations.must_file(jur, period, registered_on=_day(inp["registered_on"]), history=history)
+    return {"may_file_on": obligations.may_file_on(history, period).isoformat(), "must_file": str(must)}
 
 
 @pytest.mark.parametrize(("rule", "case"), CASES)

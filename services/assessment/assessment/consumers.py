@@ -14,6 +14,7 @@ REGISTRY_HANDLERS: dict[str, Handler] = {
     "roomtax.registry.lodging.registered.v1": intake.on_lodging,
     "roomtax.registry.lodging.updated.v1": intake.on_lodging,
     "roomtax.registry.lodging.status_changed.v1": intake.on_lodging,
+    "roomtax.registry.lodging.attributes_changed.v1": intake.on_lodging,
     "roomtax.registry.bond.posted.v1": intake.on_bond,
     "roomtax.registry.bond.drawn.v1": intake.on_bond_drawn,
 }

@@ -55,6 +55,7 @@ async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
         "operator_id": snap.operator_id,
         "registered_on": snap.registered_on,
         "statuses": [s.model_dump(mode="json") for s in snap.statuses],
+        "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
         "snapshot_at": event.time,
     }
     if row is None:

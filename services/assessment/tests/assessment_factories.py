@@ -73,21 +73,27 @@ class Bus:
         registered_on: str = "2024-01-01",
         room_count: int = 40,
         statuses: list[dict[str, str]] | None = None,
+        casino: bool = False,
+        attributes: list[dict[str, Any]] | None = None,
+        event_type: str = "roomtax.registry.lodging.registered.v1",
     ) -> CloudEvent:
+        """A lodging snapshot; ``attributes`` is its effective-dated class / casino history."""
+        latest = (attributes or [{"lodging_class": lodging_class, "casino": casino}])[-1]
         event = cloud_event(
-            "roomtax.registry.lodging.registered.v1",
+            event_type,
             {
                 "lodging_id": f"lodging-{tax_account}",
                 "tax_account": tax_account,
                 "jurisdiction": jurisdiction,
-                "lodging_class": lodging_class,
-                "casino": False,
+                "lodging_class": latest["lodging_class"],
+                "casino": latest["casino"],
                 "name": f"Hotel {tax_account}",
                 "municipality": "San Juan" if jurisdiction == "PR" else "St. Thomas",
                 "room_count": room_count,
                 "operator_id": operator_id,
                 "registered_on": registered_on,
                 "statuses": statuses or [{"status": "active", "effective_from": registered_on}],
+                **({"attributes": attributes} if attributes is not None else {}),
             },
             key=tax_account,
         )

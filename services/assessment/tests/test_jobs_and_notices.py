@@ -57,6 +57,54 @@ class TestNonFilers:
         ]
         assert types == ["declaration", "declaration", "estimate", "declaration"]
 
+    async def test_the_one_obligation_rule_estimates_a_mid_month_activity_not_a_suspended_month(
+        self, client: httpx.AsyncClient, bus: Bus
+    ) -> None:
+        """taxcore.obligations.must_file, the rule filing's compliance report applies too."""
+        account = new_account()
+        await bus.lodging(
+            account,
+            registered_on="2025-01-01",
+            statuses=[
+                {"status": "active", "effective_from": "2025-01-01"},
+                {"status": "suspended", "effective_from": "2025-02-01"},  # all of February
+                {"status": "active", "effective_from": "2025-03-10"},  # active March 10-19 only
+                {"status": "suspended", "effective_from": "2025-03-20"},
+            ],
+        )
+        await bus.declare(account, "2025-01", room_revenue="100000.00")
+        r = await client.post("/v1/jobs/non-filers", params={"as_of": "2025-04-15"}, headers=ADMIN)
+        assert r.status_code == 200, r.text
+        raised = [(x["period"], x["tax"]) for x in r.json()["raised"] if x["tax_account"] == account]
+        assert raised == [("2025-03", "9000.00")]
+
+    async def test_an_estimate_uses_the_class_and_licence_in_force_in_its_period(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB
+    ) -> None:
+        """PR §2(16): the rate "for the period of occupancy"; a licence granted later is not applied."""
+        account = new_account()
+        history = [
+            {"effective_from": "2025-01-01", "lodging_class": "hotel", "casino": False},
+            {"effective_from": "2025-03-01", "lodging_class": "hotel", "casino": True},
+        ]
+        await bus.lodging(account, registered_on="2025-01-01", attributes=history[:1])
+        await bus.declare(account, "2025-01", room_revenue="100000.00")
+        await bus.lodging(
+            account,
+            registered_on="2025-01-01",
+            attributes=history,
+            event_type="roomtax.registry.lodging.attributes_changed.v1",
+        )
+        r = await client.post("/v1/jobs/non-filers", params={"as_of": "2025-04-15"}, headers=ADMIN)
+        raised = [(x["period"], x["tax"]) for x in r.json()["raised"] if x["tax_account"] == account]
+        # February at the hotel's 9%; March at the casino rate of 11% (§24(B))
+        assert raised == [("2025-02", "9000.00"), ("2025-03", "11000.00")]
+        assert await rows(
+            db,
+            "SELECT period, lodging_class FROM estimates WHERE tax_account = :a ORDER BY period",
+            a=account,
+        ) == [("2025-02", "hotel"), ("2025-03", "hotel")]
+
     async def test_no_history_needs_a_per_night_value(self, client: httpx.AsyncClient, bus: Bus) -> None:
         account = new_account("VI")
         await bus.lodging(account, jurisdiction="VI", registered_on="2025-01-15", room_count=10)

@@ -155,3 +155,29 @@ class TestLatePaymentCharges:
         liability = body["periods"][0]["explain"]["liabilities"][0]["trace"]
         assert any("§54(b)(1)" in s["citation"] for s in liability)
         assert Period.parse(body["periods"][0]["period"]) == Period(2025, 1)
+
+
+class TestLateDeclarationFine:
+    """PR §47: the operator's declaration stops the fine; an intermediary's schedule does not
+    (taxcore ``obligations.declaration_filers``)."""
+
+    async def test_an_intermediarys_on_time_schedule_does_not_cancel_the_operators_fine(
+        self, client: httpx.AsyncClient, bus: Bus
+    ) -> None:
+        account = new_account()
+        await bus.lodging(account)
+        due_on = due("PR", "2025-01")  # 2025-02-10
+        await bus.declare(
+            account,
+            "2025-01",
+            room_revenue="20000.00",
+            filer_kind="facilitator",
+            filer_id="ota-1",
+            filed_on=due_on,
+        )
+        only_ota = (await statement(client, account, due_on + timedelta(days=4)))["periods"][0]
+        assert only_ota["fines"] == "2000.00"  # the operator has not filed: 4 days x $500
+        await bus.declare(account, "2025-01", room_revenue="100000.00", filed_on=due_on + timedelta(days=10))
+        period = (await statement(client, account, due_on + timedelta(days=30)))["periods"][0]
+        assert period["principal"]["tax"] == "10800.00"  # both filers' tax: 1,800 + 9,000
+        assert period["fines"] == "5000.00"  # the operator filed 10 days late x $500

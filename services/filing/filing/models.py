@@ -57,6 +57,8 @@ class Lodging(Base):
     operator_id: Mapped[str] = mapped_column(Text, index=True)
     registered_on: Mapped[date] = mapped_column(Date)
     statuses: Mapped[list[dict[str, str]]] = mapped_column(JSONB)
+    #: class and casino licence, effective-dated (``taxcore.events.registry.AttributePeriod`` as JSON)
+    attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

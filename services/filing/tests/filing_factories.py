@@ -96,6 +96,34 @@ async def change_status(db: DB, lodging: ev.LodgingRegistered, status: str, effe
     assert await project(db, "roomtax.registry.lodging.status_changed.v1", changed) == "applied"
 
 
+async def change_attributes(
+    db: DB,
+    lodging: ev.LodgingRegistered,
+    effective: date,
+    *,
+    lodging_class: str | None = None,
+    casino: bool | None = None,
+) -> ev.LodgingAttributesChanged:
+    """The registry's attributes_changed snapshot: a class / casino entry from ``effective``."""
+    history = lodging.attribute_history()
+    latest = history[-1]
+    entry = ev.AttributePeriod(
+        effective_from=effective,
+        lodging_class=lodging_class or latest.lodging_class,
+        casino=latest.casino if casino is None else casino,
+    )
+    changed = ev.LodgingAttributesChanged.model_validate(
+        {
+            **lodging.model_dump(),
+            "lodging_class": entry.lodging_class,
+            "casino": entry.casino,
+            "attributes": [*history, entry],
+        }
+    )
+    assert await project(db, "roomtax.registry.lodging.attributes_changed.v1", changed) == "applied"
+    return changed
+
+
 async def authorize(
     db: DB,
     lodging: ev.LodgingRegistered,

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 
 import httpx
@@ -12,6 +13,7 @@ from filing_factories import (
     as_operator,
     authorize,
     certify,
+    change_attributes,
     change_status,
     declaration,
     file,
@@ -23,7 +25,137 @@ from filing_factories import (
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
+from filing import clock
+
 PR_DUE = date(2026, 11, 10)
+Pin = Callable[[date], None]
+
+
+@pytest.fixture
+def pin_today(monkeypatch: pytest.MonkeyPatch) -> Pin:
+    """Pin the service's today (``filing.clock``), as a deployment or a test may."""
+
+    def pin(day: date) -> None:
+        monkeypatch.setattr(clock, "today", lambda: day)
+
+    return pin
+
+
+class TestFilingWindow:
+    """A month is filed from the day after its last day (taxcore.periods.filing_opens_on); a
+    lodging closed during the month files it from its closing date."""
+
+    async def test_a_month_is_filed_only_once_it_is_over(
+        self, client: httpx.AsyncClient, db: DB, pin_today: Pin
+    ) -> None:
+        hotel = await make_lodging(db)
+        headers = as_operator(hotel.operator_id)
+        pin_today(date(2026, 12, 1))
+        december = await client.post(
+            "/v1/declarations", json=declaration(hotel, period="2026-12"), headers=headers
+        )
+        assert december.status_code == 422
+        assert december.headers["content-type"] == "application/problem+json"
+        assert [e["pointer"] for e in december.json()["errors"]] == ["#/body/period"]
+        assert "2026-12 can be filed from 2027-01-01" in december.json()["detail"]
+        pin_today(date(2026, 11, 30))
+        last_day = await client.post(
+            "/v1/declarations", json=declaration(hotel, period="2026-11"), headers=headers
+        )
+        assert last_day.status_code == 422
+        assert "2026-11 can be filed from 2026-12-01" in last_day.json()["detail"]
+        pin_today(date(2026, 12, 1))
+        out = await file(client, declaration(hotel, period="2026-11"), headers)
+        assert (out["period"], out["filed_on"]) == ("2026-11", "2026-12-01")
+
+    async def test_a_paper_return_received_before_the_month_ended_is_refused(
+        self, client: httpx.AsyncClient, db: DB, pin_today: Pin
+    ) -> None:
+        hotel = await make_lodging(db)
+        pin_today(date(2026, 12, 5))
+        filer = {"kind": "operator", "id": hotel.operator_id}
+        body = declaration(hotel, period="2026-11", filer=filer, received_on="2026-11-28")
+        early = await client.post("/v1/declarations", json=body, headers=ADMIN)
+        assert early.status_code == 422
+        assert [e["pointer"] for e in early.json()["errors"]] == ["#/body/period"]
+        assert "(received 2026-11-28)" in early.json()["detail"]
+        out = await file(client, {**body, "received_on": "2026-12-01"}, ADMIN)
+        assert (out["filed_on"], out["late"]) == ("2026-12-01", False)
+
+    async def test_a_lodging_closed_mid_month_files_from_its_closing_date(
+        self, client: httpx.AsyncClient, db: DB, pin_today: Pin
+    ) -> None:
+        hotel = await make_lodging(
+            db, statuses=[("active", date(2026, 1, 1)), ("closed", date(2026, 12, 15))]
+        )
+        headers = as_operator(hotel.operator_id)
+        pin_today(date(2026, 12, 14))
+        early = await client.post(
+            "/v1/declarations", json=declaration(hotel, period="2026-12"), headers=headers
+        )
+        assert early.status_code == 422
+        assert "2026-12 can be filed from 2026-12-15" in early.json()["detail"]
+        pin_today(date(2026, 12, 15))
+        out = await file(client, declaration(hotel, period="2026-12"), headers)
+        assert (out["period"], out["filed_on"]) == ("2026-12", "2026-12-15")
+
+    async def test_a_schedule_for_a_month_not_over_is_422_on_period(
+        self, client: httpx.AsyncClient, db: DB, pin_today: Pin
+    ) -> None:
+        fac = new_id("fac")
+        hotel = await make_lodging(db)
+        await authorize(db, hotel, fac)
+        pin_today(date(2026, 12, 1))
+        rows = [{"tax_account": hotel.tax_account, "room_revenue": "1000.00", "room_nights": 5}]
+        r = await client.post(
+            "/v1/remittance-schedules", json={"period": "2026-12", "rows": rows}, headers=as_facilitator(fac)
+        )
+        assert r.status_code == 422
+        assert [e["pointer"] for e in r.json()["errors"]] == ["#/body/period"]
+        assert "2026-12 can be filed from 2027-01-01" in r.json()["detail"]
+        ok = await client.post(
+            "/v1/remittance-schedules", json={"period": "2026-11", "rows": rows}, headers=as_facilitator(fac)
+        )
+        assert ok.status_code == 201, ok.text
+        assert ok.json()["accepted"] == 1
+
+
+class TestEffectiveDatedAttributes:
+    """The class and casino licence of a period are those in force then (PR §2(16)), not today's."""
+
+    async def test_an_amendment_of_a_past_period_keeps_that_periods_rate(
+        self, client: httpx.AsyncClient, db: DB
+    ) -> None:
+        hotel = await make_lodging(db)
+        headers = as_operator(hotel.operator_id)
+        october = await file(client, declaration(hotel, period="2026-10"), headers)
+        assert (october["computed"]["rate"], october["computed"]["tax"]) == ("0.09", "900.00")
+        await change_attributes(db, hotel, date(2026, 11, 1), casino=True)  # licence granted for November
+        november = await file(
+            client,
+            declaration(hotel, period="2026-11", declared={"taxable_base": "10000.00", "tax": "1100.00"}),
+            headers,
+        )
+        assert (november["computed"]["rate"], november["computed"]["tax"]) == ("0.11", "1100.00")
+        assert november["findings"] == []
+        r = await client.post(
+            f"/v1/declarations/{october['id']}/amendments",
+            json={
+                "room_revenue": "12000.00",
+                "room_nights": 60,
+                "declared": {"taxable_base": "12000.00", "tax": "1080.00"},
+            },
+            headers=headers,
+        )
+        assert r.status_code == 201, r.text
+        amended = r.json()
+        assert (amended["computed"]["rate"], amended["computed"]["tax"]) == ("0.09", "1080.00")
+        assert amended["input"]["casino"] is False
+        assert amended["findings"] == []
+        events = await outbox(db, hotel.tax_account)
+        assert [e[1]["data"]["input"]["casino"] for e in events] == [False, True, False]
+        period = await client.get(f"/v1/lodgings/{hotel.tax_account}/periods/2026-10", headers=headers)
+        assert period.json()["lodging"]["casino"] is False
 
 
 class TestFileDeclaration:

@@ -1,4 +1,4 @@
-"""Registry tables. Status and bond-draw history are append-only."""
+"""Registry tables. Status, attribute and bond-draw history are append-only."""
 
 from __future__ import annotations
 
@@ -67,7 +67,27 @@ class Lodging(Created, Base):
     statuses: Mapped[list[LodgingStatus]] = relationship(
         order_by="LodgingStatus.effective_from, LodgingStatus.id", lazy="selectin"
     )
+    attributes: Mapped[list[LodgingAttribute]] = relationship(
+        order_by="LodgingAttribute.effective_from, LodgingAttribute.id", lazy="selectin"
+    )
     __table_args__ = (CheckConstraint("room_count >= 0", name="room_count_nonnegative"),)
+
+
+class LodgingAttribute(Created, Base):
+    """Rate-bearing attributes (class, casino licence) in force from a date, append-only.
+
+    The first row is the registration's; ``lodgings.lodging_class``/``casino`` mirror the
+    latest row. A period's computation uses the row in force in that period (PR §2(16)).
+    """
+
+    __tablename__ = "lodging_attributes"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    lodging_id: Mapped[str] = mapped_column(ForeignKey("lodgings.id"), index=True)
+    effective_from: Mapped[date] = mapped_column(Date)
+    lodging_class: Mapped[str] = mapped_column(Text)
+    casino: Mapped[bool] = mapped_column(Boolean)
+    reason: Mapped[str | None] = mapped_column(Text)
+    recorded_by: Mapped[str | None] = mapped_column(Text)
 
 
 class LodgingStatus(Created, Base):

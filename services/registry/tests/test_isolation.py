@@ -121,6 +121,7 @@ def lodging_writes(
     return [
         ("PATCH", base, {"name": "Renamed"}),
         ("POST", f"{base}/status", {"status": "suspended", "effective_from": "2026-07-01"}),
+        ("POST", f"{base}/attributes", {"effective_from": "2026-07-01", "lodging_class": "inn"}),
         ("POST", f"{base}/authorizations", {"facilitator_id": w.fac_g["id"], "starts_on": "2026-03-01"}),
         ("POST", f"{base}/authorizations/{grant['id']}/end", {"ends_on": "2026-06-30"}),
         ("POST", f"{base}/bonds", {**BOND, "effective_on": "2027-01-01", "expires_on": "2027-12-31"}),

@@ -7,11 +7,15 @@ operator/facilitator/client events are keyed by their id.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
+from typing import Any, Protocol
+
+from pydantic import Field
 
 from taxcore.events import EventData, contract
 from taxcore.money import Money
+from taxcore.periods import Period
 
 LODGINGS = "registry.lodgings"
 PARTIES = "registry.parties"
@@ -35,6 +39,76 @@ def status_on(history: Iterable[tuple[date, str]], on: date) -> str:
     return status
 
 
+class AttributePeriod(EventData):
+    """A lodging's rate-bearing attributes in force from ``effective_from`` (append-only history).
+
+    The rate is the one "for the period of occupancy" (PR §2(16)): the class (PR §24(B))
+    and the casino licence decide it, so a computation for a period uses the values in
+    force then (:func:`attributes_for_period`), never today's.
+    """
+
+    effective_from: date
+    lodging_class: str
+    casino: bool
+
+
+def attributes_on(
+    history: Iterable[AttributePeriod], on: date, *, default: AttributePeriod
+) -> AttributePeriod:
+    """The attributes in force on ``on``: the latest entry effective on or before it.
+
+    ``default`` (the registration values) applies before the first entry and to a
+    snapshot published before attributes were effective-dated (empty history).
+    """
+    current = default
+    for entry in sorted(history, key=lambda item: item.effective_from):
+        if entry.effective_from <= on:
+            current = entry
+    return current
+
+
+def attributes_for_period(
+    history: Iterable[AttributePeriod], period: Period, *, default: AttributePeriod
+) -> AttributePeriod:
+    """The attributes of a monthly return: those in force on the period's last day.
+
+    The registry accepts a change only from a period's first day (one return, one rate:
+    PR §28(B), VI §54(f)), so every day of a period from registration has the same values.
+    """
+    return attributes_on(history, period.last_day, default=default)
+
+
+class LodgingHistory(Protocol):
+    """A service's projection of a lodging snapshot: the statuses and attributes as JSON rows."""
+
+    @property
+    def jurisdiction(self) -> str: ...
+    @property
+    def registered_on(self) -> date: ...
+    @property
+    def lodging_class(self) -> str: ...
+    @property
+    def casino(self) -> bool: ...
+    @property
+    def statuses(self) -> Sequence[Mapping[str, Any]]: ...
+    @property
+    def attributes(self) -> Sequence[Mapping[str, Any]]: ...
+
+
+def status_history(lodging: LodgingHistory) -> list[tuple[date, str]]:
+    """A projected lodging's status history as (effective_from, status)."""
+    return [(date.fromisoformat(str(s["effective_from"])), str(s["status"])) for s in lodging.statuses]
+
+
+def attributes_in(lodging: LodgingHistory, period: Period) -> AttributePeriod:
+    """A projected lodging's class and casino licence in force in ``period`` (PR §2(16))."""
+    default = AttributePeriod(
+        effective_from=lodging.registered_on, lodging_class=lodging.lodging_class, casino=lodging.casino
+    )
+    history = [AttributePeriod.model_validate(a) for a in lodging.attributes]
+    return attributes_for_period(history, period, default=default)
+
+
 class LodgingSnapshot(EventData):
     lodging_id: str
     tax_account: str
@@ -47,6 +121,17 @@ class LodgingSnapshot(EventData):
     operator_id: str
     registered_on: date
     statuses: list[StatusPeriod]
+    #: effective-dated class and casino licence; ``lodging_class``/``casino`` above are the
+    #: latest recorded values (empty in snapshots published before the history existed)
+    attributes: list[AttributePeriod] = Field(default_factory=list)
+
+    def registered_attributes(self) -> AttributePeriod:
+        return AttributePeriod(
+            effective_from=self.registered_on, lodging_class=self.lodging_class, casino=self.casino
+        )
+
+    def attribute_history(self) -> list[AttributePeriod]:
+        return list(self.attributes) or [self.registered_attributes()]
 
 
 @contract("roomtax.registry.lodging.registered.v1", LODGINGS)
@@ -62,6 +147,11 @@ class LodgingUpdated(LodgingSnapshot):
 @contract("roomtax.registry.lodging.status_changed.v1", LODGINGS)
 class LodgingStatusChanged(LodgingSnapshot):
     pass
+
+
+@contract("roomtax.registry.lodging.attributes_changed.v1", LODGINGS)
+class LodgingAttributesChanged(LodgingSnapshot):
+    """A class or casino change recorded from an effective date (the new entry is the last)."""
 
 
 @contract("roomtax.registry.authorization.granted.v1", LODGINGS)

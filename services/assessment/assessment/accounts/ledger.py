@@ -13,6 +13,12 @@ What is known on a date ``D`` (the *fact dates*): a declaration version from its
 a reversal from ``reversed_on`` (taxcore: a reversed payment counts as never
 received), a notice from ``issued_on``, a refund from ``requested_on``.
 
+The declaration of a period counts as filed (PR §47 fine stops, the account can
+settle) on the earliest filing by a filer whose return meets the lodging's own
+obligation (``taxcore.obligations.declaration_filed_on``: the operator, directly or
+through the agency on its behalf); an intermediary's schedule adds its tax to the
+liability but does not file the operator's declaration.
+
 Liability of a period as known on ``D``: the sum over filers of the latest
 version of their filing filed on or before ``D``, as recomputed by taxcore; if
 none, the estimated assessment raised on or before ``D``; the estimate is then
@@ -62,6 +68,8 @@ from assessment.models import (
     PaymentReversal,
     Refund,
 )
+from taxcore import obligations
+from taxcore.events import registry as registry_events
 from taxcore.money import ZERO
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
@@ -143,6 +151,12 @@ class Facts:
     reversals: list[PaymentReversal] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     refunds: list[Refund] = field(default_factory=list)
+
+    def class_in(self, period: str) -> str:
+        """The lodging's class in force in ``period`` (PR §2(16)), else :attr:`lodging_class`."""
+        if self.lodging is not None:
+            return registry_events.attributes_in(self.lodging, Period.parse(period)).lodging_class
+        return self.lodging_class
 
     @property
     def lodging_class(self) -> str:
@@ -263,7 +277,9 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 basis="declaration",
                 tax=sum((f.tax for f in filings), ZERO),
                 impact_fee=sum((f.impact_fee for f in filings), ZERO),
-                declaration_filed_on=min(r.filed_on for r in versions),
+                declaration_filed_on=obligations.declaration_filed_on(
+                    facts.jurisdiction, Period.parse(period), ((r.filer_kind, r.filed_on) for r in versions)
+                ),
                 books_kept=all(f.books_kept for f in filings),
                 notice_on=notices.get(period),
                 filings=filings,

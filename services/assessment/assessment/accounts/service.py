@@ -84,7 +84,7 @@ async def post_collections(
                     payment_id=payment_id,
                     tax_account=facts.tax_account,
                     jurisdiction=facts.jurisdiction,
-                    lodging_class=facts.lodging_class,
+                    lodging_class=facts.class_in(period),
                     period=period,
                     component=component,
                     amount=delta,

@@ -2,9 +2,11 @@
 
 Non-filers (PR §32; VI §54(d) and 33 V.I.C. § 45): for every lodging of the
 projection, every monthly period from its registration whose due date is
-before ``as_of``, during which the lodging was active, and for which no
+before ``as_of``, that the lodging must file (``taxcore.obligations.must_file``,
+the rule filing's compliance report applies too), and for which no
 declaration is known on ``as_of``, gets one estimated assessment computed by
-taxcore's ``estimate_assessment`` from the lodging's filed history (the
+taxcore's ``estimate_assessment`` with the class and casino licence in force in
+that period (PR §2(16)) from the lodging's filed history (the
 summed taxable bases of its earlier periods). One estimate per period, ever
 (a unique key), so running the job again for the same or a later date raises
 no second estimate; a declaration filed later supersedes it (the estimate row
@@ -33,24 +35,11 @@ from servicekit.outbox import emit
 from taxcore.errors import TaxcoreError
 from taxcore.events import registry as registry_events
 from taxcore.events.assessment import AccountAssessed
+from taxcore.obligations import must_file_lodging
 from taxcore.periods import Period, due_date
 from taxcore.rules.estimate import estimate_assessment
 
 log = logging.getLogger("assessment.jobs")
-
-
-def status_on(lodging: LodgingView, on: date) -> str:
-    history = ((date.fromisoformat(s["effective_from"]), s["status"]) for s in lodging.statuses)
-    return registry_events.status_on(history, on)
-
-
-def active_during(lodging: LodgingView, period: Period) -> bool:
-    if lodging.registered_on > period.last_day:
-        return False
-    return "active" in (
-        status_on(lodging, max(period.first_day, lodging.registered_on)),
-        status_on(lodging, period.last_day),
-    )
 
 
 async def estimate_non_filers(
@@ -92,13 +81,14 @@ async def estimate_non_filers(
             if due >= as_of:
                 break
             p = str(period)
-            if p not in filed and p not in estimated and active_during(lodging, period):
+            if p not in filed and p not in estimated and must_file_lodging(lodging, period):
                 history = await accounts_repo.latest_bases_before(session, lodging.tax_account, p, as_of)
+                in_force = registry_events.attributes_in(lodging, period)  # the period's class, not today's
                 try:
                     est = estimate_assessment(
                         jurisdiction=jur,
-                        lodging_class=lodging.lodging_class,
-                        casino=lodging.casino,
+                        lodging_class=in_force.lodging_class,
+                        casino=in_force.casino,
                         period=p,
                         history=history,
                         room_count=lodging.room_count,
@@ -116,7 +106,7 @@ async def estimate_non_filers(
                     period=p,
                     raised_on=as_of,
                     jurisdiction=jur,
-                    lodging_class=lodging.lodging_class,
+                    lodging_class=in_force.lodging_class,
                     taxable_base=est.taxable_base,
                     tax=est.tax,
                     impact_fee=est.impact_fee,
@@ -132,7 +122,7 @@ async def estimate_non_filers(
                     data=AccountAssessed(
                         tax_account=lodging.tax_account,
                         jurisdiction=jur,
-                        lodging_class=lodging.lodging_class,
+                        lodging_class=in_force.lodging_class,
                         period=p,
                         basis="estimate",
                         source_id=row.id,

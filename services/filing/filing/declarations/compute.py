@@ -5,6 +5,10 @@ checks the filer's own figures for mathematical or clerical errors (PR §2(18)).
 Findings flag the declaration; they never change what the filer declared, and
 both sets of figures are stored.
 
+The class and casino licence are those in force in the period (PR §2(16): the rate
+"for the period of occupancy"), from the registry's effective-dated history, so an
+amendment of a past period keeps that period's rate.
+
 Claims the statute does not allow (an exemption without its evidence, an
 exemption the class cannot claim, exemptions above the gross receipts) are
 disallowed in the computed figures and reported as findings, the way the check
@@ -24,6 +28,7 @@ from typing import Any
 
 from filing.declarations.schemas import DeclaredFigures, DeclaredLines
 from filing.models import Lodging
+from taxcore.events.registry import attributes_in
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period
 from taxcore.rules import check
@@ -71,10 +76,11 @@ def recompute(
         if ex.exemption in CERTIFIED_EXEMPTIONS and evidence and (ex.exemption, evidence) not in certificates:
             unverified[f"exempt[{i}].evidence"] = evidence
             exempt[i] = ex.model_copy(update={"evidence": None})
+    in_force = attributes_in(lodging, period)  # the period's class and licence, not today's
     inp = DeclarationInput(
         jurisdiction=lodging.jurisdiction,
-        lodging_class=lodging.lodging_class,
-        casino=lodging.casino,
+        lodging_class=in_force.lodging_class,
+        casino=in_force.casino,
         period=str(period),
         **{f: getattr(lines, f) for f in LINE_FIELDS if f != "exempt"},
         exempt=exempt,

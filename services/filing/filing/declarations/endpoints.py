@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import Depends, Path, Query
 
+from filing import clock
 from filing.declarations import repository, service
 from filing.declarations.schemas import (
     DeclarationAmend,
@@ -113,7 +113,7 @@ async def file_declaration(
         raise NotFound(f"no lodging {body.lodging!r}")
     period = service.parse_period(body.period)
     declaration = await service.file_declaration(
-        session, principal, lodging=lodging, body=body, period=period, filer=body.filer, today=date.today()
+        session, principal, lodging=lodging, body=body, period=period, filer=body.filer, today=clock.today()
     )
     return to_out(declaration, latest=True, explain=explain)
 
@@ -132,7 +132,7 @@ async def amend_declaration(
     principal: PrincipalDep,
     explain: ExplainQuery = False,
 ) -> DeclarationOut:
-    declaration = await service.amend(session, principal, original=found[0], body=body, today=date.today())
+    declaration = await service.amend(session, principal, original=found[0], body=body, today=clock.today())
     return to_out(declaration, latest=True, explain=explain)
 
 

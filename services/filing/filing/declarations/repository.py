@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import asyncpg
@@ -13,6 +13,7 @@ from sqlalchemy import (
     Text,
     and_,
     any_,
+    case,
     exists,
     false,
     func,
@@ -171,13 +172,14 @@ async def latest_for_lodging_period(
 
 
 async def first_filed(
-    session: AsyncSession, *, jurisdiction: str, period: str
+    session: AsyncSession, *, jurisdiction: str, period: str, filer_kinds: Collection[str]
 ) -> dict[str, tuple[Any, bool]]:
-    """Lodging id -> (first day any filer filed for the period, any latest version flagged)."""
+    """Lodging id -> (first day a filer of ``filer_kinds`` filed for the period, or None;
+    any filer's latest version flagged)."""
     stmt = (
         select(
             Declaration.lodging_id,
-            func.min(Declaration.filed_on),
+            func.min(case((Declaration.filer_kind.in_(sorted(filer_kinds)), Declaration.filed_on))),
             func.bool_or(and_(Declaration.flagged, LATEST)),
         )
         .where(Declaration.jurisdiction == jurisdiction, Declaration.period == period)

@@ -28,7 +28,9 @@ from filing.projection import repository as projection
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
+from taxcore import obligations
 from taxcore.events import filing as ev
+from taxcore.events import registry as registry_events
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period, due_date
 
@@ -43,10 +45,19 @@ def parse_period(text: str, *, field: str = "period", root: str = "body") -> Per
         raise ValidationFailed.on(field, f"expected YYYY-MM, got {text!r}", root=root) from exc
 
 
-def period_problem(lodging: Lodging, period: Period, today: date) -> str | None:
-    """Why ``lodging`` cannot file for ``period``, or None."""
-    if period > Period.of(today):
-        return f"{period} has not begun (today is {today.isoformat()})"
+def period_problem(lodging: Lodging, period: Period, filed_on: date) -> str | None:
+    """Why ``lodging`` cannot file for ``period`` on ``filed_on`` (the day the return is
+    received: today, or a paper return's day), or None.
+
+    A return is filed from the day after the period's last day, or from the closing
+    date of a lodging that closed during the period (``taxcore.obligations.may_file_on``).
+    """
+    opens = obligations.may_file_on(registry_events.status_history(lodging), period)
+    if filed_on < opens:
+        return (
+            f"{period} can be filed from {opens.isoformat()}, once the period is over "
+            f"(received {filed_on.isoformat()})"
+        )
     if period.last_day < lodging.registered_on:
         return f"{period} is before the lodging's registration on {lodging.registered_on.isoformat()}"
     if projection.statuses_during(lodging, period) == {"closed"}:
@@ -54,8 +65,8 @@ def period_problem(lodging: Lodging, period: Period, today: date) -> str | None:
     return None
 
 
-def check_period(lodging: Lodging, period: Period, today: date) -> None:
-    problem = period_problem(lodging, period, today)
+def check_period(lodging: Lodging, period: Period, filed_on: date) -> None:
+    problem = period_problem(lodging, period, filed_on)
     if problem is not None:
         raise ValidationFailed.on("period", problem)
 
@@ -147,8 +158,8 @@ def new_version(
         "lodging_id": lodging.lodging_id,
         "tax_account": lodging.tax_account,
         "jurisdiction": lodging.jurisdiction,
-        "lodging_class": lodging.lodging_class,
-        "casino": lodging.casino,
+        "lodging_class": rec.input.lodging_class,
+        "casino": rec.input.casino,
         "period": str(period),
         "filer_kind": filer.kind,
         "filer_id": filer.id,
@@ -185,7 +196,7 @@ def new_version(
         tax_account=lodging.tax_account,
         lodging_id=lodging.lodging_id,
         jurisdiction=lodging.jurisdiction,
-        lodging_class=lodging.lodging_class,
+        lodging_class=rec.input.lodging_class,
         period=str(period),
         filer_kind=filer.kind,
         filer_id=filer.id,
@@ -232,7 +243,7 @@ async def file_declaration(
 ) -> Declaration:
     """File a return (or the next version of the caller's filing for the lodging-period)."""
     filed_on = received_date(principal, body.received_on, today)
-    check_period(lodging, period, today)
+    check_period(lodging, period, filed_on)
     chosen = await resolve_filer(session, principal, lodging, period, filer)
     certificates = await projection.certificates_valid_in(session, [lodging.lodging_id], period)
     rec = recompute(
@@ -312,7 +323,7 @@ async def lodging_period(
         session, principal, lodging_id=lodging.lodging_id, period=str(period)
     )
     return {
-        "lodging": lodging_ref(lodging),
+        "lodging": lodging_ref(lodging, period),
         "period": str(period),
         "due_date": due_date(lodging.jurisdiction, period),
         "filers": [
@@ -346,12 +357,14 @@ async def lodging_period(
     }
 
 
-def lodging_ref(lodging: Lodging) -> dict[str, Any]:
+def lodging_ref(lodging: Lodging, period: Period) -> dict[str, Any]:
+    """The lodging as it was in ``period`` (its class and casino licence then)."""
+    in_force = registry_events.attributes_in(lodging, period)
     return {
         "lodging_id": lodging.lodging_id,
         "tax_account": lodging.tax_account,
         "jurisdiction": lodging.jurisdiction,
-        "lodging_class": lodging.lodging_class,
-        "casino": lodging.casino,
+        "lodging_class": in_force.lodging_class,
+        "casino": in_force.casino,
         "name": lodging.name,
     }

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
-from datetime import date
 from typing import Annotated, Literal
 
 from fastapi import Depends, Path, Query
 from fastapi.responses import Response
 
+from filing import clock
 from filing.declarations.schemas import FilerKind, PeriodStr
 from filing.deps import SettingsDep
 from filing.models import Payment, PaymentReversal
@@ -59,7 +59,7 @@ async def record_payment(
     if lodging is None:
         raise NotFound(f"no lodging {body.tax_account!r}")
     payment = await service.record_payment(
-        session, principal, lodging=lodging, body=body, settings=settings, today=date.today()
+        session, principal, lodging=lodging, body=body, settings=settings, today=clock.today()
     )
     return PaymentOut.model_validate(service.payment_out(payment, None))
 
@@ -172,6 +172,6 @@ async def reverse_payment(
     body: ReversalCreate, found: PaymentDep, session: SessionDep, principal: AdminDep
 ) -> ReversalOut:
     reversal = await service.reverse_payment(
-        session, principal, payment=found[0], body=body, today=date.today()
+        session, principal, payment=found[0], body=body, today=clock.today()
     )
     return ReversalOut.model_validate(service.reversal_out(reversal))

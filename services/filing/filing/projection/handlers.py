@@ -31,6 +31,7 @@ async def on_lodging_snapshot(session: AsyncSession, event: CloudEvent) -> None:
         "operator_id": snap.operator_id,
         "registered_on": snap.registered_on,
         "statuses": [s.model_dump(mode="json") for s in snap.statuses],
+        "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
         "as_of": event.time,
     }
     stmt = insert(Lodging).values(**values)
@@ -64,6 +65,7 @@ HANDLERS: dict[str, Handler] = {
     "roomtax.registry.lodging.registered.v1": on_lodging_snapshot,
     "roomtax.registry.lodging.updated.v1": on_lodging_snapshot,
     "roomtax.registry.lodging.status_changed.v1": on_lodging_snapshot,
+    "roomtax.registry.lodging.attributes_changed.v1": on_lodging_snapshot,
     "roomtax.registry.authorization.granted.v1": on_authorization,
     "roomtax.registry.authorization.ended.v1": on_authorization,
     "roomtax.registry.certificate.issued.v1": on_certificate_issued,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
 
 from sqlalchemy import ColumnElement, Select, Text, and_, any_, exists, false, literal, or_, select
 from sqlalchemy.dialects.postgresql import ARRAY
@@ -11,6 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.models import Authorization, Certificate, Lodging
 from servicekit.auth import Principal
+from taxcore import obligations
+from taxcore.events import registry as ev
 from taxcore.periods import Period
 
 
@@ -112,22 +113,7 @@ async def in_jurisdiction(session: AsyncSession, jurisdiction: str) -> Sequence[
 
 
 def statuses_during(lodging: Lodging, period: Period) -> set[str]:
-    """Every status the lodging had on some day of ``period`` (the registry's history)."""
-    history = sorted(
-        ((date.fromisoformat(s["effective_from"]), s["status"]) for s in lodging.statuses),
-        key=lambda item: item[0],
+    """Every status the lodging had on some day of ``period`` (taxcore.obligations)."""
+    return obligations.statuses_during(
+        ev.status_history(lodging), period, registered_on=lodging.registered_on
     )
-    current = "active"
-    seen: set[str] = set()
-    for effective, status in history:
-        if effective <= period.first_day:
-            current = status
-        elif effective <= period.last_day:
-            seen.add(status)
-    seen.add(current)
-    return seen
-
-
-def must_file(lodging: Lodging, period: Period) -> bool:
-    """Registered by the end of the period and not closed for all of it."""
-    return lodging.registered_on <= period.last_day and statuses_during(lodging, period) != {"closed"}

@@ -8,6 +8,7 @@ from typing import Annotated
 from fastapi import Query
 from pydantic import BaseModel, Field
 
+from filing import clock
 from filing.declarations import repository as declarations
 from filing.declarations.schemas import PeriodStr
 from filing.declarations.service import parse_period
@@ -17,6 +18,7 @@ from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import ValidationFailed
 from taxcore.jurisdictions import require_jurisdiction
+from taxcore.obligations import declaration_filers, must_file_lodging
 from taxcore.periods import due_date
 
 router = make_router(prefix="/v1", tags=["dashboards"])
@@ -25,9 +27,11 @@ router = make_router(prefix="/v1", tags=["dashboards"])
 class ComplianceOut(BaseModel):
     """How many registered lodgings filed for a period on time, late, or not at all.
 
-    A lodging must file for a period when it was registered by the period's end and
-    was not closed for all of it (registry projection). It counts as filed on the
-    first day any of its filers (operator or facilitator) filed for the period.
+    A lodging must file for a period by ``taxcore.obligations.must_file`` (registered by
+    the period's end and in a status of ``obligations.filing_statuses`` on some day of it,
+    the rule assessment's non-filer job applies too). It counts as filed on the first
+    day a filer whose return meets the lodging's obligation (``obligations.declaration_filers``:
+    the operator) filed for the period; an intermediary's schedule alone does not.
     """
 
     jurisdiction: str
@@ -61,15 +65,17 @@ async def compliance(
     required = [
         lodging
         for lodging in await projection.in_jurisdiction(session, jurisdiction)
-        if projection.must_file(lodging, p)
+        if must_file_lodging(lodging, p)
     ]
-    filed = await declarations.first_filed(session, jurisdiction=jurisdiction, period=str(p))
+    filed = await declarations.first_filed(
+        session, jurisdiction=jurisdiction, period=str(p), filer_kinds=declaration_filers(jurisdiction, p)
+    )
     on_time = late = flagged = 0
     late_accounts: list[str] = []
     missing: list[str] = []
     for lodging in required:
         first = filed.get(lodging.lodging_id)
-        if first is None:
+        if first is None or first[0] is None:
             missing.append(lodging.tax_account)
             continue
         flagged += first[1]
@@ -82,7 +88,7 @@ async def compliance(
         jurisdiction=jurisdiction,
         period=str(p),
         due_date=due,
-        as_of=date.today(),
+        as_of=clock.today(),
         required=len(required),
         filed_on_time=on_time,
         filed_late=late,

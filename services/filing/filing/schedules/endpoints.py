@@ -11,6 +11,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 
+from filing import clock
 from filing.declarations.schemas import PeriodStr
 from filing.declarations.service import parse_period, received_date
 from filing.deps import SettingsDep
@@ -21,6 +22,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
+from taxcore.periods import filing_opens_on
 
 router = make_router(prefix="/v1/remittance-schedules", tags=["remittance schedules"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi()}
@@ -167,15 +169,20 @@ async def file_schedule(
     if not fields.get("period"):
         raise ValidationFailed.on("period", "the schedule's period (YYYY-MM) is required")
     parsed_period = parse_period(str(fields["period"]))
-    today = date.today()
+    today = clock.today()
     given = fields.get("received_on")
     try:
         received = date.fromisoformat(given) if isinstance(given, str) else given
     except ValueError as exc:
         raise ValidationFailed.on("received_on", "expected YYYY-MM-DD") from exc
     filed_on = received_date(principal, received, today)
-    if parsed_period > parsed_period.of(today):
-        raise ValidationFailed.on("period", f"{parsed_period} has not begun")
+    opens = filing_opens_on(parsed_period)  # a schedule declares a whole, finished month
+    if filed_on < opens:
+        raise ValidationFailed.on(
+            "period",
+            f"{parsed_period} can be filed from {opens.isoformat()}, once the period is over "
+            f"(received {filed_on.isoformat()})",
+        )
     if not rows:
         raise ValidationFailed.on("rows", "the schedule has no rows")
     if len(rows) > settings.schedule_max_rows:

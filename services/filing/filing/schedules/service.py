@@ -67,7 +67,7 @@ def _screen(
     parsed: list[tuple[int, ScheduleRow]],
     lodgings: dict[str, tuple[Lodging, bool]],
     period: Period,
-    today: date,
+    received_on: date,
     results: list[dict[str, Any] | None],
 ) -> list[tuple[int, ScheduleRow, Lodging]]:
     """Rows whose lodging authorized the facilitator for the period and may file for it.
@@ -87,7 +87,7 @@ def _screen(
         elif not found[1]:
             reason = ("tax_account", f"the facilitator is not authorized by this lodging for {period}")
         else:
-            problem = period_problem(found[0], period, today)
+            problem = period_problem(found[0], period, received_on)
             if problem is not None:
                 reason = ("period", problem)
         first_row.setdefault(account, i + 1)
@@ -185,7 +185,7 @@ async def _accept_schedule(
     lodgings = await projection.lodgings_for_facilitator(
         session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
     )
-    candidates = _screen(parsed, lodgings, period, today, results)
+    candidates = _screen(parsed, lodgings, period, received_on, results)
     certified = [
         lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
     ]

@@ -7,12 +7,19 @@ from fastapi import Query
 
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.lodgings import repository, service
-from registry.lodgings.schemas import Compliance, LodgingCreate, LodgingOut, LodgingUpdate, StatusChange
+from registry.lodgings.schemas import (
+    AttributeChange,
+    Compliance,
+    LodgingCreate,
+    LodgingOut,
+    LodgingUpdate,
+    StatusChange,
+)
 from registry.models import Lodging
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
-from servicekit.errors import NotFound, ValidationFailed
+from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from taxcore.jurisdictions import JurisdictionCode
 
@@ -30,6 +37,15 @@ def to_out(lodging: Lodging) -> LodgingOut:
             "statuses": [
                 {"status": s.status, "effective_from": s.effective_from, "reason": s.reason}
                 for s in lodging.statuses
+            ],
+            "attributes": [
+                {
+                    "effective_from": a.effective_from,
+                    "lodging_class": a.lodging_class,
+                    "casino": a.casino,
+                    "reason": a.reason,
+                }
+                for a in lodging.attributes
             ],
             "created_at": lodging.created_at,
         }
@@ -92,6 +108,18 @@ async def update_lodging(body: LodgingUpdate, lodging: AdminLodgingDep, session:
 )
 async def change_status(body: StatusChange, lodging: AdminLodgingDep, session: SessionDep) -> LodgingOut:
     return to_out(await service.change_status(session, lodging, data=body))
+
+
+@router.post(
+    "/{lodging_id}/attributes",
+    response_model=LodgingOut,
+    responses={**ERRORS, **Conflict.openapi()},
+    summary="Record a class or casino-licence change from an effective date (PR §2(16), §24(B))",
+)
+async def change_attributes(
+    body: AttributeChange, lodging: AdminLodgingDep, session: SessionDep, principal: PrincipalDep
+) -> LodgingOut:
+    return to_out(await service.change_attributes(session, lodging, data=body, actor=principal.actor))
 
 
 @router.get(

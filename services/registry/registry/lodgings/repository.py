@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from sqlalchemy import Select, and_, exists, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from registry.models import AccountSequence, Authorization, Lodging, LodgingStatus
+from registry.models import AccountSequence, Authorization, Lodging, LodgingAttribute, LodgingStatus
 from servicekit.auth import Principal
 
 
@@ -70,3 +70,8 @@ async def list_page(
 def add_status(session: AsyncSession, lodging: Lodging, status: LodgingStatus) -> None:
     lodging.statuses.append(status)
     session.add(status)
+
+
+def add_attribute(session: AsyncSession, lodging: Lodging, attribute: LodgingAttribute) -> None:
+    lodging.attributes.append(attribute)
+    session.add(attribute)

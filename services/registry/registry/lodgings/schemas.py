@@ -44,8 +44,23 @@ class LodgingUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     address: Address | None = None
     room_count: int | None = Field(default=None, ge=1, le=100_000)
-    casino: bool | None = None
+
+
+class AttributeChange(BaseModel):
+    """A class or casino change, in force from ``effective_from`` (a period's first day)."""
+
+    model_config = ConfigDict(extra="forbid")
+    effective_from: date = Field(description="the first day of a month, on or after the latest change")
     lodging_class: str | None = Field(default=None, min_length=1, max_length=100)
+    casino: bool | None = None
+    reason: str | None = Field(default=None, max_length=500)
+
+
+class AttributeOut(BaseModel):
+    effective_from: date
+    lodging_class: str
+    casino: bool
+    reason: str | None
 
 
 class StatusChange(BaseModel):
@@ -74,6 +89,7 @@ class LodgingOut(BaseModel):
     registered_on: date
     status: Status
     statuses: list[StatusOut]
+    attributes: list[AttributeOut] = Field(description="class and casino licence, effective-dated")
     created_at: datetime
 
 

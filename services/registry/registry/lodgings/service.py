@@ -9,8 +9,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from registry.accounts import format_account
 from registry.lodgings import repository
-from registry.lodgings.schemas import LodgingCreate, LodgingUpdate, StatusChange
-from registry.models import Bond, Lodging, LodgingStatus, Operator
+from registry.lodgings.schemas import AttributeChange, LodgingCreate, LodgingUpdate, StatusChange
+from registry.models import Bond, Lodging, LodgingAttribute, LodgingStatus, Operator
 from servicekit.errors import Conflict, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.errors import TaxcoreError
@@ -59,6 +59,10 @@ def snapshot(lodging: Lodging) -> dict[str, object]:
         "operator_id": lodging.operator_id,
         "registered_on": lodging.registered_on,
         "statuses": [{"status": s.status, "effective_from": s.effective_from} for s in lodging.statuses],
+        "attributes": [
+            {"effective_from": a.effective_from, "lodging_class": a.lodging_class, "casino": a.casino}
+            for a in lodging.attributes
+        ],
     }
 
 
@@ -98,6 +102,7 @@ async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
         operator_id=data.operator_id,
         registered_on=data.registered_on,
         statuses=[],
+        attributes=[],
     )
     session.add(lodging)
     await session.flush()
@@ -106,6 +111,17 @@ async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
         lodging,
         LodgingStatus(
             lodging_id=lodging.id, status="active", effective_from=data.registered_on, reason="registration"
+        ),
+    )
+    repository.add_attribute(
+        session,
+        lodging,
+        LodgingAttribute(
+            lodging_id=lodging.id,
+            effective_from=data.registered_on,
+            lodging_class=data.lodging_class,
+            casino=data.casino,
+            reason="registration",
         ),
     )
     await session.flush()
@@ -122,10 +138,7 @@ async def update(session: AsyncSession, lodging: Lodging, *, data: LodgingUpdate
     changes = data.model_dump(exclude_unset=True)
     if not changes:
         raise ValidationFailed.on("body", "no field to change")
-    new_class = changes.get("lodging_class", lodging.lodging_class)
-    new_casino = changes.get("casino", lodging.casino)
-    _check_class(lodging.jurisdiction, new_class, date.today(), casino=new_casino)
-    for field in ("name", "room_count", "casino", "lodging_class"):
+    for field in ("name", "room_count"):
         if field in changes and changes[field] is not None:
             setattr(lodging, field, changes[field])
     if data.address is not None:
@@ -169,6 +182,62 @@ async def change_status(session: AsyncSession, lodging: Lodging, *, data: Status
         event_type="roomtax.registry.lodging.status_changed.v1",
         key=lodging.tax_account,
         data=ev.LodgingStatusChanged.model_validate(snapshot(lodging)),
+    )
+    return lodging
+
+
+async def change_attributes(
+    session: AsyncSession, lodging: Lodging, *, data: AttributeChange, actor: str
+) -> Lodging:
+    """Append a class / casino-licence entry in force from ``data.effective_from``.
+
+    Append-only like the status history. A change takes effect from a period's first day:
+    a monthly return applies one rate (PR §28(B), VI §54(f)), the one "for the period of
+    occupancy" (PR §2(16)), so earlier periods keep the values they were computed with.
+    """
+    if data.lodging_class is None and data.casino is None:
+        raise ValidationFailed.on("body", "give lodging_class, casino or both")
+    on = data.effective_from
+    if on.day != 1:
+        raise ValidationFailed.on(
+            "effective_from", "a class or casino change takes effect from the first day of a period"
+        )
+    if on < lodging.registered_on:
+        raise ValidationFailed.on("effective_from", "is before the lodging's registration date")
+    latest = lodging.attributes[-1] if lodging.attributes else None
+    if latest is not None and on <= latest.effective_from:
+        raise Conflict(
+            f"attribute history is append-only: effective_from must be after "
+            f"{latest.effective_from.isoformat()}",
+            errors=[{"pointer": "#/body/effective_from", "detail": "on or before the latest change"}],
+        )
+    new_class = data.lodging_class if data.lodging_class is not None else lodging.lodging_class
+    new_casino = data.casino if data.casino is not None else lodging.casino
+    if (new_class, new_casino) == (lodging.lodging_class, lodging.casino):
+        raise Conflict(
+            "the lodging already has this class and casino licence",
+            errors=[{"pointer": "#/body", "detail": "unchanged"}],
+        )
+    _check_class(lodging.jurisdiction, new_class, on, casino=new_casino)
+    repository.add_attribute(
+        session,
+        lodging,
+        LodgingAttribute(
+            lodging_id=lodging.id,
+            effective_from=on,
+            lodging_class=new_class,
+            casino=new_casino,
+            reason=data.reason,
+            recorded_by=actor,
+        ),
+    )
+    lodging.lodging_class, lodging.casino = new_class, new_casino
+    await session.flush()
+    await emit(
+        session,
+        event_type="roomtax.registry.lodging.attributes_changed.v1",
+        key=lodging.tax_account,
+        data=ev.LodgingAttributesChanged.model_validate(snapshot(lodging)),
     )
     return lodging
 
