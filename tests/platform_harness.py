@@ -90,7 +90,7 @@ class ServiceProcess:
                     p.wait()
         self.api = self.worker = None
 
-    async def wait_ready(self, timeout: float = 60) -> None:
+    async def wait_ready(self, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
         async with httpx.AsyncClient(timeout=3) as client:
             while time.monotonic() < deadline:
