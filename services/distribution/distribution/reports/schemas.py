@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 
 class AccountBalanceOut(BaseModel):
@@ -57,8 +57,21 @@ class FundSummary(BaseModel):
     account: str
     name: str
     section: str | None
-    received: Decimal
+    received: Decimal = Field(description="in the fiscal year: the opening amount plus the runs")
+    opening: Decimal = Field(description="of which received before the first run (the opening state)")
     floor: FloorStatus | None
+
+
+class OpeningSummary(BaseModel):
+    """The declared opening state the fiscal year's first run started from (go-live)."""
+
+    id: str
+    version: int
+    through_month: str
+    document_reference: str
+    collected: Decimal = Field(description="what the opening state says was distributed before")
+    entered_by: str
+    entered_at: datetime
 
 
 class DebtService(BaseModel):
@@ -82,6 +95,7 @@ class FiscalYearSummary(BaseModel):
     pending: Decimal
     funds: list[FundSummary]
     debt_service: DebtService | None
+    opening_state: OpeningSummary | None
     on_track: bool
 
 
