@@ -9,7 +9,7 @@ from sqlalchemy import ColumnElement, Select, Text, and_, any_, exists, false, l
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from filing.models import Authorization, Certificate, Lodging
+from filing.models import Authorization, Certificate, Lodging, Party
 from servicekit.auth import Principal
 from taxcore.periods import Period
 
@@ -131,3 +131,9 @@ def statuses_during(lodging: Lodging, period: Period) -> set[str]:
 def must_file(lodging: Lodging, period: Period) -> bool:
     """Registered by the end of the period and not closed for all of it."""
     return lodging.registered_on <= period.last_day and statuses_during(lodging, period) != {"closed"}
+
+
+async def party_name(session: AsyncSession, kind: str, party_id: str) -> str | None:
+    """The registered name of an operator or facilitator (None until its event arrives)."""
+    stmt = select(Party.name).where(Party.kind == kind, Party.party_id == party_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
