@@ -84,3 +84,12 @@ def test_a_notice_jurisdiction_without_its_response_term_is_a_load_error(tmp_pat
     (root / "XX/assessment/notice_response_days.yaml").unlink()
     with pytest.raises(ParameterError, match=r"XX has assessment.notice_section and so needs"):
         load_tree(root)
+
+
+def test_a_jurisdiction_taking_payments_without_its_agency_statute_is_a_load_error(tmp_path: Path) -> None:
+    root = tree_with_jurisdiction(tmp_path / "root", "XX", like="VI")
+    (root / "XX/agency/statute.yaml").unlink()
+    with pytest.raises(
+        ParameterError, match=r"XX has payments.application_order and so needs agency.statute"
+    ):
+        load_tree(root)

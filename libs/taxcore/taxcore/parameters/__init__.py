@@ -487,7 +487,10 @@ def load_tree(root: Path) -> ParameterTree:
 #: notices states every citation its notice prints: taxcore never borrows another
 #: jurisdiction's section, and no service supplies a default).
 REQUIRED_WITH: dict[str, tuple[str, ...]] = {
+    # a jurisdiction that takes payments prints receipts naming the agency and the statute
+    "payments.application_order": ("agency.name", "agency.statute"),
     "assessment.notice_section": (
+        "agency.name",
         "assessment.notice_response_days",
         "assessment.clerical_assessment_section",
         "assessment.estimate_section",
