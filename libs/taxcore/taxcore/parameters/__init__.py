@@ -516,6 +516,11 @@ def _check_citations(parameters: dict[tuple[str, str], Parameter]) -> None:
       names another jurisdiction of the tree ("PR §34" in the Virgin Islands' tree).
     """
     codes = sorted({j for j, _ in parameters})
+    foreign_codes = {
+        j: re.compile(r"\b(" + "|".join(re.escape(c) for c in codes if c != j) + r")\b")
+        for j in codes
+        if len(codes) > 1
+    }
     for (jur, path), parameter in sorted(parameters.items()):
         for need in REQUIRED_WITH.get(path, ()):
             if (jur, need) not in parameters:
@@ -528,10 +533,9 @@ def _check_citations(parameters: dict[tuple[str, str], Parameter]) -> None:
                     raise ParameterError(
                         need, f"{parameter.source}: {jur} {path} is true, so {jur} needs {need} to cite"
                     )
-        others = [c for c in codes if c != jur]
-        if not others:
+        foreign = foreign_codes.get(jur)
+        if foreign is None:
             continue
-        foreign = re.compile(r"\b(" + "|".join(map(re.escape, others)) + r")\b")
         for entry in parameter.entries:
             texts = [entry.section]
             if parameter.unit == "text" and isinstance(entry.value, str):
