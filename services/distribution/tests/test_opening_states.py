@@ -168,6 +168,9 @@ class TestDeclaring:
         assert foreign.json()["errors"][0]["pointer"] == "#/body/transferred/vi_general_fund"
         negative = await declare(client, {**PR_OPENING, "transferred": {"pr_remainder": "-1.00"}})
         assert negative.status_code == 422
+        too_early = await declare(client, {**PR_OPENING, "through_month": "1990-08"})
+        assert too_early.status_code == 422
+        assert too_early.json()["errors"][0]["pointer"] == "#/body/through_month"
         unknown = await client.get("/v1/opening-states/nope", headers=AUDITOR)
         assert unknown.status_code == 404
 

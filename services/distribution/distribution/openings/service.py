@@ -21,7 +21,8 @@ from distribution.models import OpeningState
 from distribution.openings import repository
 from distribution.openings.schemas import OpeningStateCreate
 from distribution.runs import repository as runs
-from servicekit.errors import Conflict
+from servicekit.errors import Conflict, ValidationFailed
+from taxcore.errors import TaxcoreError
 from taxcore.periods import Period, fiscal_year
 from taxcore.rules.distribution import OpeningApplied
 from taxcore.rules.distribution import OpeningState as TaxcoreOpening
@@ -62,13 +63,19 @@ async def declare(session: AsyncSession, *, data: OpeningStateCreate, actor: str
             "a correction must name it in 'supersedes'",
             errors=[{"pointer": "#/body/supersedes", "detail": f"must be {latest.id}"}],
         )
-    fy = fiscal_year(j, Period.parse(data.through_month).first_day)
-    # taxcore validates the funds and amounts (InvalidInput names the field -> 422)
-    taxcore_opening_state(
-        TaxcoreOpening(
-            jurisdiction=j, fiscal_year=fy, through_month=data.through_month, transferred=data.transferred
+    try:
+        fy = fiscal_year(j, Period.parse(data.through_month).first_day)
+        # taxcore validates the funds and amounts (InvalidInput names the field -> 422)
+        taxcore_opening_state(
+            TaxcoreOpening(
+                jurisdiction=j, fiscal_year=fy, through_month=data.through_month, transferred=data.transferred
+            )
         )
-    )
+    except TaxcoreError as exc:
+        if exc.field.startswith("transferred."):
+            raise
+        # a month the jurisdiction's parameters do not cover (before its first values)
+        raise ValidationFailed.on("through_month", exc.message) from None
     opening = OpeningState(
         jurisdiction=j,
         version=1 if latest is None else latest.version + 1,
