@@ -159,10 +159,10 @@ class TestLatePaymentPenaltyVI:
         assert component(day366, "penalty")[0] == "1950.00"  # 5+15+25+50+100 %
 
     def test_penalty_fixed_on_what_was_paid(self) -> None:
-        # 600.00 on day 10 pays interest 3.48, penalty 50.00 and 546.52 of tax; those
-        # 546.52 keep the 5% tier; the 453.48 still unpaid move to 15% on day 31.
+        # 600.00 on day 10 pays 600.00 of tax (tax first); those 600.00 keep the 5% tier
+        # (30.00); the 400.00 still unpaid move to 15% on day 31 (60.00): 90.00, none paid.
         b = compute_balance(vi(payments=[pay("p", date(2026, 12, 10), "600.00")]), as_of=date(2026, 12, 31))
-        assert component(b, "penalty") == ("95.35", "50.00", "45.35")
+        assert component(b, "penalty") == ("90.00", "0.00", "90.00")
 
     def test_impact_fee_bears_penalty(self) -> None:
         b = compute_balance(vi("0.00", impact_fee=D("500.00")), as_of=date(2026, 12, 1))
@@ -235,11 +235,16 @@ class TestPuertoRico:
             pr(
                 declaration_filed_on=date(2026, 11, 10),
                 deficiency_assessed_on=date(2027, 1, 31),
-                payments=[pay("p", date(2027, 3, 2), "25.00")],
+                payments=[pay("p", date(2027, 3, 2), "1125.00")],
             ),
             as_of=date(2027, 3, 2),
         )
+        # tax first (1000.00), then the §46 surcharge (10% from day 91: 100.00), then interest:
+        # the §46 interest up to the notice (1000.00 x 10% x 82/365 = 22.465753 -> 22.47)
+        # before the §33 interest after it; 1125.00 - 1122.47 = 2.53 of the §33 interest.
         assert [(a.component, a.section, str(a.amount)) for a in b.applications] == [
+            ("tax", "§24; §28(A)", "1000.00"),
+            ("penalty", "§46", "100.00"),
             ("interest", "§46", "22.47"),
             ("interest", "§33", "2.53"),
         ]
@@ -258,14 +263,33 @@ class TestPayments:
             vi(books_kept=False, payments=[pay("p", date(2026, 12, 1), "2000.00")]),
             as_of=date(2026, 12, 1),
         )
+        # tax, then penalty, then interest, then fines (payments.application_order)
         assert b.applications == [
-            Application(payment_id="p", component="fine", amount=D("100.00"), section="§54(l)"),
-            Application(payment_id="p", component="interest", amount=D("0.33"), section="§54(i)(6)"),
-            Application(payment_id="p", component="penalty", amount=D("50.00"), section="§54(i)(1)-(5)"),
             Application(payment_id="p", component="tax", amount=D("1000.00"), section="§54(b)(1); §54(f)"),
+            Application(payment_id="p", component="penalty", amount=D("50.00"), section="§54(i)(1)-(5)"),
+            Application(payment_id="p", component="interest", amount=D("0.33"), section="§54(i)(6)"),
+            Application(payment_id="p", component="fine", amount=D("100.00"), section="§54(l)"),
         ]
         assert b.credit == D("849.67")
         assert b.balance == D("0.00")
+
+    def test_the_order_stays_a_parameter(self, tmp_path: Path) -> None:
+        # an agency that reads accessory charges first edits one file: 1000.00 on day 1 pays
+        # interest 0.33 and penalty 50.00 first, leaving 50.33 of tax unpaid
+        tree = tree_with(
+            tmp_path,
+            "VI/payments/application_order.yaml",
+            "description: test\nmetadata:\n  reference: {section: '§54(i)', title: t}\n"
+            "  open_ended: true\nvalues:\n"
+            "  2017-10-01: {value: [fine, interest, penalty, tax, impact_fee]}\n",
+        )
+        b = compute_balance(
+            vi(payments=[pay("p", date(2026, 12, 1), "1000.00")]), as_of=date(2026, 12, 1), parameters=tree
+        )
+        assert component(b, "tax") == ("1000.00", "949.67", "50.33")
+        paid = [pay("p", date(2026, 12, 1), "1000.00")]
+        default = compute_balance(vi(payments=paid), as_of=date(2026, 12, 1))
+        assert component(default, "tax") == ("1000.00", "1000.00", "0.00")
 
     def test_days_late_stops_when_the_principal_is_paid(self) -> None:
         b = compute_balance(vi(payments=[pay("p", date(2026, 12, 10), "2000.00")]), as_of=date(2027, 6, 1))

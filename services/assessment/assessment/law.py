@@ -6,13 +6,14 @@ not in our files), is provisional with the reason — in the parameter files
 ``taxcore/parameters/<JUR>/assessment/`` (``notice_response_days``,
 ``refund_years_from_declaration``, ``refund_years_from_payment``,
 ``clerical_assessment_section``, ``estimate_section``, ``notice_section``,
-``partial_dispute_section``, ``liability_section``; ``bonds/draw_section``).
+``liability_section``).
 A third jurisdiction adds those files; nothing here changes.
 
 The tables keep the shape the service reads (``law.cited(law.NOTICE_RESPONSE_DAYS, jur)``,
-``law.ESTIMATE_SECTION.get(jur, default)``): each is a read-only mapping from a
-jurisdiction code to the parameter's latest value. :func:`cited_on` reads the value in
-force on a given day.
+``law.ESTIMATE_SECTION[jur]``; never a default: the loader guarantees every jurisdiction
+that issues notices states each citation, ``taxcore.parameters.REQUIRED_WITH``): each is a
+read-only mapping from a jurisdiction code to the parameter's latest value. :func:`cited_on`
+reads the value in force on a given day.
 """
 
 from __future__ import annotations
@@ -97,10 +98,8 @@ REFUND_YEARS_FROM_PAYMENT: Mapping[str, Cited] = _Cited("assessment.refund_years
 CLERICAL_ASSESSMENT_SECTION: Mapping[str, str] = _Sections("assessment.clerical_assessment_section")
 ESTIMATE_SECTION: Mapping[str, str] = _Sections("assessment.estimate_section")
 NOTICE_SECTION: Mapping[str, str] = _Sections("assessment.notice_section")
-#: Paying the undisputed part before disputing the rest (PR §34).
-PARTIAL_DISPUTE_SECTION: Mapping[str, str] = _Sections("assessment.partial_dispute_section")
-#: A draw on the bond (PR §33); only jurisdictions that require bonds have one.
-BOND_DRAW_SECTION: Mapping[str, str] = _Sections("bonds.draw_section")
+#: (Paying the undisputed part first and drawing on the bond: ``taxcore.notices.notice_terms``,
+#: which states them only where the jurisdiction's own law has them.)
 #: A period's liability as assessed from its declarations.
 LIABILITY_SECTION: Mapping[str, str] = _Sections("assessment.liability_section")
 

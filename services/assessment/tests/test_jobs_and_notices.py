@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from datetime import date
 from decimal import Decimal
 
@@ -12,6 +13,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from servicekit.testing import auth
 
 DB = async_sessionmaker[AsyncSession]
+
+
+def pdf_text(content: bytes) -> str:
+    """The letter's text, words joined by single spaces."""
+    from pypdf import PdfReader
+
+    return " ".join(" ".join(page.extract_text() for page in PdfReader(io.BytesIO(content)).pages).split())
 
 
 class TestNonFilers:
@@ -175,6 +183,10 @@ class TestNotices:
         assert pdf.status_code == 200
         assert pdf.headers["content-type"] == "application/pdf"
         assert pdf.content.startswith(b"%PDF")
+        text = pdf_text(pdf.content)
+        assert "or dispute it by 2025-03-31 (30 days, §2(25); §33; §34)." in text
+        assert "To dispute part of it, first pay the part you do not dispute (§34)." in text
+        assert "may be charged against your bond (§33)." in text
         other = await client.get(notice["letter_url"], headers=auth("operator", operator_id="op-x"))
         assert other.status_code == 404
 
@@ -262,6 +274,45 @@ class TestNotices:
         status = (await client.get(f"/v1/notices/{notice['id']}", headers=ADMIN)).json()
         assert status["status"] == "bond_draw_requested"
         assert status["bond_draw_request"]["amount"] == "5000.00"
+
+    async def test_vi_notice_cites_only_vi_law_and_neither_a_prepayment_nor_a_bond(
+        self, client: httpx.AsyncClient, bus: Bus
+    ) -> None:
+        account = new_account("VI")
+        await bus.lodging(account, jurisdiction="VI", registered_on="2025-01-01", operator_id="op-v")
+        await bus.declare(account, "2025-01", jurisdiction="VI")  # due 2025-03-02 (§54(f))
+        await bus.bond(account)  # even a bond on file is not drawn: VI requires none (§54)
+        r = await client.post(
+            "/v1/notices",
+            json={"tax_account": account, "period": "2025-01", "reason": "unpaid", "issued_on": "2025-04-01"},
+            headers=ADMIN,
+        )
+        assert r.status_code == 201, r.text
+        notice = r.json()
+        assert notice["section"] == "§54(d)"
+        pdf = await client.get(notice["letter_url"], headers=auth("operator", operator_id="op-v"))
+        text = pdf_text(pdf.content)
+        assert "or dispute it by 2025-05-01 (30 days, §54(d) (33 V.I.C. § 45))." in text
+        assert "Interest keeps accruing on what remains unpaid." in text
+        for foreign in ("PR", "§34", "§33", "bond", "first pay the part"):
+            assert foreign not in text
+        # no prepayment rule in VI: a dispute of part is recorded with nothing paid
+        ok = await client.post(
+            f"/v1/notices/{notice['id']}/responses",
+            json={"kind": "dispute", "disputed_amount": "100.00", "responded_on": "2025-04-10"},
+            headers=auth("operator", operator_id="op-v"),
+        )
+        assert ok.status_code == 201, ok.text
+        assert ok.json()["status"] == "disputed"
+        # and a lapsed VI notice never asks for a bond draw
+        other = await client.post(
+            "/v1/notices",
+            json={"tax_account": account, "period": "2025-01", "reason": "again", "issued_on": "2025-06-01"},
+            headers=ADMIN,
+        )
+        assert other.status_code == 201, other.text
+        lapsed = await client.post("/v1/jobs/lapsed-notices", params={"as_of": "2025-08-01"}, headers=ADMIN)
+        assert [x for x in lapsed.json()["requested"] if x["tax_account"] == account] == []
 
     async def test_notice_for_nothing_owed_is_a_conflict(self, client: httpx.AsyncClient, bus: Bus) -> None:
         account = new_account()

@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 import taxcore.events.distribution  # noqa: F401 - registers roomtax.distribution.* contracts
 from distribution.certifications.endpoints import router as certifications
+from distribution.openings.endpoints import router as openings
 from distribution.reports.endpoints import router as reports
 from distribution.runs.endpoints import router as runs
 from distribution.settings import DistributionSettings
@@ -18,6 +19,7 @@ def build_app(settings: DistributionSettings | None = None) -> FastAPI:
         settings,
         title="Roomtax Distribution",
         description="Collections ledger (double-entry, append-only), the Bank's certification (PR §31(A)), "
-        "monthly distribution runs (PR §31; 33 V.I.C. §54(e), (b)(3)(D)) and fund balances.",
-        routers=[certifications, runs, reports],
+        "go-live opening states, monthly distribution runs (PR §31; 33 V.I.C. §54(e), (b)(3)(D)) "
+        "and fund balances.",
+        routers=[certifications, openings, runs, reports],
     )

@@ -162,3 +162,25 @@ class Certification(Base):
             name="months_remaining_range",
         ),
     )
+
+
+class OpeningState(Base):
+    """Go-live: what each fund received in a fiscal year before the first run (declared by the agency).
+
+    One per jurisdiction; a correction (before the first run) is a new version that names
+    the one it supersedes. ``entered_by`` is the principal's actor, ``created_at`` when.
+    """
+
+    __tablename__ = "opening_states"
+    id: Mapped[str] = mapped_column(Text, primary_key=True, default=new_id)
+    jurisdiction: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer)
+    fiscal_year: Mapped[int] = mapped_column(Integer)
+    through_month: Mapped[str] = mapped_column(Text)
+    transferred: Mapped[dict[str, str]] = mapped_column(JSONB)
+    document_reference: Mapped[str] = mapped_column(Text)
+    supersedes_id: Mapped[str | None] = mapped_column(ForeignKey("opening_states.id"), unique=True)
+    reason: Mapped[str | None] = mapped_column(Text)
+    entered_by: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    __table_args__ = (UniqueConstraint("jurisdiction", "version"),)

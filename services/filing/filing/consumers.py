@@ -1,4 +1,5 @@
-"""Filing consumers: the registry projection (who exists, who may file for whom)."""
+"""Filing consumers: the registry projection (who exists, who may file for whom, and the
+names of operators and facilitators)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from filing.projection.handlers import HANDLERS
 from servicekit.consumer import EventConsumer
 from servicekit.settings import ServiceSettings
-from taxcore.events.registry import LODGINGS
+from taxcore.events.registry import LODGINGS, PARTIES
 
 PROJECTION = "filing-registry-projection"
 
@@ -18,7 +19,7 @@ def registry_projection(
     return EventConsumer(
         name=PROJECTION,
         bootstrap=settings.kafka_bootstrap,
-        topics=[LODGINGS],
+        topics=[LODGINGS, PARTIES],
         sessionmaker=sessionmaker,
         handlers=HANDLERS,
     )

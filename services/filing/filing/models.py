@@ -89,6 +89,17 @@ class Certificate(Base):
     valid_to: Mapped[date] = mapped_column(Date)
 
 
+class Party(Base):
+    """An operator or facilitator the registry registered: its name, for receipts
+    (``roomtax.registry.operator.registered.v1`` / ``facilitator.registered.v1``)."""
+
+    __tablename__ = "parties"
+    kind: Mapped[str] = mapped_column(Text, primary_key=True)  # operator | facilitator
+    party_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    name: Mapped[str] = mapped_column(Text)
+    as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 # --------------------------------------------------------------------------- filings
 
 

@@ -479,7 +479,75 @@ def load_tree(root: Path) -> ParameterTree:
                 path=path,
                 source=source,
             )
+    _check_citations(parameters)
     return ParameterTree(parameters, root)
+
+
+#: Parameters a jurisdiction must have once it has the key (a jurisdiction that issues
+#: notices states every citation its notice prints: taxcore never borrows another
+#: jurisdiction's section, and no service supplies a default).
+REQUIRED_WITH: dict[str, tuple[str, ...]] = {
+    # a jurisdiction that takes payments prints receipts naming the agency and the statute
+    "payments.application_order": ("agency.name", "agency.statute"),
+    "assessment.notice_section": (
+        "agency.name",
+        "assessment.notice_response_days",
+        "assessment.clerical_assessment_section",
+        "assessment.estimate_section",
+        "assessment.partial_dispute_prepay",
+        "bonds.required",
+    ),
+}
+#: Citations a jurisdiction must have when the flag is ever true (a notice says "pay the part
+#: you do not dispute" only where the rule exists, and speaks of a bond only where bonds are
+#: required: then it must cite its own section for it).
+REQUIRED_WHEN_TRUE: dict[str, tuple[str, ...]] = {
+    "bonds.required": ("bonds.draw_section",),
+    "assessment.partial_dispute_prepay": ("assessment.partial_dispute_section",),
+}
+
+
+def _check_citations(parameters: dict[tuple[str, str], Parameter]) -> None:
+    """Load-time checks that keep each jurisdiction's law its own.
+
+    * every parameter that :data:`REQUIRED_WITH` / :data:`REQUIRED_WHEN_TRUE` asks for exists
+      (a missing citation is a load error, never a fallback at use time);
+    * no section, and no value of a ``unit: text`` parameter (a citation printed on letters),
+      names another jurisdiction of the tree ("PR §34" in the Virgin Islands' tree).
+    """
+    codes = sorted({j for j, _ in parameters})
+    foreign_codes = {
+        j: re.compile(r"\b(" + "|".join(re.escape(c) for c in codes if c != j) + r")\b")
+        for j in codes
+        if len(codes) > 1
+    }
+    for (jur, path), parameter in sorted(parameters.items()):
+        for need in REQUIRED_WITH.get(path, ()):
+            if (jur, need) not in parameters:
+                raise ParameterError(
+                    need, f"{parameter.source}: {jur} has {path} and so needs {need} (none found)"
+                )
+        if any(e.value is True for e in parameter.entries):
+            for need in REQUIRED_WHEN_TRUE.get(path, ()):
+                if (jur, need) not in parameters:
+                    raise ParameterError(
+                        need, f"{parameter.source}: {jur} {path} is true, so {jur} needs {need} to cite"
+                    )
+        foreign = foreign_codes.get(jur)
+        if foreign is None:
+            continue
+        for entry in parameter.entries:
+            texts = [entry.section]
+            if parameter.unit == "text" and isinstance(entry.value, str):
+                texts.append(entry.value)
+            for text in texts:
+                match = foreign.search(text)
+                if match:
+                    raise ParameterError(
+                        path,
+                        f"{parameter.source}: {jur} {path} cites {match.group(1)} law ({text!r}); "
+                        f"a jurisdiction's parameters cite its own statute only",
+                    )
 
 
 _DEFAULT: ParameterTree | None = None

@@ -31,6 +31,14 @@ amount, so monthly rounding never drifts.
 The state of a fiscal year (what each fund received so far, shortfalls to
 make up) is passed from one month to the next; a state from an earlier fiscal
 year is rolled over.
+
+Go-live: a platform that starts in the middle of a fiscal year does not start
+from an empty state (its first run would "catch up" every earlier month: the PR
+Bureau's floor for July-September in one September run). The agency declares an
+:class:`OpeningState` — what each fund already received this fiscal year through
+a month, outside the platform — and :func:`opening_state` turns it into the state
+the first run starts from (the collections of those months follow from the funds:
+everything collected in a month the platform did not run was distributed).
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ __all__ = [
     "Fund",
     "FundAllocation",
     "JurisdictionDistribution",
+    "OpeningState",
     "PRCertification",
     "PRState",
     "VIState",
@@ -66,6 +75,7 @@ __all__ = [
     "distribute_vi_month",
     "distribution_rule",
     "funds",
+    "opening_state",
     "pending_section",
     "register_distribution_rule",
     "reported_floors",
@@ -190,6 +200,31 @@ class DistributionResult(BaseModel):
     """Funds held pending in earlier months and distributed by this run."""
     allocations: list[FundAllocation]
     pending: Decimal
+    state: Annotated[PRState | VIState, Field(discriminator="jurisdiction")]
+    trace: list[dict[str, Any]]
+
+
+class OpeningState(BaseModel):
+    """What each fund of a jurisdiction received in a fiscal year before the platform's first run.
+
+    ``through_month``: the last month distributed outside the platform (a month of
+    ``fiscal_year``); the first run is the month after it. ``transferred``: fund code ->
+    amount received this fiscal year through that month (a fund left out received nothing).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    jurisdiction: str
+    fiscal_year: int
+    through_month: str
+    transferred: dict[str, Decimal]
+
+
+class OpeningApplied(BaseModel):
+    """The state an :class:`OpeningState` gives the first run, and how it was read."""
+
+    model_config = ConfigDict(extra="forbid")
+
     state: Annotated[PRState | VIState, Field(discriminator="jurisdiction")]
     trace: list[dict[str, Any]]
 
@@ -741,6 +776,10 @@ class JurisdictionDistribution:
     ]
     floors: Callable[[date, ParameterTree], list[Floor]]
     debt_service: Callable[[Any], DebtServiceStatus | None]
+    #: ``opening(transferred, fiscal_year, through_month, tree, trace)`` -> the state after
+    #: ``through_month`` (amounts validated: fund codes of the jurisdiction, whole cents);
+    #: None: the jurisdiction takes no opening state (its first run starts empty).
+    opening: Callable[[Mapping[str, Decimal], int, str, ParameterTree, Trace], Any] | None = None
 
 
 def _pr_distribute(
@@ -822,6 +861,82 @@ def _no_debt_service(state: VIState) -> None:
     return None
 
 
+def _pr_opening(
+    transferred: Mapping[str, Decimal], fy: int, through: str, tree: ParameterTree, trace: Trace
+) -> PRState:
+    """§31: the Bank's transfers so far count against the schedule (a shortfall is still made
+    up by the first run, never a second time what was paid); every dollar collected in those
+    months was distributed, so the §31(B) base (the 9% of the Bureau) is their sum."""
+    on = Period.parse(through).first_day
+    bank = transferred.get(PR_BANK, ZERO)
+    base = sum(transferred.values(), ZERO)
+    trace.add(
+        f"{_RULE}.pr.opening",
+        _section_of(funds("PR", on, tree), PR_BANK),
+        f"opening state of FY {fy} through {through}: the Bank received {bank} (counted against "
+        f"the §31(A) schedule); Tax collected and distributed {base} (the §31(B) base so far)",
+        base,
+        inputs={k: str(v) for k, v in sorted(transferred.items())},
+    )
+    return PRState(
+        fiscal_year=fy,
+        last_month=through,
+        debt_service_scheduled=bank,
+        debt_service_transferred=bank,
+        collected=base,
+        distributed_base=base,
+        company_administration=transferred.get(PR_COMPANY, ZERO),
+        treasury_general_fund=transferred.get(PR_TREASURY, ZERO),
+        convention_bureau=transferred.get(PR_BUREAU, ZERO),
+        remainder=transferred.get(PR_REMAINDER, ZERO),
+    )
+
+
+def _vi_opening(
+    transferred: Mapping[str, Decimal], fy: int, through: str, tree: ParameterTree, trace: Trace
+) -> VIState:
+    """§54(e)(1): what each floor received counts toward its installments; the room tax of those
+    months is the floors plus the Fund's room-tax share, the impact fee the four earmarks plus
+    the General Fund (§54(b)(3)(D))."""
+    on = Period.parse(through).first_day
+    floors = {str(f["fund"]) for f in _vi_floors_raw(tree, on)}
+    purposes = tree.value("VI", "distribution.tarf_impact_fee_purposes", on)
+    if not isinstance(purposes, list):
+        raise ParameterError("distribution.tarf_impact_fee_purposes", "must be a list")
+    earmarks = {str(p["fund"]) for p in purposes if isinstance(p, dict)}
+    floors_paid = {code: transferred.get(code, ZERO) for code in sorted(floors)}
+    tarf_room = transferred.get(VI_TARF, ZERO)
+    tarf_fee = sum((transferred.get(code, ZERO) for code in earmarks), ZERO)
+    general = transferred.get(VI_GENERAL_FUND, ZERO)
+    room_tax = sum(floors_paid.values(), ZERO) + tarf_room
+    trace.add(
+        f"{_RULE}.vi.opening",
+        "§54(e)(1)",
+        f"opening state of FY {fy} through {through}: floors paid "
+        + ", ".join(f"{k} {v}" for k, v in floors_paid.items())
+        + f"; room tax {room_tax}, impact fee {tarf_fee + general}",
+        room_tax + tarf_fee + general,
+        inputs={k: str(v) for k, v in sorted(transferred.items())},
+    )
+    return VIState(
+        fiscal_year=fy,
+        last_month=through,
+        floors_paid=floors_paid,
+        room_tax=room_tax,
+        impact_fee=tarf_fee + general,
+        tarf_room_tax=tarf_room,
+        tarf_impact_fee=tarf_fee,
+        general_fund=general,
+    )
+
+
+def _vi_floors_raw(tree: ParameterTree, on: date) -> list[dict[str, Any]]:
+    floors = tree.value("VI", "distribution.room_tax_floors", on)
+    if not isinstance(floors, list) or not all(isinstance(f, dict) for f in floors):
+        raise ParameterError("distribution.room_tax_floors", "must be a list of {fund, amount, section}")
+    return floors
+
+
 _RULES: dict[str, JurisdictionDistribution] = {
     "PR": JurisdictionDistribution(
         components=frozenset({"tax"}),
@@ -829,6 +944,7 @@ _RULES: dict[str, JurisdictionDistribution] = {
         distribute=_pr_distribute,
         floors=_pr_floors,
         debt_service=_pr_debt_service,
+        opening=_pr_opening,
     ),
     "VI": JurisdictionDistribution(
         components=frozenset({"tax", "impact_fee"}),
@@ -836,6 +952,7 @@ _RULES: dict[str, JurisdictionDistribution] = {
         distribute=_vi_distribute,
         floors=_vi_floors,
         debt_service=_no_debt_service,
+        opening=_vi_opening,
     ),
 }
 
@@ -886,6 +1003,39 @@ def distribute_month(
             raise InvalidInput(f"amounts.{component}", f"{jurisdiction} distributes no {component!r}")
     st = None if state is None else _state(rule, state)
     return rule.distribute(month, amounts, certification, st, _tree(parameters))
+
+
+def opening_state(opening: OpeningState, parameters: ParameterTree | None = None) -> OpeningApplied:
+    """The state the first run of ``opening.jurisdiction`` starts from, after ``through_month``.
+
+    ``InvalidInput`` names the field: ``through_month`` outside ``fiscal_year``,
+    ``transferred.<code>`` for a code that is not one of the jurisdiction's funds in force
+    or an amount that is negative or not whole cents; ``jurisdiction`` where the rule takes
+    no opening state. Pass ``result.state`` as the first run's ``state``.
+    """
+    tree = _tree(parameters)
+    rule = distribution_rule(opening.jurisdiction)
+    if rule.opening is None:
+        raise InvalidInput("jurisdiction", f"the {opening.jurisdiction} distribution takes no opening state")
+    try:
+        through = Period.parse(opening.through_month)
+    except InvalidInput as exc:
+        raise InvalidInput("through_month", exc.message) from None
+    fy = fiscal_year(opening.jurisdiction, through.first_day, parameters=tree)
+    if fy != opening.fiscal_year:
+        raise InvalidInput("through_month", f"{through} is in fiscal year {fy}, not {opening.fiscal_year}")
+    known = {f.code for f in funds(opening.jurisdiction, through.first_day, tree)}
+    amounts: dict[str, Decimal] = {}
+    for code, amount in sorted(opening.transferred.items()):
+        if code not in known:
+            raise InvalidInput(
+                f"transferred.{code}",
+                f"not a fund of {opening.jurisdiction}; funds: {', '.join(sorted(known))}",
+            )
+        amounts[code] = _amount(amount, f"transferred.{code}")
+    trace = Trace()
+    state = rule.opening(amounts, fy, str(through), tree, trace)
+    return OpeningApplied(state=state, trace=trace.to_list())
 
 
 def takes_certification(jurisdiction: str, on: date, parameters: ParameterTree | None = None) -> bool:

@@ -131,7 +131,7 @@ async def estimate_non_filers(
                         tax=est.tax,
                         impact_fee=est.impact_fee,
                         reasons=[f"no declaration filed by {as_of.isoformat()}; estimated by {est.method}"],
-                        section=law.ESTIMATE_SECTION.get(jur, "§32"),
+                        section=law.ESTIMATE_SECTION[jur],
                     ),
                 )
                 raised.append(

@@ -14,13 +14,15 @@ from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, Tabl
 from assessment import law
 from assessment.models import LodgingView, Notice
 from taxcore.money import fmt
+from taxcore.notices import notice_terms
 
 
 def render_letter(notice: Notice, lodging: LodgingView | None, *, printed_on: date) -> bytes:
     styles = getSampleStyleSheet()
     buf = io.BytesIO()
     agency = law.agency_name(notice.jurisdiction, notice.issued_on)
-    dispute = law.PARTIAL_DISPUTE_SECTION.get(notice.jurisdiction, "§34")
+    # every sentence and citation from the notice's own jurisdiction (taxcore.notices)
+    terms = notice_terms(notice.jurisdiction, notice.issued_on)
     doc = SimpleDocTemplate(
         buf,
         pagesize=LETTER,
@@ -31,7 +33,6 @@ def render_letter(notice: Notice, lodging: LodgingView | None, *, printed_on: da
         topMargin=inch,
         bottomMargin=inch,
     )
-    term = law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction)
     kind = (
         "Assessment of a mathematical or clerical error"
         if notice.kind == "clerical_error"
@@ -76,15 +77,7 @@ def render_letter(notice: Notice, lodging: LodgingView | None, *, printed_on: da
     story += [
         table,
         Spacer(1, 12),
-        Paragraph(
-            f"You may pay the amount owed, accept this notice, or dispute it by "
-            f"{notice.response_deadline.isoformat()} ({term.value} days, {term.section}). "
-            f"To dispute part of it, first pay the part you do not dispute ({dispute}). "
-            "Interest keeps accruing on what remains unpaid. If this notice is neither paid nor "
-            "disputed by that date, the unpaid deficiency may be charged against your bond "
-            f"({law.BOND_DRAW_SECTION.get(notice.jurisdiction, 'bond')}).",
-            styles["Normal"],
-        ),
+        Paragraph(" ".join(terms.answer_sentences(notice.response_deadline)), styles["Normal"]),
         Spacer(1, 12),
         Paragraph(f"Printed {printed_on.isoformat()}.", styles["Italic"]),
     ]

@@ -18,6 +18,7 @@ from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.events.assessment import BondDrawRequested, NoticeIssued
 from taxcore.money import ZERO, fmt
+from taxcore.notices import notice_terms
 from taxcore.rules.balance import Balance
 
 BOND_REQUEST_NAMESPACE = uuid.UUID("0b6f3b7c-3f4e-4f0e-9b61-8a2d6f4c2e55")
@@ -60,9 +61,9 @@ async def issue_notice(
     out = {c.component: c.outstanding for c in bal.components}
     term = law.cited(law.NOTICE_RESPONSE_DAYS, facts.jurisdiction)
     section = (
-        law.CLERICAL_ASSESSMENT_SECTION.get(facts.jurisdiction, "§32")
+        law.CLERICAL_ASSESSMENT_SECTION[facts.jurisdiction]
         if kind == "clerical_error"
-        else law.NOTICE_SECTION.get(facts.jurisdiction, "§33")
+        else law.NOTICE_SECTION[facts.jurisdiction]
     )
     notice = Notice(
         tax_account=facts.tax_account,
@@ -170,8 +171,9 @@ async def respond(
     responded_on: date,
     responder: str,
 ) -> NoticeResponse:
-    """Accept the notice, or dispute part of it having paid the undisputed part (PR §34;
-    the section comes from the jurisdiction's ``assessment.partial_dispute_section``)."""
+    """Accept the notice, or dispute part of it, having paid the undisputed part where the
+    jurisdiction requires it (PR §34: ``assessment.partial_dispute_prepay`` and its
+    ``assessment.partial_dispute_section``; VI: no such rule)."""
     if responded_on < notice.issued_on:
         raise ValidationFailed.on("responded_on", "is before the notice was issued")
     if responded_on > clock.today():
@@ -195,11 +197,12 @@ async def respond(
         before = period_balance(facts, notice.period, notice.issued_on)
         after = period_balance(facts, notice.period, responded_on)
         paid_since = (after.total_paid if after else ZERO) - (before.total_paid if before else ZERO)
-        if paid_since < undisputed:
+        # only where the jurisdiction's own law asks for it (PR §34; none in VI §54)
+        prepay = notice_terms(notice.jurisdiction, notice.issued_on).partial_dispute_section
+        if prepay is not None and paid_since < undisputed:
             raise ValidationFailed.on(
                 "disputed_amount",
-                f"{law.PARTIAL_DISPUTE_SECTION.get(notice.jurisdiction, '§34')}: pay the undisputed "
-                f"{fmt(undisputed)} before disputing the rest "
+                f"{prepay}: pay the undisputed {fmt(undisputed)} before disputing the rest "
                 f"({fmt(paid_since)} paid since the notice)",
             )
     response = NoticeResponse(
@@ -235,6 +238,9 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
     )
     made: list[BondDrawRequest] = []
     for notice in (await session.execute(stmt)).scalars().all():
+        draw_section = notice_terms(notice.jurisdiction, notice.issued_on).bond_draw_section
+        if draw_section is None:  # bonds are not required there (VI): nothing to draw on
+            continue
         responses = [r for r in await responses_of(session, notice.id) if r.responded_on <= as_of]
         if responses and responses[-1].kind == "dispute":
             continue
@@ -299,7 +305,7 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
                 requested_on=as_of,
                 reason=f"deficiency notice of {notice.issued_on.isoformat()} unpaid after its term "
                 f"({notice.response_deadline.isoformat()}); "
-                f"{law.BOND_DRAW_SECTION.get(notice.jurisdiction, 'bond draw')}",
+                f"{draw_section}",
             ),
         )
         made.append(request)

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from taxcore.money import Money, SignedMoney
 
@@ -58,8 +58,21 @@ class FundSummary(BaseModel):
     account: str
     name: str
     section: str | None
-    received: SignedMoney
+    received: SignedMoney = Field(description="in the fiscal year: the opening amount plus the runs")
+    opening: SignedMoney = Field(description="of which received before the first run (the opening state)")
     floor: FloorStatus | None
+
+
+class OpeningSummary(BaseModel):
+    """The declared opening state the fiscal year's first run started from (go-live)."""
+
+    id: str
+    version: int
+    through_month: str
+    document_reference: str
+    collected: Money = Field(description="what the opening state says was distributed before")
+    entered_by: str
+    entered_at: datetime
 
 
 class DebtService(BaseModel):
@@ -83,6 +96,7 @@ class FiscalYearSummary(BaseModel):
     pending: SignedMoney
     funds: list[FundSummary]
     debt_service: DebtService | None
+    opening_state: OpeningSummary | None
     on_track: bool
 
 

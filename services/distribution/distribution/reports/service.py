@@ -10,6 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from distribution.certifications import repository as certifications
 from distribution.ledger import accounts
 from distribution.ledger.service import balances, total
+from distribution.openings import repository as openings
+from distribution.openings import service as opening_service
 from distribution.reports.schemas import (
     AccountBalanceOut,
     AllocationsByMonth,
@@ -19,6 +21,7 @@ from distribution.reports.schemas import (
     FundBalances,
     FundSummary,
     MonthAllocations,
+    OpeningSummary,
     TrialBalance,
     TrialBalanceLine,
 )
@@ -110,8 +113,18 @@ async def fiscal_year_summary(
     first = months[0].first_day
     year_runs = list(await runs.runs_of_year(session, jurisdiction, fiscal_year))
     last = year_runs[-1] if year_runs else None
-    elapsed = months.index(Period.parse(last.month)) + 1 if last else 0
-    received: dict[str, Decimal] = {}
+    # go-live: what the funds received this fiscal year before the first run counts toward
+    # the floors and the debt service, and is shown as such
+    opening = await openings.current(session, jurisdiction)
+    if opening is not None and opening.fiscal_year != fiscal_year:
+        opening = None
+    opened: dict[str, Decimal] = {
+        accounts.fund_account_code(code): Decimal(v)
+        for code, v in (opening.transferred if opening else {}).items()
+    }
+    through = last.month if last else (opening.through_month if opening else None)
+    elapsed = months.index(Period.parse(through)) + 1 if through else 0
+    received: dict[str, Decimal] = dict(opened)
     for run in year_runs:
         for a in run.allocations:
             received[a["account"]] = received.get(a["account"], ZERO) + Decimal(a["amount"])
@@ -144,11 +157,19 @@ async def fiscal_year_summary(
             )
             on_track = on_track and floor.on_track
         funds.append(
-            FundSummary(account=spec.code, name=spec.name, section=spec.section, received=got, floor=floor)
+            FundSummary(
+                account=spec.code,
+                name=spec.name,
+                section=spec.section,
+                received=got,
+                opening=opened.get(spec.code, ZERO),
+                floor=floor,
+            )
         )
     debt: DebtService | None = None
     debt_held = ZERO
-    status = debt_service_status(jurisdiction, fiscal_year, last.state if last else None)
+    start_state = opening_service.applied(opening).state if opening is not None else None
+    status = debt_service_status(jurisdiction, fiscal_year, last.state if last else start_state)
     if status is not None:
         cert = (
             await certifications.current(session, jurisdiction, fiscal_year)
@@ -175,6 +196,17 @@ async def fiscal_year_summary(
         pending=debt_held,
         funds=funds,
         debt_service=debt,
+        opening_state=None
+        if opening is None
+        else OpeningSummary(
+            id=opening.id,
+            version=opening.version,
+            through_month=opening.through_month,
+            document_reference=opening.document_reference,
+            collected=sum(opened.values(), ZERO),
+            entered_by=opening.entered_by,
+            entered_at=opening.created_at,
+        ),
         on_track=on_track,
     )
 

@@ -70,3 +70,8 @@ async def runs_of_year(session: AsyncSession, jurisdiction: str, fiscal_year: in
 async def collection_count(session: AsyncSession, run_id: str) -> int:
     rows = await session.execute(select(RunCollection.collection_id).where(RunCollection.run_id == run_id))
     return len(rows.all())
+
+
+async def earliest(session: AsyncSession, jurisdiction: str) -> Run | None:
+    stmt = select(Run).where(Run.jurisdiction == jurisdiction).order_by(Run.month).limit(1)
+    return (await session.execute(stmt)).scalar_one_or_none()

@@ -17,7 +17,9 @@ taken by the run: it stays pending and is netted by a later run (taxcore
 distributes only amounts >= 0, and a closed run is never clawed back).
 
 Months run in order: the first run of a jurisdiction may be any month, each
-later run must be the month after the latest one (a gap is refused).
+later run must be the month after the latest one (a gap is refused). Where the agency
+declared an opening state (go-live, :mod:`distribution.openings`), the first run starts
+from it (taxcore ``opening_state``) and must be the month after its ``through_month``.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from distribution.certifications import repository as certifications
 from distribution.ledger import accounts
 from distribution.ledger.repository import Line, add_entry
-from distribution.models import Certification, Collection, Run, RunCollection
+from distribution.models import Certification, Collection, OpeningState, Run, RunCollection
+from distribution.openings import repository as openings
+from distribution.openings import service as opening_service
 from distribution.runs import repository
 from servicekit.db import new_id
 from servicekit.errors import Conflict
@@ -123,18 +127,38 @@ def _compute(
     sums: dict[str, Decimal],
     previous: Run | None,
     cert: Certification | None,
+    opening: OpeningState | None,
 ) -> DistributionResult:
-    return distribute_month(
+    """The month's distribution from the previous run's state, or for a first run from the
+    declared opening state (its reading is prepended to the trace), or from nothing."""
+    state: Any = previous.state if previous is not None else None
+    opening_trace: list[dict[str, Any]] = []
+    if previous is None and opening is not None:
+        applied = opening_service.applied(opening)
+        state, opening_trace = applied.state, applied.trace
+    result = distribute_month(
         jurisdiction,
         month=str(period),
         amounts={component: sums[bucket] for component, bucket in STATUTORY_BUCKET.items()},
         certification=_certification_input(cert),
-        state=previous.state if previous is not None else None,
+        state=state,
     )
+    if opening_trace:
+        result.trace = [*opening_trace, *result.trace]
+    return result
 
 
-async def _check_order(session: AsyncSession, jurisdiction: str, period: Period, latest: Run | None) -> None:
+async def _check_order(
+    session: AsyncSession, jurisdiction: str, period: Period, latest: Run | None, opening: OpeningState | None
+) -> None:
     if latest is None:
+        if opening is not None and period != Period.parse(opening.through_month).next():
+            first = Period.parse(opening.through_month).next()
+            raise Conflict(
+                f"the {jurisdiction} opening state covers the fiscal year through {opening.through_month} "
+                f"({opening.document_reference}): the first run is {first}",
+                errors=[{"pointer": "#/body/month", "detail": f"the first month to run is {first}"}],
+            )
         return
     last = Period.parse(latest.month)
     if period < last:
@@ -159,7 +183,8 @@ async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, pre
     if existing is not None:
         return RunOutcome(existing, "existing", await repository.collection_count(session, existing.id))
     latest = await repository.latest(session, jurisdiction)
-    await _check_order(session, jurisdiction, period, latest)
+    opening = await openings.current(session, jurisdiction) if latest is None else None
+    await _check_order(session, jurisdiction, period, latest, opening)
 
     candidates = list(await repository.undistributed(session, jurisdiction, period.last_day))
     taken, sums, carried = _select(candidates)
@@ -169,7 +194,7 @@ async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, pre
         if takes_certification(jurisdiction, period.first_day)
         else None
     )
-    result = _compute(jurisdiction, period, sums, latest, cert)
+    result = _compute(jurisdiction, period, sums, latest, cert, opening)
 
     names = {s.code: s.name for s in fund_specs}
     allocations = [
@@ -201,6 +226,15 @@ async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, pre
         "by_component": {k: str(v) for k, v in sorted(by_component.items())},
         "late": {"collections": len(late), "amount": str(sum((c.amount for c in late), ZERO))},
         "carried": carried,
+        "opening_state": None
+        if opening is None
+        else {
+            "id": opening.id,
+            "version": opening.version,
+            "through_month": opening.through_month,
+            "document_reference": opening.document_reference,
+            "entered_by": opening.entered_by,
+        },
         "certification": None
         if cert is None
         else {

@@ -124,8 +124,15 @@ async def payment_receipt(
 ) -> ReceiptOut | Response:
     payment, reversal = found
     lodging = await projection.get(session, payment.lodging_id)
+    payer_name = await projection.party_name(session, payment.payer_kind, payment.payer_id)
     receipt = ReceiptOut.model_validate(
-        service.receipt(payment, reversal, lodging_name=lodging.name if lodging else "", settings=settings)
+        service.receipt(
+            payment,
+            reversal,
+            lodging_name=lodging.name if lodging else "",
+            payer_name=payer_name,
+            settings=settings,
+        )
     )
     if format == "pdf":
         return Response(

@@ -106,6 +106,10 @@ class ReceiptOut(BaseModel):
     tax_account: str
     lodging_name: str
     payer: Filer
+    payer_name: str | None = Field(
+        description="the payer's registered name (registry projection); null until the registry's "
+        "event has arrived"
+    )
     amount: Money
     currency: str = "USD"
     method: Method

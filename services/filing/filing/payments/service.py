@@ -225,7 +225,12 @@ def payment_out(p: Payment, r: PaymentReversal | None) -> dict[str, Any]:
 
 
 def receipt(
-    p: Payment, r: PaymentReversal | None, *, lodging_name: str, settings: FilingSettings
+    p: Payment,
+    r: PaymentReversal | None,
+    *,
+    lodging_name: str,
+    payer_name: str | None,
+    settings: FilingSettings,
 ) -> dict[str, Any]:
     return {
         "receipt_number": p.id,
@@ -235,6 +240,7 @@ def receipt(
         "tax_account": p.tax_account,
         "lodging_name": lodging_name,
         "payer": {"kind": p.payer_kind, "id": p.payer_id},
+        "payer_name": payer_name,
         "amount": p.amount,
         "method": p.method,
         "method_label": METHOD_LABELS[p.method],

@@ -1,10 +1,11 @@
-"""The registry projection: lodgings, facilitator authorizations and certificates.
+"""The registry projection: lodgings, facilitator authorizations, certificates and the
+names of operators and facilitators (for receipts).
 
 Built from the registry's events on ``registry.lodgings`` (keyed by tax account,
-so one lodging's events arrive in order). Lodging events carry a full snapshot;
-every handler is an upsert, so applying an event twice changes nothing (the
-consumer inbox already drops redeliveries; the ``as_of`` guard also ignores an
-older snapshot replayed after a newer one).
+so one lodging's events arrive in order) and ``registry.parties`` (keyed by the party's
+id). Lodging events carry a full snapshot; every handler is an upsert, so applying an
+event twice changes nothing (the consumer inbox already drops redeliveries; the ``as_of``
+guard also ignores an older snapshot replayed after a newer one).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from filing.models import Authorization, Certificate, Lodging
+from filing.models import Authorization, Certificate, Lodging, Party
 from servicekit.consumer import Handler
 from taxcore.events import CloudEvent
 from taxcore.events import registry as ev
@@ -61,6 +62,27 @@ async def on_certificate_issued(session: AsyncSession, event: CloudEvent) -> Non
     await session.execute(stmt)
 
 
+async def _party(session: AsyncSession, kind: str, party_id: str, name: str, event: CloudEvent) -> None:
+    values = {"kind": kind, "party_id": party_id, "name": name, "as_of": event.time}
+    stmt = insert(Party).values(**values)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[Party.kind, Party.party_id],
+        set_={"name": stmt.excluded.name, "as_of": stmt.excluded.as_of},
+        where=Party.as_of <= stmt.excluded.as_of,
+    )
+    await session.execute(stmt)
+
+
+async def on_operator_registered(session: AsyncSession, event: CloudEvent) -> None:
+    op = ev.OperatorRegistered.model_validate(event.data)
+    await _party(session, "operator", op.operator_id, op.name, event)
+
+
+async def on_facilitator_registered(session: AsyncSession, event: CloudEvent) -> None:
+    fac = ev.FacilitatorRegistered.model_validate(event.data)
+    await _party(session, "facilitator", fac.facilitator_id, fac.name, event)
+
+
 HANDLERS: dict[str, Handler] = {
     "roomtax.registry.lodging.registered.v1": on_lodging_snapshot,
     "roomtax.registry.lodging.updated.v1": on_lodging_snapshot,
@@ -69,4 +91,6 @@ HANDLERS: dict[str, Handler] = {
     "roomtax.registry.authorization.granted.v1": on_authorization,
     "roomtax.registry.authorization.ended.v1": on_authorization,
     "roomtax.registry.certificate.issued.v1": on_certificate_issued,
+    "roomtax.registry.operator.registered.v1": on_operator_registered,
+    "roomtax.registry.facilitator.registered.v1": on_facilitator_registered,
 }

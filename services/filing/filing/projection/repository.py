@@ -8,7 +8,7 @@ from sqlalchemy import ColumnElement, Select, Text, and_, any_, exists, false, l
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from filing.models import Authorization, Certificate, Lodging
+from filing.models import Authorization, Certificate, Lodging, Party
 from servicekit.auth import Principal
 from taxcore import obligations
 from taxcore.events import registry as ev
@@ -117,3 +117,9 @@ def statuses_during(lodging: Lodging, period: Period) -> set[str]:
     return obligations.statuses_during(
         ev.status_history(lodging), period, registered_on=lodging.registered_on
     )
+
+
+async def party_name(session: AsyncSession, kind: str, party_id: str) -> str | None:
+    """The registered name of an operator or facilitator (None until its event arrives)."""
+    stmt = select(Party.name).where(Party.kind == kind, Party.party_id == party_id)
+    return (await session.execute(stmt)).scalar_one_or_none()

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated
+
+from fastapi import Query
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from distribution.models import OpeningState
+from distribution.openings import repository, service
+from distribution.openings.schemas import OpeningStateCreate, OpeningStateOut
+from servicekit.app import router as make_router
+from servicekit.auth import AdminDep, AgencyReadDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from taxcore.jurisdictions import JurisdictionCode
+from taxcore.periods import Period
+
+router = make_router(prefix="/v1/opening-states", tags=["opening states"])
+ERRORS = {**Forbidden.openapi(), **Conflict.openapi(), **ValidationFailed.openapi()}
+
+
+def to_out(opening: OpeningState, current: bool) -> OpeningStateOut:
+    return OpeningStateOut(
+        id=opening.id,
+        jurisdiction=opening.jurisdiction,
+        version=opening.version,
+        fiscal_year=opening.fiscal_year,
+        through_month=opening.through_month,
+        first_run_month=str(Period.parse(opening.through_month).next()),
+        transferred={k: Decimal(v) for k, v in opening.transferred.items()},
+        document_reference=opening.document_reference,
+        supersedes=opening.supersedes_id,
+        reason=opening.reason,
+        current=current,
+        entered_by=opening.entered_by,
+        entered_at=opening.created_at,
+    )
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=OpeningStateOut,
+    responses=ERRORS,
+    summary="Declare what each fund received this fiscal year before the first run (go-live)",
+)
+async def declare_opening_state(
+    body: OpeningStateCreate, session: SessionDep, principal: AdminDep
+) -> OpeningStateOut:
+    opening = await service.declare(session, data=body, actor=principal.actor)
+    await session.refresh(opening)
+    return to_out(opening, True)
+
+
+@router.get(
+    "",
+    response_model=Page[OpeningStateOut],
+    responses=Forbidden.openapi(),
+    summary="Opening states and their corrections, by jurisdiction and version",
+)
+async def list_opening_states(
+    session: SessionDep,
+    _: AgencyReadDep,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+    jurisdiction: Annotated[JurisdictionCode | None, Query()] = None,
+) -> Page[OpeningStateOut]:
+    after = decode_cursor(cursor, arity=2)
+    rows = await repository.list_page(
+        session, jurisdiction=jurisdiction, after=(after[0], int(after[1])) if after else None, limit=limit
+    )
+    current = await repository.current_ids(session)
+    return paginate(
+        rows,
+        limit=limit,
+        key=lambda o: [o.jurisdiction, o.version],
+        to_item=lambda o: to_out(o, o.id in current),
+    )
+
+
+@router.get(
+    "/{opening_state_id}",
+    response_model=OpeningStateOut,
+    responses={**NotFound.openapi(), **Forbidden.openapi()},
+    summary="One opening state",
+)
+async def get_opening_state(opening_state_id: str, session: SessionDep, _: AgencyReadDep) -> OpeningStateOut:
+    opening = await _get(session, opening_state_id)
+    return to_out(opening, opening.id in await repository.current_ids(session))
+
+
+async def _get(session: AsyncSession, opening_state_id: str) -> OpeningState:
+    opening = await session.get(OpeningState, opening_state_id)
+    if opening is None:
+        raise NotFound(f"no opening state {opening_state_id!r}")
+    return opening
