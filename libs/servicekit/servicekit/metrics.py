@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 HTTP_REQUESTS = Counter(
     "roomtax_http_requests_total", "HTTP requests", ["service", "method", "route", "status"]
@@ -14,3 +14,4 @@ OUTBOX_PUBLISHED = Counter("roomtax_outbox_published_total", "Outbox events publ
 OUTBOX_ERRORS = Counter("roomtax_outbox_errors_total", "Outbox relay errors", ["relay"])
 OUTBOX_REPLAYS = Counter("roomtax_outbox_replays_total", "Outbox window replays", ["relay"])
 EVENTS_CONSUMED = Counter("roomtax_events_consumed_total", "Events consumed", ["consumer", "type", "outcome"])
+WORKER_BROKER_UP = Gauge("roomtax_worker_broker_up", "1 when the worker reaches the broker, else 0")
