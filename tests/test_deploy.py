@@ -53,7 +53,7 @@ SECRET_KEYS = {
     "filing-receipt-secret",
 }
 TOPICS_PER_SERVICE = {
-    "registry": {"registry.lodgings", "registry.parties", "registry.clients"},
+    "registry": {"registry.lodgings", "registry.parties", "registry.clients", "registry.revocations"},
     "filing": {"filing.declarations", "filing.payments"},
     "assessment": {"assessment.accounts", "assessment.collections", "assessment.notices"},
     "distribution": {"distribution.runs"},
