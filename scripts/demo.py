@@ -24,7 +24,10 @@ Returns received in the past are recorded by the agency (``agency-admin``, with
 happens today goes through the clients' own credentials. Every POST carries an
 ``Idempotency-Key`` (a replay returns the first response), payments computed from
 a statement are looked up by their reference first, so running the demo again
-resumes where it stopped and never duplicates anything. Writes ``.run/demo.json``
+after an interruption resumes where it stopped and never duplicates anything. Once
+loaded (its last distribution runs posted) it is skipped, with a line saying so.
+It waits only for its own lodgings' events (their payments in distribution's ledger),
+so payments on other lodgings never hold it up. Writes ``.run/demo.json``
 (ids and credentials) and ``.run/demo-curl.txt`` (curl lines the banner prints).
 """
 
@@ -364,6 +367,43 @@ def wait_for(what: str, check: Any, timeout: float = WAIT_SECONDS) -> None:
         time.sleep(0.3)
 
 
+def loaded(api: Api, last_month: Period) -> bool:
+    """The demo's last step is done: both jurisdictions' distribution runs of its last month."""
+    for jurisdiction in ("PR", "VI"):
+        months: set[str] = set()
+        cursor: str | None = None
+        while True:
+            params: dict[str, Any] = {"jurisdiction": jurisdiction, "limit": 500}
+            if cursor:
+                params["cursor"] = cursor
+            page = api.get(f"{DISTRIBUTION}/v1/runs", **params)
+            months.update(r["month"] for r in page["items"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                break
+        if str(last_month) not in months:
+            return False
+    return True
+
+
+def collected_for(api: Api, tax_account: str) -> Decimal:
+    """What distribution's ledger holds in cash for one lodging (its collection entries)."""
+    total = Decimal(0)
+    cursor: str | None = None
+    while True:
+        params: dict[str, Any] = {"tax_account": tax_account, "limit": 200}
+        if cursor:
+            params["cursor"] = cursor
+        page = api.get(f"{DISTRIBUTION}/v1/ledger/entries", **params)
+        for entry in page["items"]:
+            total += sum(
+                (Decimal(x["amount"]) for x in entry["lines"] if x["account"].startswith("cash:")), Decimal(0)
+            )
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return total
+
+
 def period_of(st: dict[str, Any], period: Period) -> dict[str, Any] | None:
     for p in st["periods"]:
         if p["period"] == str(period):
@@ -394,6 +434,12 @@ def main() -> int:
                 f"demo: the loaded demo's months ({months[0]}..{months[-1]}) are not over yet; "
                 "drop the roomtax_* databases to start again"
             )
+        if found and loaded(api, months[-1]):
+            say(
+                f"demo already loaded (story months {months[0]}..{months[-1]}, distribution runs posted): "
+                "skipped; its ids and credentials are in .run/demo.json"
+            )
+            return 0
         state = load_registry(api, anchor)
         lodgings = state["lodgings"]
         sj, vq, st, sjn = (lodgings[n] for n in (SJ, VQ, ST, SJN))
@@ -405,12 +451,6 @@ def main() -> int:
             f"registry: 4 lodgings, bonds, authorization, certificate; story months {months[0]}..{months[-1]}"
         )
 
-        done_runs = {
-            (r["jurisdiction"], r["month"]) for r in api.get(f"{DISTRIBUTION}/v1/runs", limit=200)["items"]
-        }
-        complete = ("VI", str(months[-1])) in done_runs and ("PR", str(months[-1])) in done_runs
-        if complete:
-            say("demo already loaded: resuming with the data kept (nothing is posted twice)")
         pays = Payments(api)
 
         # Filing learns of the lodgings (and the authorization) from registry events.
@@ -630,12 +670,11 @@ def main() -> int:
         accounts = [x["tax_account"] for x in (sj, vq, st, sjn)]
 
         def collected_everywhere() -> bool:
-            paid = sum(Decimal(statement(api, a, today)["totals"]["total_paid"]) for a in accounts)
-            got = sum(
-                Decimal(str(api.get(f"{DISTRIBUTION}/v1/funds", jurisdiction=j)["collected"]))
-                for j in ("PR", "VI")
-            )
-            return paid == got and paid > 0
+            """Each demo lodging's payments, as assessment applied them, are in distribution's
+            ledger (only the demo's own accounts: other lodgings' payments do not matter)."""
+            paid = {a: Decimal(statement(api, a, today)["totals"]["total_paid"]) for a in accounts}
+            got = {a: collected_for(api, a) for a in accounts}
+            return paid == got and sum(paid.values(), Decimal(0)) > 0
 
         wait_for("the collections to reach distribution", collected_everywhere)
         fy = months[0].first_day.year + (1 if months[0].month >= 7 else 0)
