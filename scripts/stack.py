@@ -207,16 +207,30 @@ def service_env(server_url: str) -> dict[str, str]:
     return env
 
 
-def wait_ready(port: int, tick: Callable[[], None], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:  # noqa: S310
-                if r.status == 200:
-                    return
+def ready(port: int) -> bool:
+    with contextlib.suppress(OSError):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:  # noqa: S310
+            return bool(r.status == 200)
+    return False
+
+
+def wait_ready(name: str, port: int, tick: Callable[[], None], stop: Callable[[], bool]) -> bool:
+    """Wait for a service's /readyz, restarting crashed processes meanwhile (``tick``).
+
+    A slow start (a loaded machine) is not a reason to tear the stack down: it says
+    so every minute and keeps waiting until ready or Ctrl-C. False when stopped.
+    """
+    started = time.monotonic()
+    said = started
+    while not stop():
+        if ready(port):
+            return True
         tick()
+        if time.monotonic() - said >= 60:
+            said = time.monotonic()
+            log(f"{name} is not ready after {said - started:.0f}s; still waiting (see .run/{name}.log)")
         time.sleep(0.3)
-    raise SystemExit(f"service on port {port} did not become ready; see .run/*.log")
+    return False
 
 
 def programs_for(services: list[str], env: dict[str, str], *, broker: bool) -> list[Program]:
@@ -279,7 +293,8 @@ def up(args: list[str]) -> int:
         for program in supervisor.programs[1 if own_broker else 0 :]:
             supervisor.start(program)
         for svc in services:
-            wait_ready(SERVICES[svc], supervisor.poll)
+            if not wait_ready(svc, SERVICES[svc], supervisor.poll, lambda: stop):
+                return 0
         if demo:
             log("all services ready; loading the demo (skipped when already loaded)")
             loader = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "demo.py")], env=env)
