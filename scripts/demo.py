@@ -123,6 +123,18 @@ class Api:
             raise DemoError(f"demo: GET {url} failed: {r.status_code} {r.text}")
         return r.json()
 
+    def pages(self, url: str, **params: Any) -> list[Any]:
+        """Every item of a cursor-paginated list."""
+        items: list[Any] = []
+        cursor: str | None = None
+        while True:
+            query: dict[str, Any] = {**params, **({"cursor": cursor} if cursor else {})}
+            page = self.get(url, None, **query)
+            items.extend(page["items"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return items
+
     def past(self, d: date) -> date:
         """A day in the story, never after today (the APIs refuse future dates)."""
         return min(d, self.today)
@@ -304,18 +316,8 @@ class Payments:
 
     def references(self, tax_account: str) -> set[str]:
         if tax_account not in self.seen:
-            refs: set[str] = set()
-            cursor: str | None = None
-            while True:
-                params: dict[str, Any] = {"lodging": tax_account, "limit": 200}
-                if cursor:
-                    params["cursor"] = cursor
-                page = self.api.get(f"{FILING}/v1/payments", **params)
-                refs.update(p["reference"] for p in page["items"] if p["reference"])
-                cursor = page.get("next_cursor")
-                if not cursor:
-                    break
-            self.seen[tax_account] = refs
+            payments = self.api.pages(f"{FILING}/v1/payments", lodging=tax_account, limit=200)
+            self.seen[tax_account] = {p["reference"] for p in payments if p["reference"]}
         return self.seen[tax_account]
 
     def pay(
@@ -369,39 +371,20 @@ def wait_for(what: str, check: Any, timeout: float = WAIT_SECONDS) -> None:
 
 def loaded(api: Api, last_month: Period) -> bool:
     """The demo's last step is done: both jurisdictions' distribution runs of its last month."""
-    for jurisdiction in ("PR", "VI"):
-        months: set[str] = set()
-        cursor: str | None = None
-        while True:
-            params: dict[str, Any] = {"jurisdiction": jurisdiction, "limit": 500}
-            if cursor:
-                params["cursor"] = cursor
-            page = api.get(f"{DISTRIBUTION}/v1/runs", **params)
-            months.update(r["month"] for r in page["items"])
-            cursor = page.get("next_cursor")
-            if not cursor:
-                break
-        if str(last_month) not in months:
-            return False
-    return True
+    return all(
+        str(last_month)
+        in {r["month"] for r in api.pages(f"{DISTRIBUTION}/v1/runs", jurisdiction=j, limit=500)}
+        for j in ("PR", "VI")
+    )
 
 
 def collected_for(api: Api, tax_account: str) -> Decimal:
     """What distribution's ledger holds in cash for one lodging (its collection entries)."""
-    total = Decimal(0)
-    cursor: str | None = None
-    while True:
-        params: dict[str, Any] = {"tax_account": tax_account, "limit": 200}
-        if cursor:
-            params["cursor"] = cursor
-        page = api.get(f"{DISTRIBUTION}/v1/ledger/entries", **params)
-        for entry in page["items"]:
-            total += sum(
-                (Decimal(x["amount"]) for x in entry["lines"] if x["account"].startswith("cash:")), Decimal(0)
-            )
-        cursor = page.get("next_cursor")
-        if not cursor:
-            return total
+    entries = api.pages(f"{DISTRIBUTION}/v1/ledger/entries", tax_account=tax_account, limit=500)
+    return sum(
+        (Decimal(x["amount"]) for e in entries for x in e["lines"] if x["account"].startswith("cash:")),
+        Decimal(0),
+    )
 
 
 def period_of(st: dict[str, Any], period: Period) -> dict[str, Any] | None:

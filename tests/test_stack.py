@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from servicekit.testing import broker_binary, free_port
+from servicekit.testing import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(120)"]
@@ -108,19 +108,9 @@ class TestSupervisor:
 
     def test_the_broker_is_watched_and_restarted_on_its_port(self, tmp_path: Path, said: list[str]) -> None:
         port = free_port()
-        url = f"tcp://127.0.0.1:{port}"
         broker = stack.Program(
             "broker",
-            [
-                broker_binary(),
-                "broker",
-                "--listener-url",
-                url,
-                "--advertised-listener-url",
-                url,
-                "--storage-engine",
-                "memory://tansu/",
-            ],
+            stack.broker_argv(port),
             tmp_path / "broker.log",
             up=lambda: stack.listening(port),
         )

@@ -103,55 +103,39 @@ class TestOneRunnerPerSchedule:
         assert await run_once(replicas[1], job=job, scheduled_for=day, runner="r1", work=work) == "ran"
         assert await job_run(replicas[0], job) == (day, True, 2, None)
 
-    async def test_replica_loops_started_at_different_times_run_once_at_the_configured_time(
+    async def test_replica_loops_run_the_day_once_whenever_their_pods_start(
         self, replicas: list[AsyncEngine]
     ) -> None:
-        """Pods start at 01:00 and 01:30 AST; the schedule says 02:00: one run, for that day."""
+        """Three pods start at 01:00 AST, before the 02:00 schedule: the previous day, never
+        run, is caught up once. Three pods (re)started at 02:00:01 run that day once."""
         job, work = job_name(), Counter(seconds=0.2)
         clock = {"now": datetime(2026, 12, 1, 5, 0, tzinfo=UTC)}  # 01:00 AST
         schedule = DailySchedule(time(2, 0), AST)
-        stop = asyncio.Event()
-        loops = [
-            asyncio.create_task(
-                scheduled_daily(
-                    e,
-                    stop,
-                    job=job,
-                    schedule=schedule,
-                    runner=f"r{i}",
-                    work=work,
-                    retry_seconds=0.1,
-                    now=lambda: clock["now"],
+
+        def start(stop: asyncio.Event) -> list[asyncio.Task[None]]:
+            return [
+                asyncio.create_task(
+                    scheduled_daily(
+                        e,
+                        stop,
+                        job=job,
+                        schedule=schedule,
+                        runner=f"r{i}",
+                        work=work,
+                        retry_seconds=0.1,
+                        now=lambda: clock["now"],
+                    )
                 )
-            )
-            for i, e in enumerate(replicas)
-        ]
-        await asyncio.sleep(0.5)
-        # before 02:00 the last due day (Nov 30) had no run recorded: the catch-up runs it once
-        assert work.days == [date(2026, 11, 30)]
-        clock["now"] = datetime(2026, 12, 1, 6, 0, 1, tzinfo=UTC)  # 02:00:01 AST
-        for loop in loops:  # wake the sleepers as the scheduled instant would
-            loop.cancel()
-        await asyncio.gather(*loops, return_exceptions=True)
-        stop = asyncio.Event()
-        loops = [
-            asyncio.create_task(
-                scheduled_daily(
-                    e,
-                    stop,
-                    job=job,
-                    schedule=schedule,
-                    runner=f"r{i}",
-                    work=work,
-                    retry_seconds=0.1,
-                    now=lambda: clock["now"],
-                )
-            )
-            for i, e in enumerate(replicas)
-        ]
-        await asyncio.sleep(1.0)
-        stop.set()
-        await asyncio.gather(*loops)
+                for i, e in enumerate(replicas)
+            ]
+
+        for at in (datetime(2026, 12, 1, 5, 0, tzinfo=UTC), datetime(2026, 12, 1, 6, 0, 1, tzinfo=UTC)):
+            clock["now"] = at
+            stop = asyncio.Event()
+            loops = start(stop)
+            await asyncio.sleep(1.0)
+            stop.set()
+            await asyncio.gather(*loops)
         assert work.days == [date(2026, 11, 30), date(2026, 12, 1)]
 
 
