@@ -71,9 +71,9 @@ def create_app(
             denylist.watch(engine, stop, interval=settings.revocation_refresh_seconds),
             name="revocation-denylist",
         )
-        if on_startup is not None:
-            await on_startup(app)
         try:
+            if on_startup is not None:
+                await on_startup(app)
             yield
         finally:
             stop.set()

@@ -36,6 +36,8 @@ Role = Literal["agency-admin", "agency-auditor", "dashboard", "operator", "facil
 ROLES: tuple[Role, ...] = ("agency-admin", "agency-auditor", "dashboard", "operator", "facilitator")
 AGENCY_ROLES: frozenset[str] = frozenset({"agency-admin", "agency-auditor", "dashboard"})
 ALGORITHM = "EdDSA"
+#: seconds of clock skew tolerated on ``exp``/``nbf``/``iat``
+LEEWAY_SECONDS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +152,7 @@ class TokenVerifier:
                 audience=self.audience,
                 issuer=self.issuer,
                 options={"require": ["exp", "iat", "sub", "aud", "iss"]},
-                leeway=5,
+                leeway=LEEWAY_SECONDS,
             )
         except jwt.ExpiredSignatureError as exc:
             raise Unauthorized("the access token has expired") from exc

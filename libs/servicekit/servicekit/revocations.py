@@ -27,6 +27,7 @@ from alembic import op
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from servicekit.auth import LEEWAY_SECONDS
 from servicekit.consumer import EventConsumer
 from servicekit.settings import ServiceSettings
 from taxcore.events import CloudEvent
@@ -36,8 +37,6 @@ log = logging.getLogger("servicekit.revocations")
 
 EVENT_TYPE = "roomtax.registry.access.revoked.v1"
 TABLE = "revoked_principals"
-#: seconds of clock leeway the token verifier allows on top of the token lifetime
-LEEWAY_SECONDS = 5
 
 
 def create_revocations_table() -> None:
