@@ -149,7 +149,10 @@ class Supervisor:
             assert program.proc is not None
             if program.proc.poll() is not None or time.monotonic() > deadline:
                 self.say(f"{program.name} did not come up; see {program.log}")
-                return  # noticed as an exit (or a hung start) by the next poll
+                with contextlib.suppress(ProcessLookupError):
+                    program.proc.kill()  # a hung start is an exit too: the next poll restarts it
+                program.proc.wait()
+                return
             time.sleep(0.1)
 
     def start_all(self) -> None:

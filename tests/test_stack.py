@@ -121,3 +121,13 @@ class TestSupervisor:
             wait_until(lambda: broker.restarts == 1 and stack.listening(port), timeout=20)
             assert said[0].startswith("broker exited (code -9)")
             assert said[1].startswith("broker restarted (pid ")
+
+    def test_a_program_that_never_comes_up_is_killed_and_restarted(
+        self, tmp_path: Path, said: list[str]
+    ) -> None:
+        hung = stack.Program("hung", SLEEPER, tmp_path / "h.log", up=lambda: False, up_timeout=0.2)
+        supervisor = stack.Supervisor([hung], initial=0.1, say=said.append)
+        with Running(supervisor):
+            wait_until(lambda: hung.restarts >= 1)
+        assert said[0] == f"hung did not come up; see {hung.log}"
+        assert said[1].startswith("hung exited (code -9)")
