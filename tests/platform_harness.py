@@ -90,11 +90,17 @@ class ServiceProcess:
                     p.wait()
         self.api = self.worker = None
 
-    async def wait_ready(self, timeout: float = 120) -> None:
+    async def wait_ready(self, timeout: float = 180) -> None:
+        """Until /readyz answers 200; generous, as a loaded 2-core machine starts slowly."""
         deadline = time.monotonic() + timeout
         async with httpx.AsyncClient(timeout=3) as client:
             while time.monotonic() < deadline:
                 try:
+                    # the port's answer must come from this service (two free_port() calls
+                    # may hand out one port: the second API then fails to bind)
+                    alive = await client.get(f"{self.url}/healthz")
+                    if alive.status_code == 200 and alive.json().get("service") != self.name:
+                        raise RuntimeError(f"port {self.port} answers as {alive.json().get('service')}")
                     if (await client.get(f"{self.url}/readyz")).status_code == 200:
                         return
                 except httpx.HTTPError:
@@ -110,6 +116,8 @@ class Platform:
     services: dict[str, ServiceProcess] = field(default_factory=dict)
     broker: BrokerProcess = field(default_factory=BrokerProcess)
     prefix: str = "roomtax_e2e"
+    #: a folder for each worker's heartbeat file (``<service>.heartbeat``), to read its health
+    heartbeats: Path | None = None
 
     @property
     def logs(self) -> Path:
@@ -137,8 +145,16 @@ class Platform:
             await admin.close()
         for name in names:
             base[f"{name.upper()}_DATABASE_URL"] = database_url(f"{self.prefix}_{name}")
+        ports: set[int] = {self.broker.port}
         for name in names:
-            self.services[name] = ServiceProcess(name=name, port=free_port(), env=base, logs=self.logs)
+            port = free_port()
+            while port in ports:
+                port = free_port()
+            ports.add(port)
+            env = dict(base)
+            if self.heartbeats is not None:
+                env["ROOMTAX_WORKER_HEARTBEAT"] = str(self.heartbeats / f"{name}.heartbeat")
+            self.services[name] = ServiceProcess(name=name, port=port, env=env, logs=self.logs)
         await asyncio.gather(*(asyncio.to_thread(s.migrate) for s in self.services.values()))
         for s in self.services.values():
             s.start()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -21,7 +22,10 @@ from servicekit.db import TransactionalRoute, make_engine, make_sessionmaker
 from servicekit.errors import PROBLEM_JSON, PROBLEM_SCHEMA, install_error_handlers
 from servicekit.limits import BodyLimitMiddleware
 from servicekit.logs import RequestContextMiddleware, configure_logging
+from servicekit.revocations import Denylist
 from servicekit.settings import ServiceSettings
+
+log = logging.getLogger("servicekit.app")
 
 
 def router(**kwargs: Any) -> APIRouter:
@@ -67,17 +71,33 @@ def create_app(
         )
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine, service=settings.service_name)
-        if on_startup is not None:
-            await on_startup(app)
+        try:  # loaded before the first request; a database outage is retried by the watcher
+            await asyncio.wait_for(denylist.load(engine), timeout=5.0)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("revocation denylist not loaded at start: %s", exc)
+        stop = asyncio.Event()
+        watcher = asyncio.create_task(
+            denylist.watch(engine, stop, interval=settings.revocation_refresh_seconds),
+            name="revocation-denylist",
+        )
         try:
+            if on_startup is not None:
+                await on_startup(app)
             yield
         finally:
+            stop.set()
+            await watcher
             await engine.dispose()
 
     app = FastAPI(title=title, description=description, version=version, lifespan=lifespan)
     app.state.settings = settings
+    denylist = Denylist(token_ttl_seconds=settings.token_ttl_seconds)
+    app.state.denylist = denylist
     app.state.token_verifier = TokenVerifier(
-        settings.jwt_public_key, issuer=settings.jwt_issuer, audience=settings.jwt_audience
+        settings.jwt_public_key,
+        issuer=settings.jwt_issuer,
+        audience=settings.jwt_audience,
+        denylist=denylist,
     )
     if settings.signs_tokens:
         app.state.token_issuer = TokenIssuer(
@@ -103,7 +123,12 @@ def create_app(
     @app.get(
         "/readyz",
         tags=["operations"],
-        summary="Readiness: database and broker reachable",
+        summary="Readiness: the database is reachable",
+        description=(
+            "An API's writes touch only PostgreSQL (events leave through the outbox), so its "
+            "readiness depends on the database alone: a broker outage delays events, it does "
+            "not stop the API. The workers report the broker's health (their heartbeat)."
+        ),
         responses={503: {"description": "Not ready"}},
     )
     async def readyz(request: Request) -> JSONResponse:
@@ -117,7 +142,6 @@ def create_app(
             checks["database"] = "ok"
         except Exception as exc:  # noqa: BLE001
             checks["database"] = f"unavailable: {type(exc).__name__}"
-        checks["broker"] = "ok" if await broker_reachable(settings.kafka_bootstrap) else "unavailable"
         ok = all(v == "ok" for v in checks.values())
         body = {"status": "ready" if ok else "not ready", "checks": checks}
         request.app.state.ready_cache = (time.monotonic(), body)

@@ -20,7 +20,7 @@ import time
 import uuid
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import jwt
 from cryptography.hazmat.primitives import serialization
@@ -29,10 +29,15 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from servicekit.errors import Forbidden, Unauthorized
 
+if TYPE_CHECKING:
+    from servicekit.revocations import Denylist
+
 Role = Literal["agency-admin", "agency-auditor", "dashboard", "operator", "facilitator"]
 ROLES: tuple[Role, ...] = ("agency-admin", "agency-auditor", "dashboard", "operator", "facilitator")
 AGENCY_ROLES: frozenset[str] = frozenset({"agency-admin", "agency-auditor", "dashboard"})
 ALGORITHM = "EdDSA"
+#: seconds of clock skew tolerated on ``exp``/``nbf``/``iat``
+LEEWAY_SECONDS = 5
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,12 +125,19 @@ class TokenIssuer:
 
 
 class TokenVerifier:
-    """Verifies tokens locally with the public key(s): several during a key rotation."""
+    """Verifies tokens locally with the public key(s): several during a key rotation.
 
-    def __init__(self, public_key: str, *, issuer: str, audience: str) -> None:
+    With a ``denylist`` (every service's API has one, :mod:`servicekit.revocations`), a
+    token issued to a client or person before it was revoked is refused.
+    """
+
+    def __init__(
+        self, public_key: str, *, issuer: str, audience: str, denylist: Denylist | None = None
+    ) -> None:
         self._keys = public_keys(public_key)
         self.issuer = issuer
         self.audience = audience
+        self.denylist = denylist
 
     def verify(self, token: str) -> Principal:
         try:
@@ -140,7 +152,7 @@ class TokenVerifier:
                 audience=self.audience,
                 issuer=self.issuer,
                 options={"require": ["exp", "iat", "sub", "aud", "iss"]},
-                leeway=5,
+                leeway=LEEWAY_SECONDS,
             )
         except jwt.ExpiredSignatureError as exc:
             raise Unauthorized("the access token has expired") from exc
@@ -149,6 +161,12 @@ class TokenVerifier:
         role = claims.get("role")
         if role not in ROLES:
             raise Unauthorized("the access token carries no known role")
+        if self.denylist is not None and (
+            why := self.denylist.refuses(
+                client_id=str(claims["sub"]), user_id=claims.get("user_id"), issued_at=float(claims["iat"])
+            )
+        ):
+            raise Unauthorized(why)
         return Principal(
             client_id=str(claims["sub"]),
             role=str(role),

@@ -2,7 +2,8 @@
 
 Commands: ``migrate`` (alembic upgrade head, creating the database), ``api``
 (uvicorn), ``relay`` (outbox -> Kafka), ``consumer`` (Kafka -> handlers),
-``worker`` (relay and consumers in one process).
+``worker`` (relay and consumers in one process), ``health`` (the running worker's
+last heartbeat: its broker health).
 """
 
 from __future__ import annotations
@@ -10,9 +11,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -21,6 +24,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from servicekit import metrics
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.logs import configure_logging
@@ -61,23 +65,53 @@ HEARTBEAT_SECONDS = 10.0
 
 
 async def heartbeat(
-    tasks: list[asyncio.Task[object]], stop: asyncio.Event, path: str = HEARTBEAT_FILE
+    tasks: list[asyncio.Task[object]],
+    stop: asyncio.Event,
+    path: str = HEARTBEAT_FILE,
+    *,
+    bootstrap: str | None = None,
+    interval: float = HEARTBEAT_SECONDS,
 ) -> None:
-    """Touch ``path`` every few seconds while every relay and consumer task is alive.
+    """Write the worker's health to ``path`` every few seconds while every task is alive.
 
-    A worker whose loop is stuck or whose task died stops touching it, and the
-    liveness probe (file older than a minute) has the orchestrator restart it.
+    The file holds ``{"at": ..., "tasks": n, "broker": "ok" | "unavailable"}``: the
+    workers are where the broker's health is reported (the APIs' readiness depends on
+    the database only, their writes go to the outbox). The broker state is also the
+    gauge ``roomtax_worker_broker_up``. A broker outage does not stop the heartbeat (the
+    relay and consumers reconnect on their own); a worker whose loop is stuck or whose
+    task died stops writing it, and the liveness probe (file older than a minute) has
+    the orchestrator restart it.
     """
+    from servicekit.app import broker_reachable
+
     target = Path(path)
     while not stop.is_set():
         dead = [t for t in tasks if t.done()]
         if dead:
             log.error("worker task ended unexpectedly: %s; heartbeat stops", dead[0].get_name())
             return
+        health: dict[str, object] = {"at": time.time(), "tasks": len(tasks)}
+        if bootstrap is not None:
+            up = await broker_reachable(bootstrap)
+            metrics.WORKER_BROKER_UP.set(1 if up else 0)
+            health["broker"] = "ok" if up else "unavailable"
+            if not up:
+                log.warning("worker health: the broker at %s is unavailable", bootstrap)
         with contextlib.suppress(OSError):
-            await asyncio.to_thread(target.touch)
+            await asyncio.to_thread(target.write_text, json.dumps(health))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=HEARTBEAT_SECONDS)
+            await asyncio.wait_for(stop.wait(), timeout=interval)
+
+
+def worker_health(path: str = HEARTBEAT_FILE, *, max_age: float = 60.0) -> dict[str, object]:
+    """The last health a worker wrote, with ``fresh`` (written within ``max_age`` seconds)."""
+    target = Path(path)
+    try:
+        health: dict[str, object] = json.loads(target.read_text() or "{}")
+        health["fresh"] = time.time() - target.stat().st_mtime < max_age
+    except (OSError, ValueError):
+        return {"fresh": False}
+    return health
 
 
 async def run_workers(
@@ -103,7 +137,7 @@ async def run_workers(
             tasks.append(asyncio.create_task(consumer.run(stop)))
         for job in spec.background:
             tasks.append(asyncio.create_task(job(settings, sessionmaker, stop)))  # type: ignore[arg-type]
-    beat = asyncio.create_task(heartbeat(list(tasks), stop))
+    beat = asyncio.create_task(heartbeat(list(tasks), stop, bootstrap=settings.kafka_bootstrap))
     try:
         await stop.wait()
         await beat
@@ -124,11 +158,16 @@ def main(spec: ServiceSpec, argv: list[str] | None = None) -> None:
     sub.add_parser("relay", help="publish the outbox to Kafka")
     sub.add_parser("consumer", help="consume events")
     sub.add_parser("worker", help="relay and consumers in one process")
+    sub.add_parser("health", help="the worker's last heartbeat; exit 1 unless fresh and broker ok")
     args = parser.parse_args(argv)
     settings = spec.settings()
     configure_logging(spec.name, settings.log_level)
     if args.command == "migrate":
         upgrade(spec.migrations, settings.database_url)
+    elif args.command == "health":
+        health = worker_health()
+        print(json.dumps(health))
+        raise SystemExit(0 if health["fresh"] and health.get("broker") == "ok" else 1)
     elif args.command == "api":
         import uvicorn
 

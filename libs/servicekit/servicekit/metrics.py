@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Histogram
+from prometheus_client import Counter, Gauge, Histogram
 
 HTTP_REQUESTS = Counter(
     "roomtax_http_requests_total", "HTTP requests", ["service", "method", "route", "status"]
@@ -19,3 +19,4 @@ OUTBOX_DEAD_LETTERS = Counter(
 )
 OUTBOX_REPLAYS = Counter("roomtax_outbox_replays_total", "Outbox window replays", ["relay"])
 EVENTS_CONSUMED = Counter("roomtax_events_consumed_total", "Events consumed", ["consumer", "type", "outcome"])
+WORKER_BROKER_UP = Gauge("roomtax_worker_broker_up", "1 when the worker reaches the broker, else 0")

@@ -50,6 +50,8 @@ class ServiceSettings(BaseSettings):
     )
     db_pool_size: int = 10
     signs_tokens: bool = False  # only the registry holds the private key
+    #: seconds between two reloads of the API's revocation denylist (servicekit.revocations)
+    revocation_refresh_seconds: float = Field(default=1.0, gt=0, le=60)
 
     @classmethod
     def settings_customise_sources(

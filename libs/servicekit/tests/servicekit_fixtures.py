@@ -18,6 +18,7 @@ from servicekit.errors import Conflict, NotFound
 from servicekit.migrations import create_chassis_tables, create_outbox_dead_letters
 from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.revocations import create_revocations_table
 from servicekit.settings import ServiceSettings
 from servicekit.testing import database_url, test_database_name
 
@@ -42,6 +43,7 @@ async def make_chassis_db(name: str) -> str:
         with Operations.context(ctx):
             create_chassis_tables()
             create_outbox_dead_letters()
+            create_revocations_table()
         connection.execute(
             text(
                 "CREATE TABLE widgets (id serial PRIMARY KEY, name text UNIQUE NOT NULL, "

@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 
 import httpx
 import pytest
-from servicekit_fixtures import UPLOAD_LIMIT
+from servicekit_fixtures import UPLOAD_LIMIT, build_widget_app
 
 from servicekit.settings import ServiceSettings
-from servicekit.testing import auth, token
+from servicekit.testing import auth, free_port, running_app, token
 
 H = auth("agency-admin")
 
@@ -189,9 +189,26 @@ class TestOperations:
         assert (await client.get("/healthz")).json() == {"status": "ok", "service": "widgets"}
         ready = await client.get("/readyz")
         assert ready.status_code == 200
-        assert ready.json() == {"status": "ready", "checks": {"database": "ok", "broker": "ok"}}
+        assert ready.json() == {"status": "ready", "checks": {"database": "ok"}}
         metrics = await client.get("/metrics")
         assert "roomtax_http_requests_total" in metrics.text
+
+    async def test_an_api_stays_ready_without_a_broker_and_goes_unready_without_its_database(
+        self, chassis_db: str
+    ) -> None:
+        """Its writes touch PostgreSQL only (the outbox): no broker is no reason to be unready."""
+        nobody = f"127.0.0.1:{free_port()}"
+        async with running_app(build_widget_app(chassis_db, nobody)) as client:
+            ready = await client.get("/readyz")
+            assert ready.status_code == 200
+            assert ready.json() == {"status": "ready", "checks": {"database": "ok"}}
+            made = await client.post("/v1/widgets", json={"name": unique(), "amount": "1.00"}, headers=H)
+            assert made.status_code == 201
+        gone = chassis_db.rsplit("/", 1)[0] + f"/roomtax_no_such_db_{unique()}"
+        async with running_app(build_widget_app(gone, nobody)) as client:
+            ready = await client.get("/readyz")
+            assert ready.status_code == 503
+            assert ready.json()["checks"] == {"database": "unavailable: DBAPIError"}
 
     async def test_request_id_is_echoed(self, client: httpx.AsyncClient) -> None:
         r = await client.get("/healthz", headers={"X-Request-ID": "abc123"})

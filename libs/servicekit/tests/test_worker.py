@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from prometheus_client import REGISTRY
+
 from servicekit import cli
+from servicekit.testing import BrokerProcess, free_port
 
 
 class TestHeartbeat:
@@ -26,3 +29,36 @@ class TestHeartbeat:
         stop2 = asyncio.Event()
         await asyncio.wait_for(cli.heartbeat([dying], stop2, str(path)), timeout=5)  # type: ignore[list-item]
         assert not path.exists()  # a dead task: no heartbeat, the probe fails, the pod restarts
+
+    async def test_reports_the_broker_health_and_keeps_beating_when_it_is_down(
+        self, tmp_path: Path, broker: BrokerProcess
+    ) -> None:
+        path = tmp_path / "beat"
+        stop = asyncio.Event()
+        alive = asyncio.create_task(stop.wait())
+        beat = asyncio.create_task(
+            cli.heartbeat([alive], stop, str(path), bootstrap=broker.bootstrap, interval=0.1)  # type: ignore[list-item]
+        )
+        await asyncio.sleep(0.5)
+        health = cli.worker_health(str(path))
+        assert (health["broker"], health["tasks"], health["fresh"]) == ("ok", 1, True)
+        assert REGISTRY.get_sample_value("roomtax_worker_broker_up") == 1
+        stop.set()
+        await beat
+        await alive
+
+        stop2 = asyncio.Event()
+        alive = asyncio.create_task(stop2.wait())
+        beat = asyncio.create_task(
+            cli.heartbeat([alive], stop2, str(path), bootstrap=f"127.0.0.1:{free_port()}", interval=0.1)  # type: ignore[list-item]
+        )
+        await asyncio.sleep(0.5)
+        assert not beat.done()  # a broker outage is reported, not a reason to be restarted
+        assert cli.worker_health(str(path))["broker"] == "unavailable"
+        assert REGISTRY.get_sample_value("roomtax_worker_broker_up") == 0
+        stop2.set()
+        await beat
+        await alive
+
+    def test_a_missing_heartbeat_is_not_fresh(self, tmp_path: Path) -> None:
+        assert cli.worker_health(str(tmp_path / "none")) == {"fresh": False}

@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment import intake
 from servicekit.consumer import EventConsumer, Handler
+from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
 from taxcore.events.filing import DECLARATIONS, PAYMENTS
 from taxcore.events.registry import LODGINGS
@@ -45,4 +46,5 @@ def consumers(
             sessionmaker=sessionmaker,
             handlers=FILING_HANDLERS,
         ),
+        revocation_consumer(settings, sessionmaker),
     ]

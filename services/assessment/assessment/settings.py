@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import time
 from decimal import Decimal
 
 from pydantic import Field
@@ -13,8 +14,14 @@ class AssessmentSettings(ServiceSettings):
 
     service_name: str = "assessment"
     database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/roomtax_assessment"
-    #: seconds between two runs of the daily jobs in the worker (non-filers, lapsed notices, summaries)
-    daily_jobs_interval_seconds: float = Field(default=86_400, gt=0)
+    #: local time of the daily jobs (non-filers, lapsed notices, summaries); they run once a
+    #: day across every worker replica (servicekit.schedule), or at a worker's start when
+    #: the day's run was missed
+    daily_jobs_at: time = time(2, 0)
+    #: the agency's clock for ``daily_jobs_at`` (an IANA name; PR and VI keep AST, UTC-4)
+    daily_jobs_timezone: str = "America/Puerto_Rico"
+    #: seconds before a failed daily run is tried again
+    daily_jobs_retry_seconds: float = Field(default=300, gt=0)
     #: per-night value the agency uses to estimate a non-filer with no filed history (PR §32
     #: "industry cost"); None = such lodgings are reported by the job, not estimated
     estimate_industry_cost: Decimal | None = None

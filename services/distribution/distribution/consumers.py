@@ -6,6 +6,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from distribution.ledger.service import record_collection
 from servicekit.consumer import EventConsumer
+from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import COLLECTIONS, CollectionPosted
@@ -27,5 +28,6 @@ def consumers(
             topics=[COLLECTIONS],
             sessionmaker=sessionmaker,
             handlers={COLLECTION_POSTED: on_collection_posted},
-        )
+        ),
+        revocation_consumer(settings, sessionmaker),
     ]

@@ -34,6 +34,20 @@ class TestCollectionPosted:
         assert (funds["collected"], funds["pending"], funds["distributed"]) == ("1234.56", "1234.56", "0.00")
         assert funds["conserved"] is True
 
+    async def test_entries_of_one_lodging(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """The demo's resume check sums its own lodgings' collections, not the platform's."""
+        mine = collection_event(amount="10.00", collected_on=date(2026, 7, 1))
+        other = collection_event(amount="99.00", collected_on=date(2026, 7, 1))
+        for event in (mine, other):
+            assert await collect(db, event=event) == "applied"
+        account = mine.data["tax_account"]
+        r = await client.get("/v1/ledger/entries", params={"tax_account": account}, headers=AUDITOR)
+        assert [(e["event_id"], [x["amount"] for x in e["lines"]]) for e in r.json()["items"]] == [
+            (mine.id, ["10.00", "-10.00"])
+        ]
+
     async def test_redelivery_and_reused_posting_id_change_nothing(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
     ) -> None:

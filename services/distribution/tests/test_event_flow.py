@@ -48,7 +48,7 @@ async def _wait(predicate: object, timeout: float = 30.0) -> None:
 async def _workers(settings: DistributionSettings, topic: str) -> AsyncIterator[list[object]]:
     engine = make_engine(settings.database_url, application_name="flow-test", pool_size=2)
     sessionmaker = make_sessionmaker(engine, service="assessment")  # the scratch outbox plays assessment
-    [consumer] = consumers(settings, make_sessionmaker(engine, service="distribution"))
+    consumer = consumers(settings, make_sessionmaker(engine, service="distribution"))[0]
     consumer.topics = [topic]
     consumer.name = f"distribution-collections-{uuid.uuid4().hex[:8]}"
     relay = OutboxRelay(

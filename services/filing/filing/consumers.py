@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from filing.projection.handlers import HANDLERS
 from servicekit.consumer import EventConsumer
+from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
 from taxcore.events.registry import LODGINGS, PARTIES
 
@@ -28,4 +29,4 @@ def registry_projection(
 def consumers(
     settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> list[EventConsumer]:
-    return [registry_projection(settings, sessionmaker)]
+    return [registry_projection(settings, sessionmaker), revocation_consumer(settings, sessionmaker)]

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
+from datetime import datetime
+
 import httpx
 from registry_factories import ADMIN, make_facilitator, make_lodging, make_operator
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 
 async def _token(client: httpx.AsyncClient, cid: str, secret: str) -> httpx.Response:
@@ -86,3 +90,46 @@ class TestClients:
         )
         assert r.status_code == 422
         assert r.json()["errors"][0]["pointer"] == "#/body/operator_id"
+
+
+class TestRevocation:
+    async def test_revoking_a_client_records_it_and_publishes_it_in_one_transaction(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        fac = await make_facilitator(client)
+        c = (
+            await client.post(
+                "/v1/oauth-clients",
+                json={"name": "OTA to revoke", "role": "facilitator", "facilitator_id": fac["id"]},
+                headers=ADMIN,
+            )
+        ).json()
+        out = (await client.post(f"/v1/oauth-clients/{c['client_id']}/revoke", headers=ADMIN)).json()
+        async with db() as session:
+            row = (
+                await session.execute(
+                    text(
+                        "SELECT kind, revoked_at, reason, event_id FROM revoked_principals "
+                        "WHERE subject_id = :s"
+                    ),
+                    {"s": c["client_id"]},
+                )
+            ).one()
+            event = (
+                await session.execute(
+                    text(
+                        "SELECT event_id, topic, key, payload FROM outbox WHERE event_type = :t AND key = :k"
+                    ),
+                    {"t": "roomtax.registry.access.revoked.v1", "k": c["client_id"]},
+                )
+            ).one()
+        assert row.kind == "client"
+        assert row.revoked_at == datetime.fromisoformat(out["revoked_at"])
+        assert row.reason == "client revoked by client:test-agency-admin-None"
+        assert (row.event_id, event.topic) == (event.event_id, "registry.revocations")
+        assert event.payload["data"] == {
+            "kind": "client",
+            "subject_id": c["client_id"],
+            "revoked_at": out["revoked_at"].replace("+00:00", "Z"),
+            "reason": "client revoked by client:test-agency-admin-None",
+        }

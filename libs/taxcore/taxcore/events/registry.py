@@ -2,14 +2,15 @@
 
 Lodging events carry a full snapshot so a projection needs no other call.
 Keyed by the lodging's tax account number (topic ``registry.lodgings``);
-operator/facilitator/client events are keyed by their id.
+operator/facilitator/client events are keyed by their id; a revocation
+(topic ``registry.revocations``) by the revoked client's or person's id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date
-from typing import Any, Protocol
+from datetime import date, datetime
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -20,6 +21,7 @@ from taxcore.periods import Period
 LODGINGS = "registry.lodgings"
 PARTIES = "registry.parties"
 CLIENTS = "registry.clients"
+REVOCATIONS = "registry.revocations"
 
 
 class StatusPeriod(EventData):
@@ -227,3 +229,19 @@ class ClientChanged(EventData):
     operator_id: str | None
     facilitator_id: str | None
     change: str  # created | rotated | revoked
+
+
+@contract("roomtax.registry.access.revoked.v1", REVOCATIONS)
+class AccessRevoked(EventData):
+    """A client (``kind="client"``) or a person (``kind="user"``) lost access at ``revoked_at``.
+
+    Every service refuses the tokens issued to it before ``revoked_at`` from the moment
+    it learns of the event: an access token lives up to ``token_ttl_seconds`` and is
+    verified locally, so without this event a revoked caller would keep working until
+    its token expires. Tokens issued later (a person whose access is restored) pass.
+    """
+
+    kind: Literal["client", "user"]
+    subject_id: str
+    revoked_at: datetime
+    reason: str | None = None

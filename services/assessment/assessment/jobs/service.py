@@ -16,8 +16,8 @@ stays, the statement shows it as superseded).
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
+import os
+import socket
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -25,21 +25,20 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from assessment import clock, law
+from assessment import law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.service import recompute, refresh_summary
 from assessment.models import Estimate, Liability, LodgingView
 from assessment.notices.service import request_lapsed_draws
 from assessment.settings import AssessmentSettings
 from servicekit.outbox import emit
+from servicekit.schedule import DailySchedule, scheduled_daily
 from taxcore.errors import TaxcoreError
 from taxcore.events import registry as registry_events
 from taxcore.events.assessment import AccountAssessed
 from taxcore.obligations import must_file_lodging
 from taxcore.periods import Period, due_date
 from taxcore.rules.estimate import estimate_assessment
-
-log = logging.getLogger("assessment.jobs")
 
 
 async def estimate_non_filers(
@@ -170,14 +169,28 @@ async def run_daily(
         await refresh_all_summaries(session, as_of=on)
 
 
+DAILY_JOB = "assessment.daily"
+
+
 async def daily_jobs(
     settings: AssessmentSettings, sessionmaker: async_sessionmaker[AsyncSession], stop: asyncio.Event
 ) -> None:
-    """Worker background task: the daily jobs at start-up and then every interval."""
-    while not stop.is_set():
-        try:
-            await run_daily(sessionmaker, settings, clock.today())
-        except Exception:  # noqa: BLE001 - logged, retried at the next interval
-            log.exception("daily assessment jobs failed")
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=settings.daily_jobs_interval_seconds)
+    """Worker background task: the daily jobs once a day at ``daily_jobs_at``, across replicas.
+
+    Every replica runs this; one of them (the advisory-lock leader) runs the day's jobs,
+    recorded in ``job_runs`` (servicekit.schedule). They run as of the scheduled day.
+    """
+    engine = sessionmaker.kw["bind"]
+
+    async def work(on: date) -> None:
+        await run_daily(sessionmaker, settings, on)
+
+    await scheduled_daily(
+        engine,
+        stop,
+        job=DAILY_JOB,
+        schedule=DailySchedule(settings.daily_jobs_at, settings.daily_jobs_timezone),
+        runner=f"{socket.gethostname()}:{os.getpid()}",
+        work=work,
+        retry_seconds=settings.daily_jobs_retry_seconds,
+    )

@@ -4,7 +4,7 @@ The registry now publishes each lodging's attribute history; the projection keep
 it. Existing rows get one entry, the current values effective from registration
 (the registry migrates its own rows the same way).
 
-Revision ID: 0003
+Revision ID: 0003_lodging_attributes
 Revises: 0002_outbox_dead_letters
 Create Date: 2026-12-01 09:45:00
 """
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0003"
+revision: str = "0003_lodging_attributes"
 down_revision: str | None = "0002_outbox_dead_letters"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

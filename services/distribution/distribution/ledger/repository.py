@@ -12,7 +12,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from distribution.ledger.accounts import AccountSpec
-from distribution.models import Account, JournalEntry, JournalLine
+from distribution.models import Account, Collection, JournalEntry, JournalLine
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,13 +109,23 @@ async def account_totals(
 
 
 async def list_entries(
-    session: AsyncSession, *, jurisdiction: str | None, run_id: str | None, after: int | None, limit: int
+    session: AsyncSession,
+    *,
+    jurisdiction: str | None,
+    run_id: str | None,
+    after: int | None,
+    limit: int,
+    tax_account: str | None = None,
 ) -> Sequence[JournalEntry]:
     stmt = select(JournalEntry).order_by(JournalEntry.id).limit(limit + 1)
     if jurisdiction is not None:
         stmt = stmt.where(JournalEntry.jurisdiction == jurisdiction)
     if run_id is not None:
         stmt = stmt.where(JournalEntry.run_id == run_id)
+    if tax_account is not None:  # a lodging's collections (runs net every lodging together)
+        stmt = stmt.where(
+            JournalEntry.id.in_(select(Collection.entry_id).where(Collection.tax_account == tax_account))
+        )
     if after is not None:
         stmt = stmt.where(JournalEntry.id > after)
     return (await session.execute(stmt)).scalars().all()

@@ -102,12 +102,20 @@ async def list_entries(
     cursor: CursorQuery = None,
     jurisdiction: Annotated[str | None, Query(pattern="^[A-Z]{2}$")] = None,
     run_id: str | None = None,
+    tax_account: Annotated[
+        str | None, Query(max_length=40, description="only this lodging's collection entries")
+    ] = None,
 ) -> Page[EntryOut]:
     after = decode_cursor(cursor, arity=1)
     if after is not None and not after[0].isdigit():
         raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query")
     rows = await ledger.list_entries(
-        session, jurisdiction=jurisdiction, run_id=run_id, after=int(after[0]) if after else None, limit=limit
+        session,
+        jurisdiction=jurisdiction,
+        run_id=run_id,
+        after=int(after[0]) if after else None,
+        limit=limit,
+        tax_account=tax_account,
     )
     kept = list(rows[:limit])
     lines = await ledger.lines_of(session, [e.id for e in kept])

@@ -1,6 +1,6 @@
 """opening states: what each fund received before the first run (go-live)
 
-Revision ID: 0002_opening_states
+Revision ID: 0003_opening_states
 Revises: 0002_outbox_dead_letters
 Create Date: 2026-12-01 09:40:00
 """
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision: str = "0002_opening_states"
+revision: str = "0003_opening_states"
 down_revision: str | None = "0002_outbox_dead_letters"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

@@ -1,7 +1,7 @@
 """parties: operator and facilitator names from the registry (for receipts)
 
-Revision ID: 0002_parties
-Revises: 0003
+Revision ID: 0004_parties
+Revises: 0003_lodging_attributes
 Create Date: 2026-12-01 09:50:00
 """
 
@@ -10,8 +10,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0002_parties"
-down_revision: str | None = "0003"
+revision: str = "0004_parties"
+down_revision: str | None = "0003_lodging_attributes"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

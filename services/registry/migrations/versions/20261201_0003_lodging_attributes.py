@@ -3,7 +3,7 @@
 Creates the append-only history and fills it from the current values, effective
 from each lodging's registration (the only date the register knows for them).
 
-Revision ID: 0003
+Revision ID: 0003_lodging_attributes
 Revises: 0002_outbox_dead_letters
 Create Date: 2026-12-01 09:40:00
 """
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003"
+revision: str = "0003_lodging_attributes"
 down_revision: str | None = "0002_outbox_dead_letters"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

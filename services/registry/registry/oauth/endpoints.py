@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from registry.models import Facilitator, OAuthClient, Operator
 from registry.oauth.secrets import hash_secret, new_secret, verify_secret
+from registry.oauth.service import revoke_access
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, Principal, TokenIssuer
 from servicekit.db import SessionDep
@@ -224,11 +225,18 @@ async def rotate(client_id: str, session: SessionDep, _: AdminDep) -> ClientSecr
     "/oauth-clients/{client_id}/revoke",
     response_model=ClientOut,
     responses={**NotFound.openapi(), **Conflict.openapi()},
-    summary="Revoke the client (tokens already issued expire within their short lifetime)",
+    summary="Revoke the client: every service refuses its tokens within seconds",
 )
-async def revoke(client_id: str, session: SessionDep, _: AdminDep) -> ClientOut:
+async def revoke(client_id: str, session: SessionDep, principal: AdminDep) -> ClientOut:
     client = await _client(session, client_id)
     client.revoked_at = datetime.now(UTC)
     await session.flush()
     await _event(session, client, "revoked")
+    await revoke_access(
+        session,
+        kind="client",
+        subject_id=client.client_id,
+        revoked_at=client.revoked_at,
+        reason=f"client revoked by {principal.actor}",
+    )
     return to_out(client)

@@ -1,0 +1,160 @@
+"""The daily jobs run once per scheduled day across worker replicas (servicekit.schedule).
+
+Replicas are modelled as separate engines (separate connection pools, as separate
+pods have) on the suite's database; the race is real: both try the advisory lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+
+import pytest
+from assessment_factories import Bus, new_account, rows
+from fastapi import FastAPI
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from assessment.jobs.service import run_daily
+from servicekit.db import make_engine
+from servicekit.schedule import DailySchedule, run_once, scheduled_daily
+
+DB = async_sessionmaker[AsyncSession]
+AST = "America/Puerto_Rico"  # UTC-4 all year
+
+
+@pytest.fixture
+async def replicas(assessment_db: str) -> AsyncIterator[list[AsyncEngine]]:
+    engines = [make_engine(assessment_db, application_name=f"replica-{i}", pool_size=2) for i in range(3)]
+    yield engines
+    for e in engines:
+        await e.dispose()
+
+
+class Counter:
+    def __init__(self, *, seconds: float = 0.3, fail_first: bool = False) -> None:
+        self.days: list[date] = []
+        self.seconds = seconds
+        self.fail_first = fail_first
+
+    async def __call__(self, on: date) -> None:
+        await asyncio.sleep(self.seconds)  # long enough for the other replicas to look
+        if self.fail_first and not self.days:
+            self.days.append(on)
+            raise RuntimeError("database hiccup")
+        self.days.append(on)
+
+
+def job_name() -> str:
+    return f"test.{uuid.uuid4().hex[:8]}"
+
+
+async def job_run(engine: AsyncEngine, job: str) -> tuple[object, ...]:
+    async with engine.connect() as conn:
+        row = (
+            await conn.execute(
+                text(
+                    "SELECT scheduled_for, finished_at IS NOT NULL AS finished, attempts, error "
+                    "FROM job_runs WHERE job = :j"
+                ),
+                {"j": job},
+            )
+        ).one()
+    return tuple(row)
+
+
+class TestDailySchedule:
+    def test_the_day_due_and_the_next_run_in_the_agency_clock(self) -> None:
+        s = DailySchedule(time(2, 0), AST)
+        # 05:59 UTC is 01:59 AST: today's 02:00 has not come, yesterday's is the last due
+        assert s.latest_due(datetime(2026, 12, 1, 5, 59, tzinfo=UTC)) == date(2026, 11, 30)
+        assert s.latest_due(datetime(2026, 12, 1, 6, 0, tzinfo=UTC)) == date(2026, 12, 1)
+        nxt = s.next_after(datetime(2026, 12, 1, 6, 0, tzinfo=UTC))
+        assert nxt.astimezone(UTC) == datetime(2026, 12, 2, 6, 0, tzinfo=UTC)
+
+
+class TestOneRunnerPerSchedule:
+    async def test_three_replicas_racing_run_the_job_exactly_once(self, replicas: list[AsyncEngine]) -> None:
+        job, work, day = job_name(), Counter(), date(2026, 12, 1)
+        outcomes = await asyncio.gather(
+            *(
+                run_once(e, job=job, scheduled_for=day, runner=f"r{i}", work=work)
+                for i, e in enumerate(replicas)
+            )
+        )
+        assert sorted(outcomes) == ["busy", "busy", "ran"]
+        assert work.days == [day]
+        # a replica that looks after the run finds it done; the next day runs again
+        assert await run_once(replicas[1], job=job, scheduled_for=day, runner="r1", work=work) == "done"
+        assert work.days == [day]
+        assert (
+            await run_once(replicas[2], job=job, scheduled_for=date(2026, 12, 2), runner="r2", work=work)
+            == "ran"
+        )
+        assert work.days == [day, date(2026, 12, 2)]
+
+    async def test_a_failed_run_is_taken_again_by_another_replica(self, replicas: list[AsyncEngine]) -> None:
+        job, work, day = job_name(), Counter(seconds=0, fail_first=True), date(2026, 12, 1)
+        assert await run_once(replicas[0], job=job, scheduled_for=day, runner="r0", work=work) == "failed"
+        assert await job_run(replicas[0], job) == (day, False, 1, "RuntimeError: database hiccup")
+        assert await run_once(replicas[1], job=job, scheduled_for=day, runner="r1", work=work) == "ran"
+        assert await job_run(replicas[0], job) == (day, True, 2, None)
+
+    async def test_replica_loops_run_the_day_once_whenever_their_pods_start(
+        self, replicas: list[AsyncEngine]
+    ) -> None:
+        """Three pods start at 01:00 AST, before the 02:00 schedule: the previous day, never
+        run, is caught up once. Three pods (re)started at 02:00:01 run that day once."""
+        job, work = job_name(), Counter(seconds=0.2)
+        clock = {"now": datetime(2026, 12, 1, 5, 0, tzinfo=UTC)}  # 01:00 AST
+        schedule = DailySchedule(time(2, 0), AST)
+
+        def start(stop: asyncio.Event) -> list[asyncio.Task[None]]:
+            return [
+                asyncio.create_task(
+                    scheduled_daily(
+                        e,
+                        stop,
+                        job=job,
+                        schedule=schedule,
+                        runner=f"r{i}",
+                        work=work,
+                        retry_seconds=0.1,
+                        now=lambda: clock["now"],
+                    )
+                )
+                for i, e in enumerate(replicas)
+            ]
+
+        for at in (datetime(2026, 12, 1, 5, 0, tzinfo=UTC), datetime(2026, 12, 1, 6, 0, 1, tzinfo=UTC)):
+            clock["now"] = at
+            stop = asyncio.Event()
+            loops = start(stop)
+            await asyncio.sleep(1.0)
+            stop.set()
+            await asyncio.gather(*loops)
+        assert work.days == [date(2026, 11, 30), date(2026, 12, 1)]
+
+
+class TestDailyJobsTwice:
+    async def test_running_the_day_twice_changes_nothing(
+        self, bus: Bus, db: DB, service_app: FastAPI
+    ) -> None:
+        account = new_account()
+        await bus.lodging(account, registered_on="2025-01-01")
+        await bus.declare(account, "2025-01", room_revenue="100000.00")
+        settings = service_app.state.settings
+        await run_daily(db, settings, date(2025, 3, 15))
+        first = await rows(db, "SELECT period, tax FROM estimates WHERE tax_account = :a", a=account)
+        await run_daily(db, settings, date(2025, 3, 15))
+        assert await rows(db, "SELECT period, tax FROM estimates WHERE tax_account = :a", a=account) == first
+        assert first == [("2025-02", Decimal("9000.00"))]  # due 2025-03-10 (§28), 100,000 x 9%
+        events = await rows(
+            db,
+            "SELECT count(*) FROM outbox WHERE key = :a AND payload->'data'->>'basis' = 'estimate'",
+            a=account,
+        )
+        assert events == [(1,)]

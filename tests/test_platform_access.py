@@ -1,0 +1,98 @@
+"""Cross-service access and readiness, with real processes, real TCP and a real broker.
+
+- A client revoked at the registry is refused by every service within seconds: the
+  registry publishes ``roomtax.registry.access.revoked.v1``, each service's worker
+  records it in its own table and its API's denylist picks it up (issue 10, item 12).
+- An API's readiness depends on its database only: with the broker down every
+  ``/readyz`` stays 200 and writes still succeed (the outbox holds their events), while
+  the workers report the broker as unavailable (issue 10, item 13).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator
+
+import httpx
+import pytest
+from platform_harness import Api, Platform, eventually, new_client
+
+READS = {
+    "registry": "/v1/lodgings",
+    "filing": "/v1/declarations",
+    "assessment": "/v1/dashboard/aging",
+    "distribution": "/v1/runs",
+}
+
+
+@pytest.fixture(scope="module")
+async def platform(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Platform]:
+    p = Platform(prefix="roomtax_e2e_access", heartbeats=tmp_path_factory.mktemp("heartbeats"))
+    try:
+        await p.start()
+        yield p
+    finally:
+        p.stop()
+
+
+async def statuses(api: Api) -> dict[str, int]:
+    got = await asyncio.gather(*(api.call("GET", svc, path) for svc, path in READS.items()))
+    return {svc: r.status_code for svc, r in zip(READS, got, strict=True)}
+
+
+async def test_a_revoked_client_is_refused_by_every_service_within_seconds(platform: Platform) -> None:
+    admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+    victim = await new_client(platform, admin, "dashboard to revoke", "dashboard")
+    bystander = await new_client(platform, admin, "dashboard that stays", "dashboard")
+    try:
+        assert await statuses(victim) == dict.fromkeys(READS, 200)
+        clients = await admin.get("registry", "/v1/oauth-clients")
+        revoked_id = next(c["client_id"] for c in clients if c["name"] == "dashboard to revoke")
+        started = time.monotonic()
+        await admin.post("registry", f"/v1/oauth-clients/{revoked_id}/revoke", expect=200)
+
+        async def refused_everywhere() -> dict[str, int] | None:
+            now = await statuses(victim)
+            return now if set(now.values()) == {401} else None
+
+        await eventually(refused_everywhere, timeout=15, interval=0.2)
+        took = time.monotonic() - started
+        assert took < 10, f"revocation took {took:.1f}s to reach every service"
+        r = await victim.call("GET", "filing", READS["filing"])
+        assert r.json()["detail"] == "the client's access has been revoked"
+        assert await statuses(bystander) == dict.fromkeys(READS, 200)
+    finally:
+        for api in (admin, victim, bystander):
+            await api.close()
+
+
+async def test_apis_stay_ready_and_writable_while_the_broker_is_down(platform: Platform) -> None:
+    admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+    beats = platform.heartbeats
+    assert beats is not None
+    try:
+
+        async def workers_report(state: str) -> bool:
+            for name in platform.services:
+                path = beats / f"{name}.heartbeat"
+                if not path.exists() or json.loads(path.read_text() or "{}").get("broker") != state:
+                    return False
+            return True
+
+        await eventually(lambda: workers_report("ok"), timeout=30)
+        platform.broker.stop()
+        async with httpx.AsyncClient(timeout=10) as client:
+            for name in platform.services:
+                await asyncio.sleep(2.1)  # past the readiness cache of the previous answer
+                r = await client.get(f"{platform.url(name)}/readyz")
+                assert (r.status_code, r.json()) == (200, {"status": "ready", "checks": {"database": "ok"}})
+        made = await admin.call(
+            "POST", "registry", "/v1/operators", json={"name": "Written while Kafka is down"}
+        )
+        assert made.status_code == 201, made.text
+        await eventually(lambda: workers_report("unavailable"), timeout=40)
+    finally:
+        platform.broker.start()
+        await admin.close()
