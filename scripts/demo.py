@@ -59,6 +59,10 @@ DISTRIBUTION = os.environ.get("ROOMTAX_DISTRIBUTION_URL", "http://127.0.0.1:8004
 ADMIN_ID = os.environ.get("REGISTRY_BOOTSTRAP_ADMIN_CLIENT_ID", "agency-admin")
 ADMIN_SECRET = os.environ.get("REGISTRY_BOOTSTRAP_ADMIN_SECRET", "dev-admin-secret")
 WAIT_SECONDS = float(os.environ.get("ROOMTAX_DEMO_WAIT_SECONDS", "40"))
+WEB = os.environ.get("ROOMTAX_WEB_URL", "http://127.0.0.1:8000")
+# the demo people's password: development data only (the registry refuses nothing here, so
+# never load the demo into a production registry)
+DEMO_PASSWORD = os.environ.get("ROOMTAX_DEMO_PASSWORD", "roomtax-demo-2026")
 
 SJ, VQ, ST, SJN = (
     "El San Juan Casino Hotel",
@@ -236,7 +240,33 @@ def load_registry(api: Api, anchor: date) -> dict[str, Any]:
     ):
         c = post(f"{REGISTRY}/v1/oauth-clients", {"name": name, "role": role, **bind}, f"demo-client-{i}")
         creds[role] = {"client_id": c["client_id"], "client_secret": c["client_secret"]}
-    return {"operators": ops, "facilitator": ota, "lodgings": lodgings, "clients": creds}
+    people = load_people(api, ops, ota)
+    return {"operators": ops, "facilitator": ota, "lodgings": lodgings, "clients": creds, "people": people}
+
+
+def load_people(api: Api, ops: dict[str, Any], ota: dict[str, Any]) -> dict[str, str]:
+    """One person per role for the web app (e-mail by role); an existing one is kept."""
+    people = {
+        "agency-admin": ("admin@agency.example", "Ana Agency Admin", {}),
+        "agency-auditor": ("auditor@agency.example", "Alberto Auditor", {}),
+        "dashboard": ("dashboard@agency.example", "Dora Dashboard", {}),
+        "operator": (
+            "operator@condado.example",
+            "Olga Operator",
+            {"operator_id": ops["Condado Hospitality Group"]["id"]},
+        ),
+        "facilitator": (
+            "facilitator@caribestays.example",
+            "Félix Facilitator",
+            {"facilitator_id": ota["id"]},
+        ),
+    }
+    for role, (email, name, bind) in people.items():
+        body = {"email": email, "name": name, "role": role, "password": DEMO_PASSWORD, **bind}
+        r = api.client.post(f"{REGISTRY}/v1/people/users", json=body, headers=api.admin)
+        if r.status_code not in (201, 409):  # 409: created by an earlier run
+            raise DemoError(f"demo: creating the {role} person failed: {r.status_code} {r.text}")
+    return {role: email for role, (email, _, _) in people.items()}
 
 
 # --------------------------------------------------------------------------- filing helpers
@@ -747,7 +777,11 @@ def write_curl(state: dict[str, Any], months: list[Period], today: date) -> None
     pr_run = state["runs"]["PR"][1]["id"]
     schedule = state["schedules"][str(months[-1])]
     auth = '-H "Authorization: Bearer $TOKEN"'
+    people = state.get("people", {})
     lines = [
+        "",
+        f"Web app: {WEB}/  sign in with password {DEMO_PASSWORD!r} as:",
+        *(f"  {role:<15} {email}" for role, email in people.items()),
         "",
         "Try (agency-admin; credentials of the demo clients are in .run/demo.json):",
         f"  export TOKEN=$(curl -s -d grant_type=client_credentials -d client_id={ADMIN_ID} "

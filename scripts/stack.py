@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / ".run"
-SERVICES = {"registry": 8001, "filing": 8002, "assessment": 8003, "distribution": 8004}
+SERVICES = {"registry": 8001, "filing": 8002, "assessment": 8003, "distribution": 8004, "web": 8000}
 BROKER_PORT = int(os.environ.get("ROOMTAX_BROKER_PORT", "9092"))
 
 
@@ -325,6 +325,9 @@ def up(args: list[str]) -> int:
 def print_banner(services: list[str]) -> None:
     lines = ["", "Roomtax is running.", ""]
     for svc in services:
+        if svc == "web":
+            lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/      (console and taxpayer portal)")
+            continue
         lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/docs   (OpenAPI: /openapi.json)")
     extra = RUN / "demo-curl.txt"
     if extra.exists():  # the demo's own lines: a token, then reads of its story
@@ -343,7 +346,7 @@ def print_banner(services: list[str]) -> None:
     print("\n".join(lines), flush=True)
 
 
-PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distribution"]
+PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distribution", "web"]
 
 
 def lint() -> int:

@@ -36,6 +36,8 @@ ENV_EXAMPLE = DEPLOY / "compose" / ".env.example"
 PG_INIT = DEPLOY / "compose" / "postgres-init.sh"
 
 SERVICES = {"registry": 8001, "filing": 8002, "assessment": 8003, "distribution": 8004}
+# the web app: an API only (no database, no worker, no migration), a client of the services
+WEB, WEB_PORT = "web", 8000
 IMAGE = "roomtax"  # the logical image name of the base manifests (kustomize `images:` sets the real one)
 SECRET = "roomtax-secrets"
 CONFIGMAP = "roomtax-config"
@@ -51,9 +53,16 @@ SECRET_KEYS = {
     "jwt-private-key",
     "registry-bootstrap-admin-secret",
     "filing-receipt-secret",
+    "web-secret-key",
 }
 TOPICS_PER_SERVICE = {
-    "registry": {"registry.lodgings", "registry.parties", "registry.clients", "registry.revocations"},
+    "registry": {
+        "registry.lodgings",
+        "registry.parties",
+        "registry.clients",
+        "registry.revocations",
+        "registry.users",
+    },
     "filing": {"filing.declarations", "filing.payments"},
     "assessment": {"assessment.accounts", "assessment.collections", "assessment.notices"},
     "distribution": {"distribution.runs"},
@@ -216,7 +225,7 @@ def compose_variables() -> dict[str, str]:
 def production_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, env: dict[str, str]) -> Iterator[None]:
     with monkeypatch.context() as m:
         m.chdir(tmp_path)  # no stray .env
-        prefixes = ("ROOMTAX_", *(f"{s.upper()}_" for s in SERVICES))
+        prefixes = ("ROOMTAX_", *(f"{s.upper()}_" for s in [*SERVICES, WEB]))
         for name in list(os.environ):
             if name.startswith(prefixes):
                 m.delenv(name)
@@ -244,6 +253,22 @@ def test_dockerfile_builds_one_non_root_image_with_uv() -> None:
     # the topic Job reads the topic list from the image
     assert "COPY deploy/topics.yaml deploy/topics.yaml" in text
     assert "WORKDIR /app" in text
+
+
+def test_dockerfile_copies_every_workspace_member_before_the_first_sync() -> None:
+    """``uv sync --frozen`` resolves the whole workspace: a member whose pyproject is not
+    copied (the web app, when it was added) fails the image build."""
+    import tomllib
+
+    text = (ROOT / "Dockerfile").read_text()
+    members = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"]["workspace"]["members"]
+    assert "services/web" in members
+    first_sync = text.index("--no-install-workspace")
+    for member in members:
+        line = f"COPY {member}/pyproject.toml {member}/pyproject.toml"
+        assert line in text, member
+        assert text.index(line) < first_sync, member
+    assert "EXPOSE 8000 8001 8002 8003 8004" in text
 
 
 def test_dockerignore_keeps_secrets_and_local_state_out_but_not_the_topic_list() -> None:
@@ -325,7 +350,21 @@ def test_compose_has_a_migration_job_per_service_that_apis_and_workers_wait_for(
                 "kafka": {"condition": "service_healthy"},
             }
         assert api["ports"] == [f"${{ROOMTAX_BIND_ADDRESS:-127.0.0.1}}:{port}:{port}"]
-    assert set(roomtax_compose_services()) | {"postgres", "kafka"} == set(services)
+    assert set(roomtax_compose_services()) | {"postgres", "kafka", f"{WEB}-api"} == set(services)
+
+
+def test_compose_web_app_reaches_the_services_and_keeps_its_key_secret() -> None:
+    web = compose_services()[f"{WEB}-api"]
+    assert web["command"] == ["python", "-m", WEB, "api", "--host", "0.0.0.0", "--port", str(WEB_PORT)]
+    assert web["ports"] == [f"${{ROOMTAX_BIND_ADDRESS:-127.0.0.1}}:{WEB_PORT}:{WEB_PORT}"]
+    env = web["environment"]
+    assert env["ROOMTAX_ENVIRONMENT"] == "production"
+    for svc, port in SERVICES.items():
+        assert env[f"WEB_{svc.upper()}_URL"] == f"http://{svc}-api:{port}"
+    assert env["WEB_SECRET_KEY"] == "${WEB_SECRET_KEY:?set WEB_SECRET_KEY, see deploy/compose/.env.example}"
+    assert not {k for k in env if "DATABASE_URL" in k or "JWT" in k}  # no database, no keys
+    assert web["image"] == "${ROOMTAX_IMAGE:-roomtax:local}"
+    assert f"http://127.0.0.1:{WEB_PORT}/readyz" in web["healthcheck"]["test"][-1]
 
 
 def test_compose_health_checks() -> None:
@@ -457,7 +496,7 @@ def test_base_kustomization_lists_only_existing_files_and_never_the_secret() -> 
 def test_every_service_has_api_worker_and_migration_job() -> None:
     assert {d["metadata"]["name"] for d in of_kind("Deployment")} == {
         f"{svc}-{role}" for svc in SERVICES for role in ("api", "worker")
-    }
+    } | {f"{WEB}-api"}
     assert {d["metadata"]["name"] for d in of_kind("Job")} == {f"{svc}-migrate" for svc in SERVICES} | {
         "kafka-topics"
     }
@@ -483,6 +522,9 @@ def test_every_service_has_api_worker_and_migration_job() -> None:
 
 def test_deployments_wait_for_their_migrations() -> None:
     for doc in of_kind("Deployment"):
+        if service_of(doc) == WEB:
+            assert "initContainers" not in pod_spec(doc)  # no database to wait for
+            continue
         (init,) = pod_spec(doc)["initContainers"]
         assert init["name"] == "wait-for-migrations"
         assert init["image"] == IMAGE
@@ -584,6 +626,9 @@ def test_only_the_registry_gets_the_private_key() -> None:
                 for e in c.get("env", [])
                 if "secretKeyRef" in e.get("valueFrom", {})
             }
+            if svc == WEB:
+                assert keys == {"web-secret-key"}, (doc["metadata"]["name"], c["name"])
+                continue
             expected = {f"{svc}-database-url", "jwt-public-key"}
             expected |= {
                 "registry": {"jwt-private-key", "registry-bootstrap-admin-secret"},
@@ -635,7 +680,8 @@ def matches(selector: dict[str, str], labels: dict[str, str]) -> bool:
 
 def test_services_select_a_deployment_and_target_a_declared_port() -> None:
     services = of_kind("Service")
-    assert {s["metadata"]["name"] for s in services} == set(SERVICES)
+    ports_of = {**SERVICES, WEB: WEB_PORT}
+    assert {s["metadata"]["name"] for s in services} == set(ports_of)
     for s in services:
         selected = [
             d
@@ -650,7 +696,7 @@ def test_services_select_a_deployment_and_target_a_declared_port() -> None:
                 s["metadata"]["name"],
                 target,
             )
-            assert port["port"] == SERVICES[s["metadata"]["name"]]
+            assert port["port"] == ports_of[s["metadata"]["name"]]
 
 
 def test_deployment_selectors_match_their_pod_labels() -> None:
@@ -663,7 +709,7 @@ def test_every_api_has_an_hpa_and_every_deployment_a_pdb() -> None:
     hpas = of_kind("HorizontalPodAutoscaler")
     targets = [h["spec"]["scaleTargetRef"] for h in hpas]
     assert all(t["kind"] == "Deployment" and t["apiVersion"] == "apps/v1" for t in targets)
-    assert {t["name"] for t in targets} == {f"{svc}-api" for svc in SERVICES}
+    assert {t["name"] for t in targets} == {f"{svc}-api" for svc in [*SERVICES, WEB]}
     assert all(t["name"] in deployments for t in targets)
     for h in hpas:
         assert 1 <= h["spec"]["minReplicas"] <= h["spec"]["maxReplicas"]
@@ -831,6 +877,8 @@ def test_k8s_environment_makes_every_service_start_in_production(
         if doc["metadata"]["name"] == "kafka-topics":
             continue
         svc = service_of(doc)
+        if svc == WEB:
+            continue  # test_k8s_web_app_starts_in_production
         for container in all_containers(doc):
             with production_env(monkeypatch, tmp_path, k8s_env(container)):
                 settings = load_settings(svc)
@@ -840,3 +888,19 @@ def test_k8s_environment_makes_every_service_start_in_production(
             assert settings.database_url == fake_secret(f"{svc}-database-url")
             assert settings.outbox_retention_days == 14
             assert (settings.jwt_private_key == private) == (svc == "registry")
+
+
+def test_k8s_web_app_starts_in_production(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from web.settings import WebSettings
+
+    (container,) = pod_spec(named("Deployment", f"{WEB}-api"))["containers"]
+    assert container["args"] == ["api", "--host", "0.0.0.0", "--port", str(WEB_PORT)]
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    with production_env(monkeypatch, tmp_path, k8s_env(container)):
+        settings = WebSettings()
+    assert settings.environment == "production"
+    assert (settings.cookie_secure, settings.cookie_name) == (True, "__Host-roomtax")
+    assert len(settings.secret_key) == 32  # fake_secret: 16 random bytes in hex, from the Secret
+    assert settings.registry_url == "http://registry:8001"
+    assert settings.distribution_url == "http://distribution:8004"

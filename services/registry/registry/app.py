@@ -14,6 +14,8 @@ from registry.oauth.endpoints import ClientCreate, create_client
 from registry.oauth.endpoints import router as oauth
 from registry.parties.endpoints import router as parties
 from registry.settings import RegistrySettings
+from registry.users.endpoints import attempts as people_sign_in
+from registry.users.endpoints import router as people
 from servicekit.app import create_app
 
 
@@ -39,7 +41,7 @@ def build_app(settings: RegistrySettings | None = None) -> FastAPI:
         settings,
         title="Roomtax Registry",
         description="Lodgings, operators, online intermediaries, tax account numbers (PR §26), "
-        "bonds (PR §27), exemption certificates (PR §24(F)) and API clients.",
-        routers=[oauth, parties, lodgings, authorizations, bonds, certificates],
+        "bonds (PR §27), exemption certificates (PR §24(F)), API clients and people (user accounts).",
+        routers=[oauth, people_sign_in, people, parties, lodgings, authorizations, bonds, certificates],
         on_startup=startup,
     )

@@ -13,6 +13,13 @@ class RegistrySettings(ServiceSettings):
     database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/roomtax_registry"
     bootstrap_admin_client_id: str = "agency-admin"
     bootstrap_admin_secret: str = "dev-admin-secret"  # refused in production, see below
+    # people signing in (registry.users): throttle failed attempts per account and per address
+    login_window_seconds: int = 900
+    login_max_failures_per_account: int = 5
+    login_max_failures_per_ip: int = 50
+    person_session_hours: int = 12
+    # peers whose X-Forwarded-For is believed (the web app); comma-separated CIDRs
+    trusted_proxies: str = "127.0.0.1/32,::1/128"
 
     def model_post_init(self, _context: object) -> None:
         if self.environment == "production" and self.bootstrap_admin_secret == "dev-admin-secret":

@@ -245,3 +245,22 @@ class AccessRevoked(EventData):
     subject_id: str
     revoked_at: datetime
     reason: str | None = None
+
+
+USERS = "registry.users"
+
+
+@contract("roomtax.registry.user.changed.v1", USERS)
+class UserChanged(EventData):
+    """A person's account (agency staff, or an operator's or facilitator's user) changed.
+
+    No e-mail address or password material travels: consumers learn who may act, not how
+    to reach or impersonate them. ``by`` is the actor who made the change.
+    """
+
+    user_id: str
+    role: str
+    operator_id: str | None
+    facilitator_id: str | None
+    change: str  # created | disabled | password_changed
+    by: str

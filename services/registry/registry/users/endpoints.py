@@ -1,0 +1,177 @@
+"""People: sign-in (``/v1/people/token``), renewal, sign-out, password change, and the
+agency administrator's management of user accounts."""
+
+from __future__ import annotations
+
+import ipaddress
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request
+
+from registry.settings import RegistrySettings
+from registry.users import repository, service
+from registry.users.schemas import (
+    AccessOut,
+    PasswordChange,
+    RefreshIn,
+    SessionOut,
+    SignIn,
+    UserCreate,
+    UserOut,
+)
+from registry.users.service import TooManyAttempts
+from servicekit.app import router as make_router
+from servicekit.auth import AdminDep, Principal, PrincipalDep, TokenIssuer, require_roles
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, DomainError, Forbidden, NotFound, Unauthorized, ValidationFailed
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+
+router = make_router(prefix="/v1/people", tags=["people"])
+# Sign-in and password change run their own transaction: a refused attempt is committed
+# (the throttle counts it) before the refusal is answered.
+attempts = APIRouter(prefix="/v1/people", tags=["people"])
+StaffReadDep = Annotated[Principal, Depends(require_roles("agency-admin", "agency-auditor"))]
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def client_ip(request: Request) -> str | None:
+    """The address that is signing in: the peer, or the ``X-Forwarded-For`` address just
+    before our trusted proxies (the web app is one), never a value an untrusted peer wrote."""
+    settings: RegistrySettings = request.app.state.settings
+    trusted = [
+        ipaddress.ip_network(n.strip(), strict=False) for n in settings.trusted_proxies.split(",") if n
+    ]
+    peer = request.client.host if request.client else None
+    chain = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
+    address = peer
+    for hop in [*reversed(chain)]:
+        try:
+            if address is None or not any(ipaddress.ip_address(address) in n for n in trusted):
+                break
+        except ValueError:
+            break
+        address = hop
+    return address
+
+
+def _issuer(request: Request) -> TokenIssuer:
+    issuer: TokenIssuer = request.app.state.token_issuer
+    return issuer
+
+
+def _person(principal: Principal) -> str:
+    if principal.user_id is None:
+        raise Forbidden("this token belongs to an API client, not to a person")
+    return principal.user_id
+
+
+@attempts.post(
+    "/token",
+    response_model=SessionOut,
+    responses={**Unauthorized.openapi(), **TooManyAttempts.openapi(), **ValidationFailed.openapi()},
+    summary="A person signs in with e-mail and password: an access token and a session",
+)
+async def sign_in(body: SignIn, request: Request) -> SessionOut:
+    settings: RegistrySettings = request.app.state.settings
+    async with request.app.state.sessionmaker() as session, session.begin():
+        result = await service.sign_in(
+            session,
+            email=body.email,
+            password=body.password,
+            ip=client_ip(request),
+            issuer=_issuer(request),
+            throttle=service.Throttle.of(settings),
+            session_hours=settings.person_session_hours,
+            now=_now(),
+        )
+    if isinstance(result, DomainError):
+        raise result
+    return result
+
+
+@attempts.post(
+    "/me/password",
+    response_model=SessionOut,
+    responses={**Unauthorized.openapi(), **Forbidden.openapi(), **ValidationFailed.openapi()},
+    summary="Change one's own password: every session ends, a new one is returned",
+)
+async def change_password(body: PasswordChange, request: Request, principal: PrincipalDep) -> SessionOut:
+    settings: RegistrySettings = request.app.state.settings
+    user_id = _person(principal)
+    async with request.app.state.sessionmaker() as session, session.begin():
+        result = await service.change_password(
+            session,
+            user_id=user_id,
+            current=body.current_password,
+            new=body.new_password,
+            ip=client_ip(request),
+            issuer=_issuer(request),
+            session_hours=settings.person_session_hours,
+            now=_now(),
+        )
+    if isinstance(result, DomainError):
+        raise result
+    return result
+
+
+@router.post(
+    "/token/refresh",
+    response_model=AccessOut,
+    responses=Unauthorized.openapi(),
+    summary="Renew the access token of a live session",
+)
+async def refresh(body: RefreshIn, request: Request, session: SessionDep) -> AccessOut:
+    return await service.refresh(
+        session, refresh_token=body.refresh_token, issuer=_issuer(request), now=_now()
+    )
+
+
+@router.post("/sign-out", status_code=204, summary="End the session (its revocation is recorded)")
+async def sign_out(body: RefreshIn, session: SessionDep) -> None:
+    await service.sign_out(session, refresh_token=body.refresh_token, now=_now())
+
+
+@router.get("/me", response_model=UserOut, responses=Forbidden.openapi(), summary="The signed-in person")
+async def me(session: SessionDep, principal: PrincipalDep) -> UserOut:
+    return service.to_out(await service.get_user(session, _person(principal)))
+
+
+@router.post(
+    "/users",
+    status_code=201,
+    response_model=UserOut,
+    responses={**ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()},
+    summary="The agency administrator creates a person's account",
+)
+async def create_user(body: UserCreate, session: SessionDep, principal: AdminDep) -> UserOut:
+    return service.to_out(await service.create_user(session, body=body, by=principal.actor))
+
+
+@router.get("/users", response_model=Page[UserOut], summary="Every person's account (agency staff)")
+async def list_users(
+    session: SessionDep, _: StaffReadDep, limit: LimitQuery = 50, cursor: CursorQuery = None
+) -> Page[UserOut]:
+    after = decode_cursor(cursor, arity=1)
+    rows = await repository.listing(session, limit=limit, after=after[0] if after else None)
+    return paginate(rows, limit=limit, key=lambda u: [u.id], to_item=service.to_out)
+
+
+@router.get("/users/{user_id}", response_model=UserOut, responses=NotFound.openapi())
+async def get_user(user_id: str, session: SessionDep, _: StaffReadDep) -> UserOut:
+    return service.to_out(await service.get_user(session, user_id))
+
+
+@router.post(
+    "/users/{user_id}/disable",
+    response_model=UserOut,
+    responses={**NotFound.openapi(), **Conflict.openapi()},
+    summary="Disable an account: its sessions end at once, its access tokens within their lifetime",
+)
+async def disable_user(user_id: str, session: SessionDep, principal: AdminDep) -> UserOut:
+    return service.to_out(
+        await service.disable_user(session, user_id=user_id, by=principal.actor, now=_now())
+    )

@@ -1,0 +1,303 @@
+"""An operator and an agency person walk their journeys in a real browser, in English
+and in Spanish, against the real platform (every service a real process)."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import re
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import pytest
+from platform_harness import Api, Platform, eventually
+from playwright.async_api import Browser, Page, async_playwright, expect
+from pypdf import PdfReader
+from web_browser import CHROMIUM, CHROMIUM_ARGS, Walker, WebProcess
+
+from taxcore.periods import Period
+
+PASSWORD = "a long demo passphrase"
+LAST_MONTH = Period.of(date.today()).prev()
+TWO_MONTHS_AGO = LAST_MONTH.prev()
+
+
+@dataclass
+class Stack:
+    platform: Platform
+    web: WebProcess
+    admin: Api
+    lodging: dict[str, Any]
+    operator_email: str
+    agency_email: str
+    operator_user_id: str
+
+
+async def person(admin: Api, role: str, **binding: str) -> dict[str, Any]:
+    email = f"{role}-{uuid.uuid4().hex[:6]}@example.pr"
+    body = {"email": email, "name": f"{role.title()} Person", "role": role, "password": PASSWORD, **binding}
+    created: dict[str, Any] = await admin.post("registry", "/v1/people/users", body, expect=201)
+    return created
+
+
+@pytest.fixture(scope="module")
+async def stack() -> AsyncIterator[Stack]:
+    platform = Platform(prefix="roomtax_e2e_web")
+    web: WebProcess | None = None
+    admin: Api | None = None
+    try:
+        try:
+            await platform.start()
+        except TimeoutError:  # a busy machine: the processes run on, give them longer
+            await asyncio.gather(*(s.wait_ready(timeout=300) for s in platform.services.values()))
+        web = WebProcess(urls={n: platform.url(n) for n in platform.services}, logs=platform.logs)
+        web.start()
+        admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+        op = await admin.post("registry", "/v1/operators", {"name": "Posada Vieques"}, expect=201)
+        lodging = await admin.post(
+            "registry",
+            "/v1/lodgings",
+            {
+                "jurisdiction": "PR",
+                "lodging_class": "guesthouse",
+                "name": "Posada La Ceiba",
+                "address": {"line1": "12 Calle Flamboyán", "municipality": "Vieques"},
+                "room_count": 8,
+                "operator_id": op["id"],
+                "registered_on": TWO_MONTHS_AGO.first_day.isoformat(),
+            },
+            expect=201,
+        )
+        operator = await person(admin, "operator", operator_id=op["id"])
+        agency = await person(admin, "agency-admin")
+
+        async def filing_knows() -> bool:
+            r = await admin.call("GET", "filing", f"/v1/lodgings/{lodging['id']}/periods/{LAST_MONTH}")
+            return r.status_code == 200
+
+        await eventually(filing_knows)
+        await web.wait_ready()
+        yield Stack(platform, web, admin, lodging, operator["email"], agency["email"], operator["id"])
+    finally:
+        if admin is not None:
+            await admin.close()
+        if web is not None:
+            web.stop()
+        platform.stop()
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    async with async_playwright() as pw:
+        b = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        await b.close()
+
+
+async def walker(browser: Browser, stack: Stack, name: str) -> Walker:
+    # axe is injected as a script tag: the page's CSP (script-src 'self') would refuse it,
+    # so these contexts bypass CSP; TestContentSecurityPolicy checks the pages under it.
+    context = await browser.new_context(bypass_csp=True, accept_downloads=True, locale="en-US")
+    page = await context.new_page()
+    return Walker(page, stack.web.url, stack.platform.logs / "screenshots", name)
+
+
+async def sign_in(w: Walker, email: str, spanish: bool = False) -> None:
+    await w.goto("/sign-in", "sign-in")
+    if spanish:
+        await w.page.select_option("#language-switch", "es")
+        await w.page.get_by_role("button", name="Change").click()
+        await expect(w.page.locator("h1")).to_have_text("Iniciar sesión")
+        await w.check("sign-in-es")
+    await w.page.fill("#f-email", email)
+    await w.page.fill("#f-password", PASSWORD)
+    await w.page.locator("main button[type=submit]").click()
+
+
+async def sign_out(page: Page, label: str) -> None:
+    await page.locator("form[action='/sign-out'] button").click()
+    await expect(page).to_have_url(re.compile(r"/sign-in$"))
+
+
+class TestOperatorJourney:
+    async def test_files_pays_and_downloads_the_receipt_in_english(
+        self, stack: Stack, browser: Browser
+    ) -> None:
+        w = await walker(browser, stack, "operator-en")
+        page = w.page
+        await sign_in(w, stack.operator_email)
+        await expect(page.locator("h1")).to_have_text("My lodgings")
+        await w.check("portal")
+        await page.get_by_role("link", name="Posada La Ceiba").click()
+        await expect(page.locator("h1")).to_have_text("Posada La Ceiba")
+        await w.check("lodging")
+        month = LAST_MONTH.first_day.strftime("%B %Y")
+        row = page.locator("tr", has=page.locator("th", has_text=month))
+        await expect(row).to_contain_text("Missing" if date.today() > _due(LAST_MONTH) else "Not yet due")
+        await row.get_by_role("link", name=re.compile("^File")).click()
+        await expect(page.locator("h1")).to_have_text("File a declaration")
+        labels = await page.locator("fieldset label").all_inner_texts()
+        assert labels == [
+            "Room revenue",
+            "Rooms paid for but not used",
+            "Room penalties (no-shows, late cancellations)",
+            "Resort and other fees",
+            "Surcharges and service charges",
+            "Amounts retained by intermediaries",
+            "Room nights sold",
+            "Tax you computed (optional)",
+        ]
+        await page.fill("#f-room_revenue", "12345.67")
+        await page.fill("#f-room_nights", "80")
+        await expect(page.locator("#preview-tax")).to_have_text("$1,111.11")  # 9% of $12,345.67 (§24(B))
+        await page.locator("#preview details summary").click()
+        await expect(page.locator("#preview ol.trace")).to_contain_text("§24")
+        await w.check("file-preview")
+        await page.get_by_role("button", name="File the declaration").click()
+        await expect(page.locator("#declaration-tax")).to_have_text("$1,111.11")
+        await w.check("declaration")
+        await page.get_by_role("link", name="Pay this month").click()
+        await page.fill("#f-amount", "1111.11")
+        await page.select_option("#f-method", "electronic_transfer")
+        await page.fill("#f-reference", "ACH-0001")
+        await w.check("pay")
+        await page.get_by_role("button", name="Record the payment").click()
+        await expect(page.locator("main .ok")).to_contain_text("Payment of $1,111.11 received on")
+        await w.check("payment")
+        async with page.expect_download() as info:
+            await page.get_by_role("link", name="Download the receipt (PDF)").click()
+        download = await info.value
+        pdf = await download.path()
+        text = "".join(p.extract_text() for p in PdfReader(io.BytesIO(pdf.read_bytes())).pages)
+        assert stack.lodging["tax_account"] in text
+        assert "1111.11" in text.replace(",", "")
+        await sign_out(page, "signed-out")
+        await page.goto(stack.web.url + "/portal")
+        await expect(page).to_have_url(re.compile(r"/sign-in\?next=%2Fportal$"))
+
+    async def test_spanish_calendar_and_a_form_error_next_to_its_field(
+        self, stack: Stack, browser: Browser
+    ) -> None:
+        w = await walker(browser, stack, "operator-es")
+        page = w.page
+        await sign_in(w, stack.operator_email, spanish=True)
+        await expect(page.locator("h1")).to_have_text("Mis alojamientos")
+        await w.check("portal-es")
+        await page.get_by_role("link", name="Posada La Ceiba").click()
+        await expect(page.locator("h2").first).to_have_text("Calendario de radicación")
+        await expect(page.locator("tbody tr").first).to_contain_text("Radicada a tiempo")
+        await w.check("lodging-es")
+        await page.goto(f"{stack.web.url}/portal/lodgings/{stack.lodging['id']}/file?period={TWO_MONTHS_AGO}")
+        await page.fill("#f-room_revenue", "doce mil")
+        await page.get_by_role("button", name="Radicar la planilla").click()
+        await expect(page.locator("#e-room_revenue")).to_have_text(
+            "Indique un importe en dólares y centavos, como 1234.50."
+        )
+        await expect(page.locator("#f-room_revenue")).to_have_attribute("aria-invalid", "true")
+        await w.check("file-error-es")
+        declarations = await stack.admin.get(
+            "filing", "/v1/declarations", params={"lodging": stack.lodging["tax_account"]}
+        )
+        assert [d["period"] for d in declarations["items"]] == [
+            str(LAST_MONTH)
+        ]  # the bad form changed nothing
+        # the services record the person who filed, not only a client
+        assert declarations["items"][0]["submitted_by"] == f"person:{stack.operator_user_id}"
+
+    async def test_another_operators_lodging_is_not_found(self, stack: Stack, browser: Browser) -> None:
+        other = await stack.admin.post("registry", "/v1/operators", {"name": "Otro"}, expect=201)
+        theirs = await stack.admin.post(
+            "registry",
+            "/v1/lodgings",
+            {
+                "jurisdiction": "PR",
+                "lodging_class": "hotel",
+                "name": "Hotel Ajeno",
+                "address": {"line1": "1 Calle", "municipality": "Ponce"},
+                "room_count": 40,
+                "operator_id": other["id"],
+                "registered_on": TWO_MONTHS_AGO.first_day.isoformat(),
+            },
+            expect=201,
+        )
+        w = await walker(browser, stack, "operator-isolation")
+        await sign_in(w, stack.operator_email)
+        r = await w.page.goto(f"{stack.web.url}/portal/lodgings/{theirs['id']}")
+        assert r is not None
+        assert r.status == 404
+        assert "Hotel Ajeno" not in await w.page.content()
+        r = await w.page.goto(f"{stack.web.url}/agency")
+        assert r is not None
+        assert r.status == 403
+
+
+def _due(period: Period) -> date:
+    from taxcore.periods import due_date
+
+    return due_date("PR", period)
+
+
+class TestAgencyJourney:
+    async def test_overview_search_and_a_statement_with_its_trace(
+        self, stack: Stack, browser: Browser
+    ) -> None:
+        account = stack.lodging["tax_account"]
+
+        async def assessed() -> bool:
+            st = await stack.admin.get("assessment", f"/v1/accounts/{account}/statement")
+            return any(p["period"] == str(LAST_MONTH) and p["total_paid"] != "0.00" for p in st["periods"])
+
+        await eventually(assessed)
+        for lang in ("en", "es"):
+            w = await walker(browser, stack, f"agency-{lang}")
+            page = w.page
+            await sign_in(w, stack.agency_email, spanish=lang == "es")
+            title = {"en": "Overview", "es": "Resumen"}[lang]
+            await expect(page.locator("h1")).to_have_text(title)
+            await expect(page.locator("figure.chart svg")).to_be_visible()
+            await expect(page.locator("figure.chart svg rect")).to_have_count(12 * 2 + 2)  # bars + legend
+            await expect(page.locator("figure.chart svg rect title", has_text="$1,111.11")).to_have_count(1)
+            await expect(page.locator("#collections-table")).to_contain_text("$1,111.11")
+            await w.check("overview")
+            await page.get_by_role(
+                "link", name={"en": "Lodgings", "es": "Alojamientos"}[lang], exact=True
+            ).click()
+            await page.fill("#f-q", "ceiba")
+            await expect(page.locator("#results tbody tr")).to_have_count(1)
+            await w.check("search")
+            await page.locator("#results").get_by_role("link", name="Posada La Ceiba").click()
+            await expect(page.locator("#statement")).to_contain_text("$1,111.11")
+            total = page.locator("#statement tfoot tr")
+            # assessed, paid, balance
+            await expect(total).to_contain_text(re.compile(r"\$1,111\.11\s*\$1,111\.11\s*\$0\.00"))
+            details = page.locator(f"#explain-{LAST_MONTH}")
+            await details.locator("summary").click()
+            await expect(details.locator("ol.trace").first).to_contain_text("§24")
+            await w.check("statement")
+            await sign_out(page, "signed-out")
+
+
+class TestContentSecurityPolicy:
+    async def test_pages_run_under_the_policy_without_violations(
+        self, stack: Stack, browser: Browser
+    ) -> None:
+        context = await browser.new_context()
+        page = await context.new_page()
+        refused: list[str] = []
+        page.on("console", lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None)
+        await page.goto(stack.web.url + "/sign-in")
+        await page.fill("#f-email", stack.operator_email)
+        await page.fill("#f-password", PASSWORD)
+        await page.locator("main button[type=submit]").click()
+        await page.goto(f"{stack.web.url}/portal/lodgings/{stack.lodging['id']}/file?period={TWO_MONTHS_AGO}")
+        await page.fill("#f-room_revenue", "100.00")
+        await expect(page.locator("#preview-tax")).to_have_text("$9.00")  # htmx ran under the CSP
+        assert refused == []
+        framed = await page.evaluate(
+            "async () => (await fetch('/sign-in')).headers.get('content-security-policy')"
+        )
+        assert "frame-ancestors 'none'" in framed
+        await context.close()

@@ -1,0 +1,118 @@
+"""The web app as a real process next to the real platform, and a real Chromium.
+
+Chromium is Debian's ``chromium`` package (``./scripts/test`` installs it when missing),
+driven by Playwright for Python through ``executable_path``: Playwright's own browser
+download is never used. axe-core (vendored, pinned) is injected into each page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from playwright.async_api import Page
+
+from servicekit.testing import free_port
+
+CHROMIUM = os.environ.get("ROOMTAX_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+AXE = Path(__file__).resolve().parent / "vendor" / "axe-core-4.14.1" / "axe.min.js"
+AXE_RUN = """async () => {
+  const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
+  const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}});
+  return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                 nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+}"""
+
+
+@dataclass
+class WebProcess:
+    urls: dict[str, str]
+    logs: Path
+    port: int = field(default_factory=free_port)
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        env = dict(os.environ)
+        env.update({f"WEB_{name.upper()}_URL": url for name, url in self.urls.items()})
+        env.update(
+            {
+                "WEB_ENVIRONMENT": "test",
+                "WEB_COOKIE_SECURE": "false",
+                "WEB_SECRET_KEY": "browser-test-secret-key-0123456789abcdef",
+            }
+        )
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log = open(self.logs / "web.log", "ab")  # noqa: SIM115 - lives with the process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "web", "api", "--port", str(self.port)], env=env, stdout=log, stderr=log
+        )
+
+    async def wait_ready(self, timeout: float = 180) -> None:
+        deadline = time.monotonic() + timeout
+        async with httpx.AsyncClient(timeout=3) as client:
+            while time.monotonic() < deadline:
+                try:
+                    if (await client.get(self.url + "/readyz")).status_code == 200:
+                        return
+                except httpx.HTTPError:
+                    pass
+                if self.proc is not None and self.proc.poll() is not None:
+                    raise RuntimeError(f"web exited; see {self.logs / 'web.log'}")
+                await asyncio.sleep(0.2)
+        raise TimeoutError("web not ready")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@dataclass
+class Walker:
+    """One person in one browser context: every page visited is checked by axe and shot."""
+
+    page: Page
+    base: str
+    shots: Path
+    name: str
+    visited: list[str] = field(default_factory=list)
+
+    async def check(self, label: str) -> None:
+        await self.page.wait_for_load_state("networkidle")
+        await self.page.add_script_tag(path=str(AXE))
+        violations: list[dict[str, Any]] = await self.page.evaluate(AXE_RUN)
+        serious = [v for v in violations if v["impact"] in ("serious", "critical")]
+        self.shots.mkdir(parents=True, exist_ok=True)
+        await self.page.screenshot(
+            path=str(self.shots / f"{self.name}-{len(self.visited):02d}-{label}.png"), full_page=True
+        )
+        self.visited.append(label)
+        assert serious == [], (label, self.page.url, serious)
+
+    async def goto(self, path: str, label: str) -> None:
+        await self.page.goto(self.base + path)
+        await self.check(label)

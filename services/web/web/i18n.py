@@ -1,0 +1,116 @@
+"""English and Spanish: gettext catalogs through Babel, amounts and dates per locale.
+
+The catalogs are the ``.po`` files under ``locale/``; they are compiled in memory when
+the app starts (``babel.messages.mofile``), so a fresh clone needs no build step and no
+compiled file can drift from its source. ``tests/test_i18n.py`` checks that every string
+the templates and code mark is translated into Spanish.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from babel import Locale, negotiate_locale
+from babel.dates import format_date, format_datetime
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.numbers import format_currency, format_decimal, format_percent
+from babel.support import Translations
+
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LANGUAGES = ("en", "es")
+#: Where formatting comes from: US English, and Puerto Rico's Spanish.
+FORMAT_LOCALES = {"en": "en_US", "es": "es_PR"}
+LANGUAGE_NAMES = {"en": "English", "es": "Español"}
+COOKIE = "lang"
+
+
+def N_(message: str) -> str:  # noqa: N802 - the gettext convention for "mark, translate later"
+    """Marks a message for the catalog where it is defined; it is translated where shown."""
+    return message
+
+
+#: Words the services send that a page shows as they are (statuses), translated here.
+API_WORDS = (N_("active"), N_("suspended"), N_("closed"), N_("received"), N_("reversed"))
+
+
+def load_catalog(lang: str) -> Translations:
+    with (LOCALE_DIR / lang / "LC_MESSAGES" / "messages.po").open("rb") as f:
+        catalog = read_po(f, locale=lang)
+    buffer = io.BytesIO()
+    write_mo(buffer, catalog)
+    buffer.seek(0)
+    return Translations(buffer)
+
+
+CATALOGS: dict[str, Translations] = {lang: load_catalog(lang) for lang in LANGUAGES}
+
+
+def choose(cookie: str | None, accept_language: str | None) -> str:
+    if cookie in LANGUAGES:
+        return str(cookie)
+    wanted = [part.split(";")[0].strip().replace("-", "_") for part in (accept_language or "").split(",")]
+    found = negotiate_locale([w for w in wanted if w], list(LANGUAGES) + ["en_US", "es_PR", "es_ES"])
+    return found.split("_")[0] if found and found.split("_")[0] in LANGUAGES else "en"
+
+
+@dataclass(frozen=True)
+class Lang:
+    """Everything a page needs to speak one language."""
+
+    code: str
+
+    @property
+    def locale(self) -> Locale:
+        return Locale.parse(FORMAT_LOCALES[self.code])
+
+    def gettext(self, message: str, **values: object) -> str:
+        text = CATALOGS[self.code].gettext(message)
+        return text % values if values else text
+
+    def money(self, value: str | Decimal | None, currency: str = "USD") -> str:
+        if value is None or value == "":
+            return ""
+        try:
+            amount = Decimal(value)
+        except InvalidOperation:
+            return str(value)
+        return format_currency(amount, currency, locale=self.locale)
+
+    def number(self, value: int | str | Decimal) -> str:
+        return format_decimal(Decimal(value), locale=self.locale)
+
+    def percent(self, value: str | Decimal) -> str:
+        return format_percent(Decimal(value), locale=self.locale, format="#,##0.##%")
+
+    def date(self, value: str | date | None, form: str = "medium") -> str:
+        if not value:
+            return ""
+        d = date.fromisoformat(value[:10]) if isinstance(value, str) else value
+        return format_date(d, form, locale=self.locale)
+
+    def datetime(self, value: str | datetime | None) -> str:
+        if not value:
+            return ""
+        d = datetime.fromisoformat(value) if isinstance(value, str) else value
+        return format_datetime(d, "medium", locale=self.locale)
+
+    def month(self, period: str) -> str:
+        """``2026-03`` as ``March 2026`` / ``marzo de 2026``."""
+        return format_date(date.fromisoformat(period + "-01"), "LLLL y", locale=self.locale)
+
+    def helpers(self) -> dict[str, Callable[..., str]]:
+        return {
+            "_": self.gettext,
+            "money": self.money,
+            "number": self.number,
+            "percent": self.percent,
+            "fdate": self.date,
+            "fdatetime": self.datetime,
+            "fmonth": self.month,
+        }

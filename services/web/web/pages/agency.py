@@ -1,0 +1,169 @@
+"""The agency console: overview from the dashboard endpoints, lodging search, and a
+lodging's statement as of any date with the explain trace, each step citing its section."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from taxcore.periods import Period
+from web.chart import bar_chart
+from web.core import AgencyDep, ApiDep, lang_of, render
+
+router = APIRouter(prefix="/agency")
+JURISDICTIONS = ("PR", "VI")
+SEARCH_PAGES = 10  # the registry filters by jurisdiction and class; name and account are matched here
+
+
+@router.get("")
+async def overview(request: Request, person: AgencyDep, api: ApiDep) -> Response:
+    lang = lang_of(request)
+    this = Period.of(date.today())
+    start = this.add_months(-11)
+    months = [str(start.add_months(i)) for i in range(12)]
+    # the page's six API calls are independent: made at once, the page waits for the slowest
+    monthly_rows, aging, delinquents, funds = await asyncio.gather(
+        asyncio.gather(
+            *(
+                api.get(
+                    "assessment",
+                    "/v1/dashboard/monthly",
+                    params={"from": months[0], "to": months[-1], "jurisdiction": j},
+                )
+                for j in JURISDICTIONS
+            )
+        ),
+        api.get("assessment", "/v1/dashboard/aging"),
+        api.get("assessment", "/v1/dashboard/delinquents", params={"limit": 10}),
+        asyncio.gather(
+            *(api.get("distribution", "/v1/funds", params={"jurisdiction": j}) for j in JURISDICTIONS)
+        ),
+    )
+    monthly = {j: {r["month"]: r for r in rows} for j, rows in zip(JURISDICTIONS, monthly_rows, strict=True)}
+    collected = {
+        j: [Decimal(monthly[j].get(m, {}).get("collected", "0")) for m in months] for j in JURISDICTIONS
+    }
+    assessed = {
+        j: [Decimal(monthly[j].get(m, {}).get("assessed", "0")) for m in months] for j in JURISDICTIONS
+    }
+    chart = bar_chart(
+        months,
+        collected,
+        category_label={m: lang.date(m + "-01", "MMM yy") for m in months},
+        value_label=lang.money,
+        tick_label=lambda v: lang.money(v.quantize(Decimal(1))),
+    )
+    return render(
+        request,
+        "agency/overview.html",
+        months=months,
+        collected=collected,
+        assessed=assessed,
+        chart=chart,
+        aging=aging,
+        delinquents=delinquents["items"],
+        funds=list(funds),
+        jurisdictions=JURISDICTIONS,
+    )
+
+
+async def _search(
+    api: ApiDep, *, q: str, jurisdiction: str | None, lodging_class: str | None
+) -> list[dict[str, Any]]:
+    params: dict[str, str | int] = {"limit": 200}
+    if jurisdiction in JURISDICTIONS:
+        params["jurisdiction"] = str(jurisdiction)
+    if lodging_class:
+        params["lodging_class"] = lodging_class
+    found: list[dict[str, Any]] = []
+    needle = q.strip().lower()
+    cursor: str | None = None
+    for _ in range(SEARCH_PAGES):
+        page = await api.get(
+            "registry", "/v1/lodgings", params={**params, **({"cursor": cursor} if cursor else {})}
+        )
+        for item in page["items"]:
+            haystack = " ".join(
+                [
+                    item["name"],
+                    item["tax_account"],
+                    item.get("municipality") or item["address"].get("municipality", ""),
+                ]
+            ).lower()
+            if needle in haystack:
+                found.append(item)
+        cursor = page.get("next_cursor")
+        if not cursor:
+            break
+    return found
+
+
+@router.get("/lodgings")
+async def lodgings(
+    request: Request,
+    person: AgencyDep,
+    api: ApiDep,
+    q: str = "",
+    jurisdiction: str = "",
+    lodging_class: str = "",
+) -> Response:
+    results = await _search(api, q=q, jurisdiction=jurisdiction or None, lodging_class=lodging_class or None)
+    template = "agency/_results.html" if request.headers.get("hx-request") else "agency/lodgings.html"
+    return render(
+        request,
+        template,
+        results=results,
+        q=q,
+        jurisdiction=jurisdiction,
+        lodging_class=lodging_class,
+        jurisdictions=JURISDICTIONS,
+    )
+
+
+def steps(trace: Any) -> list[dict[str, Any]]:
+    """A trace as its list of steps, whichever shape the service sent."""
+    if isinstance(trace, dict):
+        inner = trace.get("steps", trace.get("trace"))
+        return steps(inner) if inner is not None else []
+    if isinstance(trace, list):
+        return [s for s in trace if isinstance(s, dict)]
+    return []
+
+
+@router.get("/lodgings/{lodging_id}")
+async def lodging(
+    request: Request, lodging_id: str, person: AgencyDep, api: ApiDep, as_of: str = ""
+) -> Response:
+    found = await api.get("registry", f"/v1/lodgings/{lodging_id}")
+    try:
+        on = date.fromisoformat(as_of) if as_of else date.today()
+    except ValueError:
+        on = date.today()
+    statement = await api.get(
+        "assessment",
+        f"/v1/accounts/{found['tax_account']}/statement",
+        params={"as_of": on.isoformat(), "explain": "true"},
+    )
+    explained = []
+    for p in statement["periods"]:
+        explain = p.get("explain") or {}
+        explained.append(
+            {
+                "balance": steps(explain.get("balance")),
+                "liabilities": [steps(x.get("trace")) for x in explain.get("liabilities", [])],
+                "estimate": steps(explain.get("estimate")),
+            }
+        )
+    return render(
+        request,
+        "agency/lodging.html",
+        lodging=found,
+        statement=statement,
+        explained=explained,
+        as_of=on.isoformat(),
+    )
