@@ -37,8 +37,8 @@ class UserCreate(BaseModel):
     email: str = Field(max_length=254, pattern=EMAIL)
     name: str = Field(min_length=1, max_length=200)
     role: Role
-    operator_id: str | None = None
-    facilitator_id: str | None = None
+    operator_id: str | None = Field(default=None, max_length=100)
+    facilitator_id: str | None = Field(default=None, max_length=100)
     locale: Locale = "en"
     password: str = Field(
         min_length=12, max_length=256, description="the first password; tell it to the person"
