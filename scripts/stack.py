@@ -298,6 +298,9 @@ def up(args: list[str]) -> int:
         for svc in services:
             if not wait_ready(svc, SERVICES[svc], supervisor.poll, lambda: stop):
                 return 0
+        # The banner prints the demo's curl lines only when this run's demo wrote them:
+        # lines left from an earlier database would name lodgings that are not there.
+        (RUN / "demo-curl.txt").unlink(missing_ok=True)
         if demo:
             log("all services ready; loading the demo (skipped when already loaded)")
             loader = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "demo.py")], env=env)
