@@ -823,6 +823,8 @@ def write_curl(state: dict[str, Any], months: list[Period], today: date) -> None
         f'  curl -s {auth} "{FILING}/v1/remittance-schedules/{schedule}"',
         "  # filing compliance for a VI month: on time, late, not filed",
         f'  curl -s {auth} "{FILING}/v1/compliance?jurisdiction=VI&period={months[2]}"',
+        "  # the same for PR: Casita Esperanza is on time through its operator's own return",
+        f'  curl -s {auth} "{FILING}/v1/compliance?jurisdiction=PR&period={months[-1]}"',
         f"  # the PR distribution run of {months[1]} as CSV",
         f'  curl -s {auth} "{DISTRIBUTION}/v1/runs/{pr_run}/report.csv"',
         "  # fund balances",
