@@ -10,8 +10,12 @@ current month.
   and interest of the statement. Its property-management system (an ``operator``
   API client) files and pays M5 itself.
 * Casita Esperanza (Vieques, PR short-term rental): the online intermediary
-  Caribe Stays files remittance schedules (JSON, then CSV) and pays for it; its
-  own API client files M5's schedule.
+  Caribe Stays files remittance schedules (JSON, then CSV) for its bookings and
+  pays for them; its own API client files M5's schedule. The intermediary's
+  schedule meets only its own obligation (taxcore ``obligations.declaration_filers``,
+  PR §28(B), §47), so the operator, Isla Nena Rentals, files its own return on time
+  every month too (its few direct bookings) and pays it; its API client files and
+  pays M5.
 * Harbour View Hotel (St. Thomas, VI): files late and pays late every month;
   penalties and interest show on its statement.
 * Cruz Bay Vacation Club (St. John, VI timeshare): owner unit-days bear the
@@ -227,19 +231,26 @@ def load_registry(api: Api, anchor: date) -> dict[str, Any]:
         "demo-cert-0",
     )
     creds = {}
-    for i, (name, role, bind) in enumerate(
+    for i, (label, name, role, bind) in enumerate(
         [
             (
+                "operator",
                 "demo San Juan operator (PMS)",
                 "operator",
                 {"operator_id": ops["Condado Hospitality Group"]["id"]},
             ),
-            ("demo intermediary", "facilitator", {"facilitator_id": ota["id"]}),
-            ("demo dashboard", "dashboard", {}),
+            ("facilitator", "demo intermediary", "facilitator", {"facilitator_id": ota["id"]}),
+            ("dashboard", "demo dashboard", "dashboard", {}),
+            (
+                "vieques-operator",
+                "demo Vieques operator",
+                "operator",
+                {"operator_id": ops["Isla Nena Rentals"]["id"]},
+            ),
         ]
     ):
         c = post(f"{REGISTRY}/v1/oauth-clients", {"name": name, "role": role, **bind}, f"demo-client-{i}")
-        creds[role] = {"client_id": c["client_id"], "client_secret": c["client_secret"]}
+        creds[label] = {"client_id": c["client_id"], "client_secret": c["client_secret"]}
     people = load_people(api, ops, ota)
     return {"operators": ops, "facilitator": ota, "lodgings": lodgings, "clients": creds, "people": people}
 
@@ -292,6 +303,11 @@ def lines_for(lodging: dict[str, Any], period: Period, scale: int) -> dict[str, 
     }
 
 
+def direct_lines(scale: int) -> dict[str, Any]:
+    """Casita Esperanza's own direct bookings (not through the intermediary) in a month."""
+    return {"room_revenue": f"{450 + 50 * scale}.00", "room_nights": 2 + scale % 2}
+
+
 def declared_for(lodging: dict[str, Any], period: Period, lines: dict[str, Any]) -> dict[str, str]:
     """What the filer's own software computes it owes (the statute's arithmetic, taxcore)."""
     result = compute_declaration(
@@ -323,8 +339,9 @@ def file_return(
     *,
     received_on: date | None,
     headers: dict[str, str] | None = None,
+    lines: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    lines = lines_for(lodging, period, scale)
+    lines = lines or lines_for(lodging, period, scale)
     body: dict[str, Any] = {
         "lodging": lodging["tax_account"],
         "period": str(period),
@@ -450,6 +467,10 @@ def main() -> int:
                 "drop the roomtax_* databases to start again"
             )
         if found and loaded(api, months[-1]):
+            saved = ROOT / ".run" / "demo.json"
+            state = json.loads(saved.read_text()) if saved.exists() else {}
+            if {"lodgings", "runs", "schedules"} <= set(state):
+                write_curl(state, months, today)  # the banner's lines, dated today
             say(
                 f"demo already loaded (story months {months[0]}..{months[-1]}, distribution runs posted): "
                 "skipped; its ids and credentials are in .run/demo.json"
@@ -562,6 +583,25 @@ def main() -> int:
                 f"CARIBE-{p}",
                 received_on=received,
                 payer={"kind": "facilitator", "id": ota["id"]},
+            )
+            # The operator's own return (its direct bookings), on time: only the operator's
+            # declaration meets the lodging's obligation (PR §47 fine otherwise).
+            own = file_return(
+                api,
+                vq,
+                p,
+                i,
+                f"demo-decl-vq-{p}",
+                received_on=api.past(d - timedelta(days=3)),
+                lines=direct_lines(i),
+            )
+            pays.pay(
+                vq,
+                p,
+                own["computed"]["total_due"],
+                "electronic_transfer",
+                f"ISLANENA-{p}-EFT",
+                received_on=api.past(d - timedelta(days=2)),
             )
 
         # St. Thomas: late returns (12 days), late payments (25 days) of the statement's balance.
@@ -679,7 +719,31 @@ def main() -> int:
             received_on=None,
             headers=ota_h,
         )
-        say(f"clients: the PMS filed and paid {current}; Caribe Stays sent its {current} schedule (CSV)")
+        vq_creds = creds["vieques-operator"]
+        vq_op = token(client, vq_creds["client_id"], vq_creds["client_secret"])
+        own = file_return(
+            api,
+            vq,
+            current,
+            4,
+            f"demo-vq-decl-{current}",
+            received_on=None,
+            headers=vq_op,
+            lines=direct_lines(4),
+        )
+        pays.pay(
+            vq,
+            current,
+            own["computed"]["total_due"],
+            "electronic_transfer",
+            f"ISLANENA-{current}-EFT",
+            received_on=None,
+            headers=vq_op,
+        )
+        say(
+            f"clients: the PMS filed and paid {current}; Caribe Stays sent its {current} schedule (CSV); "
+            f"Isla Nena Rentals filed and paid its own {current} return"
+        )
 
         # Distribution: every payment applied by assessment must have reached the ledger.
         accounts = [x["tax_account"] for x in (sj, vq, st, sjn)]
@@ -734,7 +798,7 @@ def summary(
     print("\nThe demo story (as of " + today.isoformat() + "):", flush=True)
     for name, who in (
         (SJ, "operator (M5 by its PMS client)"),
-        (VQ, "intermediary Caribe Stays (remittance schedules)"),
+        (VQ, "intermediary Caribe Stays (schedules) and its operator (direct bookings)"),
         (ST, "operator, late"),
         (SJN, "operator, timeshare (impact fee)"),
     ):
@@ -793,6 +857,8 @@ def write_curl(state: dict[str, Any], months: list[Period], today: date) -> None
         f'  curl -s {auth} "{FILING}/v1/remittance-schedules/{schedule}"',
         "  # filing compliance for a VI month: on time, late, not filed",
         f'  curl -s {auth} "{FILING}/v1/compliance?jurisdiction=VI&period={months[2]}"',
+        "  # the same for PR: Casita Esperanza is on time through its operator's own return",
+        f'  curl -s {auth} "{FILING}/v1/compliance?jurisdiction=PR&period={months[-1]}"',
         f"  # the PR distribution run of {months[1]} as CSV",
         f'  curl -s {auth} "{DISTRIBUTION}/v1/runs/{pr_run}/report.csv"',
         "  # fund balances",

@@ -261,6 +261,7 @@ def up(args: list[str]) -> int:
     if unknown:
         raise SystemExit(f"unknown option {unknown[0]!r}: ./scripts/run [--no-demo]")
     demo = "--no-demo" not in args
+    began = time.time()
     server_url, embedded = postgres_url()
     RUN.mkdir(exist_ok=True)
     own_broker = not listening(BROKER_PORT)
@@ -311,7 +312,7 @@ def up(args: list[str]) -> int:
                 log(f"the demo did not load (code {loader.returncode}); the services keep running")
         else:
             log("all services ready; --no-demo: the demo is not loaded")
-        print_banner(services)
+        print_banner(services, since=began)
         supervisor.run(lambda: stop)
         return 0
     finally:
@@ -322,7 +323,10 @@ def up(args: list[str]) -> int:
         log("stopped; data is kept in PostgreSQL: run again to resume")
 
 
-def print_banner(services: list[str]) -> None:
+def print_banner(services: list[str], *, since: float) -> None:
+    """The URLs, then the demo's curl lines if this run's demo wrote them (``since``: when
+    the run began; lines left from an earlier run may name lodgings no longer there, e.g.
+    after the databases were dropped or with ``--no-demo``), else generic ones."""
     lines = ["", "Roomtax is running.", ""]
     for svc in services:
         if svc == "web":
@@ -330,7 +334,7 @@ def print_banner(services: list[str]) -> None:
             continue
         lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/docs   (OpenAPI: /openapi.json)")
     extra = RUN / "demo-curl.txt"
-    if extra.exists():  # the demo's own lines: a token, then reads of its story
+    if extra.exists() and extra.stat().st_mtime >= since:  # the demo's own lines
         lines += extra.read_text().rstrip().splitlines()
     else:
         lines += [

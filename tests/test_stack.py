@@ -131,3 +131,37 @@ class TestSupervisor:
             wait_until(lambda: hung.restarts >= 1)
         assert said[0] == f"hung did not come up; see {hung.log}"
         assert said[1].startswith("hung exited (code -9)")
+
+
+class TestBanner:
+    """The banner prints the demo's curl lines only when this run's demo wrote them."""
+
+    def lines(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, since: float) -> str:
+        monkeypatch.setattr(stack, "RUN", tmp_path)
+        stack.print_banner(["registry"], since=since)
+        out: str = capsys.readouterr().out
+        return out
+
+    def test_lines_left_by_an_earlier_run_are_not_printed(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    ) -> None:
+        import os
+
+        stale = tmp_path / "demo-curl.txt"
+        stale.write_text("  curl -s STALE-DEMO-LINE\n")
+        os.utime(stale, (1_000_000.0, 1_000_000.0))  # written long before this run began
+        out = self.lines(tmp_path, monkeypatch, capsys, since=2_000_000.0)
+        assert "STALE-DEMO-LINE" not in out
+        assert '"http://127.0.0.1:8001/v1/lodgings?limit=5"' in out  # the generic lines instead
+
+    def test_lines_this_runs_demo_wrote_are_printed(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+    ) -> None:
+        import os
+
+        fresh = tmp_path / "demo-curl.txt"
+        fresh.write_text("  curl -s THIS-RUNS-DEMO-LINE\n")
+        os.utime(fresh, (2_000_001.0, 2_000_001.0))
+        out = self.lines(tmp_path, monkeypatch, capsys, since=2_000_000.0)
+        assert "  curl -s THIS-RUNS-DEMO-LINE" in out.splitlines()
+        assert "v1/lodgings?limit=5" not in out
