@@ -44,6 +44,7 @@ from aiokafka.errors import (
     InvalidTopicError,
     KafkaError,
     MessageSizeTooLargeError,
+    OffsetOutOfRangeError,
     RecordListTooLargeError,
     RecordTooLargeError,
 )
@@ -294,6 +295,10 @@ class OutboxRelay:
         self._wake = asyncio.Event()
         self._partitions: set[tuple[str, int]] = set()  # partitions this relay produced to
         self._ends: dict[tuple[str, int], int] = {}  # their end offsets at the last check
+        # the highest offset (and its outbox row id) the broker gave a row of ours, per partition,
+        # loaded from the outbox at start: it survives a restart of the relay
+        self._last: dict[tuple[str, int], tuple[int, int]] = {}
+        self._held: dict[tuple[str, int], tuple[int, int]] = {}  # (offset, end) verified on the broker
         self._producer: AIOKafkaProducer | None = None
         self._offsets: AIOKafkaConsumer | None = None  # reads partition end offsets for check_broker
         self._pool: asyncpg.Pool | None = None
@@ -344,10 +349,12 @@ class OutboxRelay:
     async def _load_partitions(self) -> None:
         assert self._pool is not None
         rows = await self._pool.fetch(
-            'SELECT DISTINCT topic, "partition" FROM outbox '
-            'WHERE published_at IS NOT NULL AND "partition" IS NOT NULL'
+            'SELECT DISTINCT ON (topic, "partition") topic, "partition", "offset", id FROM outbox '
+            'WHERE published_at IS NOT NULL AND "partition" IS NOT NULL AND "offset" IS NOT NULL '
+            'ORDER BY topic, "partition", "offset" DESC'
         )
         self._partitions = {(r["topic"], r["partition"]) for r in rows}
+        self._last = {(r["topic"], r["partition"]): (r["offset"], r["id"]) for r in rows}
 
     async def publish_batch(self) -> int:
         """Claim, publish and mark one batch; returns how many rows were published or parked.
@@ -420,8 +427,17 @@ class OutboxRelay:
                 tp = (row["topic"], meta.partition)
                 self._partitions.add(tp)
                 base[tp] = min(meta.offset, base.get(tp, meta.offset))
-            # A healthy partition never hands out an offset below an end offset seen before.
-            lost = [tp for tp, first in base.items() if first < self._ends.get(tp, 0)]
+            # A healthy partition never hands out an offset below an end offset seen before,
+            # nor one it already gave a row of ours (known from the outbox across relay restarts).
+            lost = [
+                tp
+                for tp, first in base.items()
+                if first < self._ends.get(tp, 0) or (tp in self._last and first <= self._last[tp][0])
+            ]
+            for row, meta in published:
+                tp = (row["topic"], meta.partition)
+                if meta.offset >= self._last.get(tp, (-1, 0))[0]:
+                    self._last[tp] = (meta.offset, row["id"])
             await conn.execute(
                 'UPDATE outbox AS o SET published_at = now(), "partition" = u.p, "offset" = u.o '
                 "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS u(id, p, o) WHERE o.id = u.id",
@@ -461,12 +477,20 @@ class OutboxRelay:
     async def replay_window(self, reason: str) -> None:
         """Re-publish every row of the retention window (the broker lost it)."""
         assert self._pool is not None
-        rows = await self._pool.fetch(
-            'UPDATE outbox SET published_at = NULL, "partition" = NULL, "offset" = NULL '
-            "WHERE published_at IS NOT NULL AND created_at > now() - $1::interval RETURNING id",
-            self.retention,
-        )
+        async with self._pool.acquire() as conn, conn.transaction():
+            rows = await conn.fetch(
+                'UPDATE outbox SET published_at = NULL, "partition" = NULL, "offset" = NULL '
+                "WHERE published_at IS NOT NULL AND created_at > now() - $1::interval RETURNING id",
+                self.retention,
+            )
+            # rows past the window (not yet purged) are not re-published: their offsets are void
+            await conn.execute(
+                'UPDATE outbox SET "partition" = NULL, "offset" = NULL '
+                'WHERE published_at IS NOT NULL AND "offset" IS NOT NULL'
+            )
         self._ends.clear()
+        self._last.clear()
+        self._held.clear()
         self.replays += 1
         metrics.OUTBOX_REPLAYS.labels(self.name).inc()
         log.warning("outbox replay of %d events: %s", len(rows), reason)
@@ -506,6 +530,49 @@ class OutboxRelay:
             await self.replay_window(f"partition end offsets went down on {shrunk}")
             return
         self._ends = now
+        # The last record we produced must still be on its partition. An end offset past it
+        # says so (Kafka); Tansu reports its last batch's base offset + 1, so an end at or
+        # below it is checked by fetching that record (once per offset and end).
+        gone = []
+        for tp, (offset, row_id) in sorted(self._last.items()):
+            end = now.get(tp)
+            if end is None or end > offset or self._held.get(tp) == (offset, end):
+                continue
+            if await self._holds(TopicPartition(*tp), offset, row_id):
+                self._held[tp] = (offset, end)
+            else:
+                gone.append(tp)
+        if gone:
+            await self.replay_window(f"the last records produced are gone from {gone}")
+
+    async def _holds(self, tp: TopicPartition, offset: int, row_id: int) -> bool:
+        """Does the broker hold, at ``offset`` of ``tp``, the record of outbox row ``row_id``?"""
+        probe = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            enable_auto_commit=False,
+            auto_offset_reset="none",
+            fetch_max_wait_ms=100,
+            client_id=f"roomtax-{self.name}-probe",
+        )
+        try:
+            await probe.start()
+            probe.assign([tp])
+            probe.seek(tp, offset)
+            deadline = asyncio.get_running_loop().time() + 3
+            while asyncio.get_running_loop().time() < deadline:
+                records = (await probe.getmany(tp, timeout_ms=500, max_records=1)).get(tp, [])
+                if records:
+                    record = records[0]
+                    return bool(
+                        record.offset == offset
+                        and json.loads(record.value or b"{}").get("sequence") == row_id
+                    )
+            return False
+        except OffsetOutOfRangeError:
+            return False
+        finally:
+            with contextlib.suppress(Exception):
+                await probe.stop()
 
     async def purge(self) -> int:
         """Delete published rows past the retention window, and expired Idempotency-Keys.
