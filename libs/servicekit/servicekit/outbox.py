@@ -533,20 +533,22 @@ class OutboxRelay:
         # The last record we produced must still be on its partition. An end offset past it
         # says so (Kafka); Tansu reports its last batch's base offset + 1, so an end at or
         # below it is checked by fetching that record (once per offset and end).
-        gone = []
-        for tp, (offset, row_id) in sorted(self._last.items()):
-            end = now.get(tp)
-            if end is None or end > offset or self._held.get(tp) == (offset, end):
-                continue
-            if await self._holds(TopicPartition(*tp), offset, row_id):
-                self._held[tp] = (offset, end)
-            else:
-                gone.append(tp)
+        suspects = {
+            tp: last
+            for tp, last in sorted(self._last.items())
+            if tp in now and now[tp] <= last[0] and self._held.get(tp) != (last[0], now[tp])
+        }
+        if not suspects:
+            return
+        gone = await self._gone(suspects)
+        for tp, (offset, _) in suspects.items():
+            if tp not in gone:
+                self._held[tp] = (offset, now[tp])
         if gone:
             await self.replay_window(f"the last records produced are gone from {gone}")
 
-    async def _holds(self, tp: TopicPartition, offset: int, row_id: int) -> bool:
-        """Does the broker hold, at ``offset`` of ``tp``, the record of outbox row ``row_id``?"""
+    async def _gone(self, last: dict[tuple[str, int], tuple[int, int]]) -> list[tuple[str, int]]:
+        """The partitions that do not hold, at their offset, the record of their outbox row."""
         probe = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap,
             enable_auto_commit=False,
@@ -554,25 +556,28 @@ class OutboxRelay:
             fetch_max_wait_ms=100,
             client_id=f"roomtax-{self.name}-probe",
         )
+        held: set[tuple[str, int]] = set()
         try:
             await probe.start()
-            probe.assign([tp])
-            probe.seek(tp, offset)
+            probe.assign([TopicPartition(*tp) for tp in last])
+            for tp, (offset, _) in last.items():
+                probe.seek(TopicPartition(*tp), offset)
             deadline = asyncio.get_running_loop().time() + 3
-            while asyncio.get_running_loop().time() < deadline:
-                records = (await probe.getmany(tp, timeout_ms=500, max_records=1)).get(tp, [])
-                if records:
-                    record = records[0]
-                    return bool(
-                        record.offset == offset
-                        and json.loads(record.value or b"{}").get("sequence") == row_id
-                    )
-            return False
+            while len(held) < len(last) and asyncio.get_running_loop().time() < deadline:
+                batches = await probe.getmany(timeout_ms=500, max_records=len(last))
+                for tp, records in batches.items():
+                    key = (tp.topic, tp.partition)
+                    offset, row_id = last[key]
+                    sequence = json.loads(records[0].value or b"{}").get("sequence")
+                    if records[0].offset == offset and sequence == row_id:
+                        held.add(key)
+                    probe.pause(tp)  # one answer per partition
         except OffsetOutOfRangeError:
-            return False
+            pass  # Kafka: an offset past the end (what it did not hold stays "gone")
         finally:
             with contextlib.suppress(Exception):
                 await probe.stop()
+        return sorted(set(last) - held)
 
     async def purge(self) -> int:
         """Delete published rows past the retention window, and expired Idempotency-Keys.

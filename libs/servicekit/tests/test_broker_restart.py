@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-from servicekit_fixtures import EVENT, TOPIC
+from servicekit_fixtures import EVENT, TOPIC, make_chassis_db
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -27,10 +27,20 @@ from taxcore.events import CloudEvent
 SM = async_sessionmaker[AsyncSession]
 
 
+@pytest.fixture(scope="module")
+async def chassis_db() -> str:
+    """A database of its own: its outbox is published to this module's brokers only (one
+    service database, one cluster), not to the session broker of the other chassis tests."""
+    return await make_chassis_db("roomtax_test_chassis_restart")
+
+
 @pytest.fixture
 async def sm(chassis_db: str) -> AsyncIterator[SM]:
     engine = make_engine(chassis_db, application_name="restart-test", pool_size=4)
-    yield make_sessionmaker(engine, service="chassis")
+    maker = make_sessionmaker(engine, service="chassis")
+    async with maker() as session, session.begin():
+        await session.execute(text("DELETE FROM outbox"))  # each test: its own broker's rows only
+    yield maker
     await engine.dispose()
 
 
