@@ -6,6 +6,18 @@ its id and changes nothing. Offsets are committed after the database commit.
 A handler that keeps failing (``max_attempts``) or a message that cannot be
 parsed is parked in ``dead_letters`` with the error, and the consumer moves on:
 never an endless crash loop.
+
+A broker that lost its log (Tansu in development keeps everything in memory) must
+not stall a consumer: Tansu accepts an offset commit from a member of the group as
+it was before the restart, so the group's position can end up past the new log's
+end, and it never answers OFFSET_OUT_OF_RANGE (``auto_offset_reset`` never applies):
+the consumer would wait at an offset that will not exist for a long time, and so
+would a restarted worker. So when a poll brings nothing, the consumer looks at its
+positions (:meth:`EventConsumer.check_positions`): a position past a partition's
+end offset is suspect (Tansu reports its last *batch's* base offset + 1, so it is not
+proof), and the consumer then asks for the record just before its position; when
+the log does not hold it, the position is past the end and the consumer starts that
+partition again from its beginning (the inbox drops what it already applied).
 """
 
 from __future__ import annotations
@@ -19,7 +31,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, OffsetOutOfRangeError
+from prometheus_client import Counter
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -27,6 +40,11 @@ from servicekit import metrics
 from taxcore.events import CloudEvent
 
 log = logging.getLogger("servicekit.consumer")
+CONSUMER_REWINDS = Counter(
+    "roomtax_consumer_rewinds_total",
+    "Partitions read again from their beginning: the broker lost their log",
+    ["consumer"],
+)
 
 Handler = Callable[[AsyncSession, CloudEvent], Awaitable[None]]
 
@@ -43,6 +61,7 @@ class EventConsumer:
         max_attempts: int = 3,
         retry_delay: float = 0.2,
         session_timeout_ms: int = 3_000,
+        check_interval: float = 2.0,
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
@@ -54,9 +73,12 @@ class EventConsumer:
         # Tansu completes a group join after about half the session timeout; 3 s keeps a
         # (re)start under 2 s while heartbeats (every 500 ms) run on their own task.
         self.session_timeout_ms = session_timeout_ms
+        self.check_interval = check_interval  # seconds between position checks while idle
+        self._verified: dict[TopicPartition, int] = {}  # positions whose previous record exists
         self.applied = 0
         self.duplicates = 0
         self.parked = 0
+        self.rewinds = 0
 
     async def handle_record(self, record: ConsumerRecord[bytes, bytes]) -> str:
         """Apply one record; returns "applied", "duplicate", "ignored" or "parked"."""
@@ -142,6 +164,8 @@ class EventConsumer:
                 session_timeout_ms=self.session_timeout_ms,
                 heartbeat_interval_ms=max(100, self.session_timeout_ms // 6),
             )
+            loop = asyncio.get_running_loop()
+            last_check = loop.time()
             try:
                 await consumer.start()
                 backoff = 0.5
@@ -151,6 +175,9 @@ class EventConsumer:
                         for record in records:
                             await self.handle_record(record)
                         await consumer.commit({tp: records[-1].offset + 1})
+                    if not batches and loop.time() - last_check > self.check_interval:
+                        last_check = loop.time()
+                        await self.check_positions(consumer)
             except (KafkaError, OSError) as exc:
                 log.warning("consumer %s: broker error %s; reconnecting in %.1fs", self.name, exc, backoff)
                 with contextlib.suppress(TimeoutError):
@@ -159,6 +186,73 @@ class EventConsumer:
             finally:
                 with contextlib.suppress(Exception):
                     await consumer.stop()
+
+    async def check_positions(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
+        """Start again from the beginning every partition whose position is past its log's end.
+
+        Returns the partitions rewound. Only a position beyond the reported end offset is
+        probed, once per position: a fetch of the record just before it.
+        """
+        positions: dict[TopicPartition, int] = {}
+        for tp in consumer.assignment():
+            with contextlib.suppress(KafkaError, AssertionError):
+                positions[tp] = await asyncio.wait_for(consumer.position(tp), timeout=5)
+        if not positions:
+            return []
+        ends = await asyncio.wait_for(consumer.end_offsets(list(positions)), timeout=5)
+        suspects = [
+            tp for tp, pos in positions.items() if pos > ends.get(tp, pos) and self._verified.get(tp) != pos
+        ]
+        if not suspects:
+            return []
+        beginnings = await asyncio.wait_for(consumer.beginning_offsets(suspects), timeout=5)
+        rewound = []
+        for tp in suspects:
+            pos = positions[tp]
+            if await self._holds(tp, pos - 1):
+                self._verified[tp] = pos
+                continue
+            log.warning(
+                "consumer %s: %s[%d] position %d is past the log's end (the broker lost its data); "
+                "reading it again from offset %d (the inbox drops what was applied)",
+                self.name,
+                tp.topic,
+                tp.partition,
+                pos,
+                beginnings[tp],
+            )
+            consumer.seek(tp, beginnings[tp])
+            self._verified.pop(tp, None)
+            self.rewinds += 1
+            CONSUMER_REWINDS.labels(self.name).inc()
+            rewound.append(tp)
+        return rewound
+
+    async def _holds(self, tp: TopicPartition, offset: int) -> bool:
+        """Does the partition's log hold a record at ``offset``?"""
+        probe = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            enable_auto_commit=False,
+            auto_offset_reset="none",
+            fetch_max_wait_ms=100,
+            client_id=f"roomtax-{self.name}-probe",
+        )
+        try:
+            await probe.start()
+            probe.assign([tp])
+            probe.seek(tp, offset)
+            deadline = asyncio.get_running_loop().time() + 3
+            while asyncio.get_running_loop().time() < deadline:
+                batches = await probe.getmany(tp, timeout_ms=500, max_records=1)
+                records = batches.get(tp, [])
+                if records:
+                    return bool(records[0].offset == offset)
+            return False
+        except OffsetOutOfRangeError:
+            return False
+        finally:
+            with contextlib.suppress(Exception):
+                await probe.stop()
 
 
 __all__ = ["EventConsumer", "Handler", "TopicPartition"]

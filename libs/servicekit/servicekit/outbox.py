@@ -44,6 +44,7 @@ from aiokafka.errors import (
     InvalidTopicError,
     KafkaError,
     MessageSizeTooLargeError,
+    OffsetOutOfRangeError,
     RecordListTooLargeError,
     RecordTooLargeError,
 )
@@ -294,6 +295,10 @@ class OutboxRelay:
         self._wake = asyncio.Event()
         self._partitions: set[tuple[str, int]] = set()  # partitions this relay produced to
         self._ends: dict[tuple[str, int], int] = {}  # their end offsets at the last check
+        # the highest offset (and its outbox row id) the broker gave a row of ours, per partition,
+        # loaded from the outbox at start: it survives a restart of the relay
+        self._last: dict[tuple[str, int], tuple[int, int]] = {}
+        self._held: dict[tuple[str, int], tuple[int, int]] = {}  # (offset, end) verified on the broker
         self._producer: AIOKafkaProducer | None = None
         self._offsets: AIOKafkaConsumer | None = None  # reads partition end offsets for check_broker
         self._pool: asyncpg.Pool | None = None
@@ -344,10 +349,12 @@ class OutboxRelay:
     async def _load_partitions(self) -> None:
         assert self._pool is not None
         rows = await self._pool.fetch(
-            'SELECT DISTINCT topic, "partition" FROM outbox '
-            'WHERE published_at IS NOT NULL AND "partition" IS NOT NULL'
+            'SELECT DISTINCT ON (topic, "partition") topic, "partition", "offset", id FROM outbox '
+            'WHERE published_at IS NOT NULL AND "partition" IS NOT NULL AND "offset" IS NOT NULL '
+            'ORDER BY topic, "partition", "offset" DESC'
         )
         self._partitions = {(r["topic"], r["partition"]) for r in rows}
+        self._last = {(r["topic"], r["partition"]): (r["offset"], r["id"]) for r in rows}
 
     async def publish_batch(self) -> int:
         """Claim, publish and mark one batch; returns how many rows were published or parked.
@@ -420,8 +427,17 @@ class OutboxRelay:
                 tp = (row["topic"], meta.partition)
                 self._partitions.add(tp)
                 base[tp] = min(meta.offset, base.get(tp, meta.offset))
-            # A healthy partition never hands out an offset below an end offset seen before.
-            lost = [tp for tp, first in base.items() if first < self._ends.get(tp, 0)]
+            # A healthy partition never hands out an offset below an end offset seen before,
+            # nor one it already gave a row of ours (known from the outbox across relay restarts).
+            lost = [
+                tp
+                for tp, first in base.items()
+                if first < self._ends.get(tp, 0) or (tp in self._last and first <= self._last[tp][0])
+            ]
+            for row, meta in published:
+                tp = (row["topic"], meta.partition)
+                if meta.offset >= self._last.get(tp, (-1, 0))[0]:
+                    self._last[tp] = (meta.offset, row["id"])
             await conn.execute(
                 'UPDATE outbox AS o SET published_at = now(), "partition" = u.p, "offset" = u.o '
                 "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS u(id, p, o) WHERE o.id = u.id",
@@ -461,12 +477,20 @@ class OutboxRelay:
     async def replay_window(self, reason: str) -> None:
         """Re-publish every row of the retention window (the broker lost it)."""
         assert self._pool is not None
-        rows = await self._pool.fetch(
-            'UPDATE outbox SET published_at = NULL, "partition" = NULL, "offset" = NULL '
-            "WHERE published_at IS NOT NULL AND created_at > now() - $1::interval RETURNING id",
-            self.retention,
-        )
+        async with self._pool.acquire() as conn, conn.transaction():
+            rows = await conn.fetch(
+                'UPDATE outbox SET published_at = NULL, "partition" = NULL, "offset" = NULL '
+                "WHERE published_at IS NOT NULL AND created_at > now() - $1::interval RETURNING id",
+                self.retention,
+            )
+            # rows past the window (not yet purged) are not re-published: their offsets are void
+            await conn.execute(
+                'UPDATE outbox SET "partition" = NULL, "offset" = NULL '
+                'WHERE published_at IS NOT NULL AND "offset" IS NOT NULL'
+            )
         self._ends.clear()
+        self._last.clear()
+        self._held.clear()
         self.replays += 1
         metrics.OUTBOX_REPLAYS.labels(self.name).inc()
         log.warning("outbox replay of %d events: %s", len(rows), reason)
@@ -506,6 +530,54 @@ class OutboxRelay:
             await self.replay_window(f"partition end offsets went down on {shrunk}")
             return
         self._ends = now
+        # The last record we produced must still be on its partition. An end offset past it
+        # says so (Kafka); Tansu reports its last batch's base offset + 1, so an end at or
+        # below it is checked by fetching that record (once per offset and end).
+        suspects = {
+            tp: last
+            for tp, last in sorted(self._last.items())
+            if tp in now and now[tp] <= last[0] and self._held.get(tp) != (last[0], now[tp])
+        }
+        if not suspects:
+            return
+        gone = await self._gone(suspects)
+        for tp, (offset, _) in suspects.items():
+            if tp not in gone:
+                self._held[tp] = (offset, now[tp])
+        if gone:
+            await self.replay_window(f"the last records produced are gone from {gone}")
+
+    async def _gone(self, last: dict[tuple[str, int], tuple[int, int]]) -> list[tuple[str, int]]:
+        """The partitions that do not hold, at their offset, the record of their outbox row."""
+        probe = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap,
+            enable_auto_commit=False,
+            auto_offset_reset="none",
+            fetch_max_wait_ms=100,
+            client_id=f"roomtax-{self.name}-probe",
+        )
+        held: set[tuple[str, int]] = set()
+        try:
+            await probe.start()
+            probe.assign([TopicPartition(*tp) for tp in last])
+            for tp, (offset, _) in last.items():
+                probe.seek(TopicPartition(*tp), offset)
+            deadline = asyncio.get_running_loop().time() + 3
+            while len(held) < len(last) and asyncio.get_running_loop().time() < deadline:
+                batches = await probe.getmany(timeout_ms=500, max_records=len(last))
+                for tp, records in batches.items():
+                    key = (tp.topic, tp.partition)
+                    offset, row_id = last[key]
+                    sequence = json.loads(records[0].value or b"{}").get("sequence")
+                    if records[0].offset == offset and sequence == row_id:
+                        held.add(key)
+                    probe.pause(tp)  # one answer per partition
+        except OffsetOutOfRangeError:
+            pass  # Kafka: an offset past the end (what it did not hold stays "gone")
+        finally:
+            with contextlib.suppress(Exception):
+                await probe.stop()
+        return sorted(set(last) - held)
 
     async def purge(self) -> int:
         """Delete published rows past the retention window, and expired Idempotency-Keys.
