@@ -27,7 +27,11 @@ def _fact(**kw: object) -> AdjustmentIn:
 
 def _vi(*facts: AdjustmentIn, payments: list[PaymentIn] | None = None) -> AccountHistory:
     return AccountHistory(
-        jurisdiction="VI", period="2026-10", tax=D("1000.00"), payments=payments or [], adjustments=list(facts)
+        jurisdiction="VI",
+        period="2026-10",
+        tax=D("1000.00"),
+        payments=payments or [],
+        adjustments=list(facts),
     )
 
 

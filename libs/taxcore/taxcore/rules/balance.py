@@ -490,7 +490,8 @@ class _AdjustmentsMixin:
                 bucket.exact = amount
             if a.kind == "reduce":
                 what = "fines" if component == "fine" else component
-                self._record(a, -change if change is not None else ZERO, f"decision reduces the {what} to {amount}")
+                effect = -change if change is not None else ZERO  # fines: set by _cap_fines
+                self._record(a, effect, f"decision reduces the {what} to {amount}")
             elif a.fact_id not in recorded:
                 recorded.add(a.fact_id)
                 voided = self.history.tax + self.history.impact_fee
