@@ -105,3 +105,12 @@ class TestValidation:
         with pytest.raises(InvalidInput) as info:
             compute_balance(_vi(a, a), as_of=date(2026, 12, 1))
         assert info.value.field == "adjustments[1].fact_id"
+
+
+class TestAbatementThenDecision:
+    def test_later_cancel_limits_an_earlier_abatement_instead_of_failing(self) -> None:
+        abate = _fact(kind="abate", component="penalty", amount=D("50.00"), effective_on=date(2026, 12, 1))
+        cancel = _fact(fact_id="f2", kind="cancel", effective_on=date(2026, 12, 20), section="§54(d)")
+        result = compute_balance(_vi(abate, cancel), as_of=date(2026, 12, 20))
+        assert result.balance == D("0.00")
+        assert [(a.fact_id, a.amount) for a in result.adjustments] == [("f2", D("-1000.00")), ("f1", D("0.00"))]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment import intake
+from assessment.casework.intake import on_authorization
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.settings import ServiceSettings
 from taxcore.events.filing import DECLARATIONS, PAYMENTS
@@ -16,6 +17,8 @@ REGISTRY_HANDLERS: dict[str, Handler] = {
     "roomtax.registry.lodging.status_changed.v1": intake.on_lodging,
     "roomtax.registry.bond.posted.v1": intake.on_bond,
     "roomtax.registry.bond.drawn.v1": intake.on_bond_drawn,
+    "roomtax.registry.authorization.granted.v1": on_authorization,
+    "roomtax.registry.authorization.ended.v1": on_authorization,
 }
 
 FILING_HANDLERS: dict[str, Handler] = {

@@ -556,18 +556,26 @@ class _AdjustmentsMixin:
         assert a.amount is not None
         buckets = self.buckets[a.component]
         available = sum((max(ZERO, b.outstanding) for b in buckets), ZERO)
-        if a.amount > available:
+        amount = a.amount
+        if amount > available and self._decided_after(a.effective_on):
+            # a later decision restated the account: the abatement keeps what is left to abate
+            amount = available
+        elif amount > available:
             raise InvalidInput(
                 f"adjustments[{i}].amount",
                 f"abates {a.amount} but only {available} of the {a.component} is outstanding "
                 f"on {a.effective_on.isoformat()}",
             )
-        left = a.amount
+        left = amount
         for bucket in buckets:
             take = min(left, max(ZERO, bucket.outstanding))
             bucket.adjusted += take
             left -= take
-        self._record(a, -a.amount, f"abatement of {a.amount} of the {a.component}")
+        limited = f" (limited from {a.amount} by a later decision)" if amount != a.amount else ""
+        self._record(a, -amount, f"abatement of {amount} of the {a.component}{limited}")
+
+    def _decided_after(self, day: date) -> bool:
+        return any(a.kind in ("reduce", "cancel") and a.effective_on > day for _, a in self._counted())
 
     def _charge_fee(self, a: AdjustmentIn) -> None:
         assert a.amount is not None

@@ -11,7 +11,15 @@ dated on or before it and is the same whenever it is computed.
 What is known on a date ``D`` (the *fact dates*): a declaration version from its
 ``filed_on``, an estimate from its ``raised_on``, a payment from ``received_on``,
 a reversal from ``reversed_on`` (taxcore: a reversed payment counts as never
-received), a notice from ``issued_on``, a refund from ``requested_on``.
+received), a notice from ``issued_on``, a refund from ``requested_on``, an
+adjustment fact (case work) from its ``effective_on`` and a write-off's
+reversal from its ``reversed_on``.
+
+Adjustment facts go to taxcore with the period (``AccountHistory.adjustments``).
+A decision (reduce, cancel) known on ``D`` restates the liability from the due
+date, like an amendment: when payments are allocated across periods, what a
+period owed on a payment's day already counts the decisions known on ``D``.
+Abatements, write-offs and fees act from their own day only.
 
 Liability of a period as known on ``D``: the sum over filers of the latest
 version of their filing filed on or before ``D``, as recomputed by taxcore; if
@@ -48,11 +56,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
 from assessment import law
+from assessment.casework.models import AdjustmentFact, AdjustmentReversal
 from assessment.models import (
     Estimate,
     Liability,
@@ -66,7 +75,14 @@ from taxcore.money import ZERO
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
 from taxcore.periods import due_date as period_due_date
-from taxcore.rules.balance import AccountHistory, Balance, PaymentIn, add_months, compute_balance
+from taxcore.rules.balance import (
+    AccountHistory,
+    AdjustmentIn,
+    Balance,
+    PaymentIn,
+    add_months,
+    compute_balance,
+)
 
 Basis = Literal["declaration", "estimate"]
 
@@ -76,6 +92,8 @@ _balances_tree: ParameterTree | None = None  # the tree the memoized balances we
 _balances_lock = threading.Lock()  # the API may call from a worker thread; consumers from the loop
 _HISTORY_FIELDS = tuple(AccountHistory.model_fields)
 _PAYMENT_FIELDS = tuple(PaymentIn.model_fields)
+_ADJUSTMENT_FIELDS = tuple(AdjustmentIn.model_fields)
+_DECISIONS = ("reduce", "cancel")
 
 
 def _key_part(value: object) -> object:
@@ -89,6 +107,8 @@ def _history_key(history: AccountHistory, as_of: date) -> tuple[object, ...]:
         value = getattr(history, name)
         if name == "payments":
             parts.append(tuple(tuple(_key_part(getattr(p, f)) for f in _PAYMENT_FIELDS) for p in value))
+        elif name == "adjustments":
+            parts.append(tuple(tuple(_key_part(getattr(a, f)) for f in _ADJUSTMENT_FIELDS) for a in value))
         else:
             parts.append(_key_part(value))
     return tuple(parts)
@@ -143,6 +163,8 @@ class Facts:
     reversals: list[PaymentReversal] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     refunds: list[Refund] = field(default_factory=list)
+    adjustments: list[AdjustmentFact] = field(default_factory=list)
+    adjustment_reversals: list[AdjustmentReversal] = field(default_factory=list)
 
     @property
     def lodging_class(self) -> str:
@@ -174,12 +196,29 @@ class PeriodBasis:
     filings: list[Liability]
     estimate: Estimate | None
     superseded_estimate: Estimate | None
+    adjustments: list[AdjustmentIn] = field(default_factory=list)
 
     @property
     def deficiency(self) -> Decimal:
         return sum((f.deficiency for f in self.filings), ZERO)
 
-    def history(self, jurisdiction: str, pieces: dict[str, tuple[date, Decimal]]) -> AccountHistory:
+    def history(
+        self,
+        jurisdiction: str,
+        pieces: dict[str, tuple[date, Decimal]],
+        *,
+        decided_by: date | None = None,
+    ) -> AccountHistory:
+        """taxcore's input; ``decided_by``: the decisions known count from that day already
+        (what the period owed on a payment's day, as known on the statement date)."""
+        adjustments = self.adjustments
+        if decided_by is not None:
+            adjustments = [
+                a.model_copy(update={"effective_on": min(a.effective_on, decided_by)})
+                if a.kind in _DECISIONS
+                else a
+                for a in adjustments
+            ]
         return AccountHistory(
             jurisdiction=jurisdiction,
             period=self.period,
@@ -193,6 +232,7 @@ class PeriodBasis:
                 PaymentIn(payment_id=pid, received_on=on, amount=amount)
                 for pid, (on, amount) in pieces.items()
             ],
+            adjustments=adjustments,
         )
 
 
@@ -236,6 +276,40 @@ class AccountState:
         return self.periods[period].history(self.jurisdiction, self.pieces.get(period, {}))
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _written(row: AdjustmentFact) -> tuple[date, bool, datetime, str]:
+    """Same-day facts in the order written (a row not yet flushed has no created_at: the newest)."""
+    return (row.effective_on, row.created_at is None, row.created_at or _EPOCH, row.id)
+
+
+def adjustments_known(facts: Facts, as_of: date | None) -> dict[str, list[AdjustmentIn]]:
+    """Each period's adjustment facts in force on ``as_of`` (None: every fact), for taxcore."""
+    reversed_on = {
+        r.fact_id: r.reversed_on for r in facts.adjustment_reversals if _known(r.reversed_on, as_of)
+    }
+    out: dict[str, list[AdjustmentIn]] = defaultdict(list)
+    for row in sorted(facts.adjustments, key=_written):
+        if not _known(row.effective_on, as_of):
+            continue
+        out[row.period].append(
+            AdjustmentIn(
+                fact_id=row.id,
+                kind=row.kind,
+                effective_on=row.effective_on,
+                component=row.component,
+                amount=row.amount,
+                reversed_on=reversed_on.get(row.id),
+                section=row.section,
+                reason=row.reason,
+                approved_by=row.approved_by,
+                proposed_by=row.proposed_by,
+            )
+        )
+    return dict(out)
+
+
 def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
     """The liability of every period known on ``as_of`` (None: every fact)."""
     by_period: dict[str, list[Liability]] = defaultdict(list)
@@ -248,6 +322,7 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
         if _known(n.issued_on, as_of):
             notices[n.period] = min(notices.get(n.period, n.issued_on), n.issued_on)
     out: dict[str, PeriodBasis] = {}
+    adjustments = adjustments_known(facts, as_of)
     for period in sorted(set(by_period) | set(estimates)):
         due = period_due_date(facts.jurisdiction, Period.parse(period))
         versions = by_period.get(period, [])
@@ -269,6 +344,7 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 filings=filings,
                 estimate=None,
                 superseded_estimate=estimates.get(period),
+                adjustments=adjustments.get(period, []),
             )
         else:
             est = estimates[period]
@@ -284,6 +360,7 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 filings=[],
                 estimate=est,
                 superseded_estimate=None,
+                adjustments=adjustments.get(period, []),
             )
     return out
 
@@ -337,7 +414,7 @@ class _Allocator:
         if period in self.settled:
             return ZERO
         basis = self.periods[period]
-        bal = balance(basis.history(self.facts.jurisdiction, self.pieces[period]), on)
+        bal = balance(basis.history(self.facts.jurisdiction, self.pieces[period], decided_by=on), on)
         owed = bal.balance
         filed = basis.declaration_filed_on
         if owed <= 0 and filed is not None and filed <= on:
@@ -457,6 +534,7 @@ def latest_fact_date(facts: Facts) -> date | None:
     dates = [r.filed_on for r in facts.liabilities] + [e.raised_on for e in facts.estimates]
     dates += [p.received_on for p in facts.payments] + [r.reversed_on for r in facts.reversals]
     dates += [n.issued_on for n in facts.notices] + [r.requested_on for r in facts.refunds]
+    dates += [a.effective_on for a in facts.adjustments] + [r.reversed_on for r in facts.adjustment_reversals]
     return max(dates, default=None)
 
 

@@ -13,6 +13,22 @@ class ComponentOut(BaseModel):
     assessed: Amount
     paid: Amount
     outstanding: Amount
+    adjusted: Amount = Field(default="0.00", description="abated or written off (case work)")
+
+
+class AdjustmentOut(BaseModel):
+    """An adjustment fact (case work) and what it did to the period as of the statement date."""
+
+    fact_id: str
+    kind: Literal["reduce", "cancel", "abate", "write_off", "returned_payment_fee"]
+    component: str | None
+    effective_on: date
+    amount: Amount = Field(description="the change in what is owed (negative lowers it)")
+    section: str
+    reason: str
+    proposed_by: str | None
+    approved_by: str
+    reversed_on: date | None
 
 
 class FilingOut(BaseModel):
@@ -71,6 +87,9 @@ class PeriodOut(BaseModel):
     balance: Amount
     days_late: int
     notice_issued_on: date | None
+    total_adjusted: Amount = "0.00"
+    written_off: Amount = "0.00"
+    adjustments: list[AdjustmentOut] = Field(default_factory=list)
     explain: dict[str, Any] | None = Field(
         default=None, description="taxcore traces with the citation of every step (explain=true)"
     )

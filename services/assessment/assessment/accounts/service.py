@@ -172,7 +172,12 @@ async def recompute(session: AsyncSession, tax_account: str, *, facts: Facts | N
 
 def _component_map(st: PeriodStatement) -> dict[str, dict[str, str]]:
     return {
-        c.component: {"assessed": fmt(c.assessed), "paid": fmt(c.paid), "outstanding": fmt(c.outstanding)}
+        c.component: {
+            "assessed": fmt(c.assessed),
+            "paid": fmt(c.paid),
+            "outstanding": fmt(c.outstanding),
+            "adjusted": fmt(c.adjusted),
+        }
         for c in st.balance.components
     }
 
@@ -227,6 +232,23 @@ def _period_out(st: PeriodStatement, state: AccountState, *, explain: bool) -> d
         "balance": fmt(bal.balance),
         "days_late": bal.days_late,
         "notice_issued_on": b.notice_on,
+        "total_adjusted": fmt(bal.total_adjusted),
+        "written_off": fmt(bal.written_off),
+        "adjustments": [
+            {
+                "fact_id": a.fact_id,
+                "kind": a.kind,
+                "component": a.component,
+                "effective_on": a.effective_on,
+                "amount": fmt(a.amount),
+                "section": a.section,
+                "reason": a.reason,
+                "proposed_by": a.proposed_by,
+                "approved_by": a.approved_by,
+                "reversed_on": a.reversed_on,
+            }
+            for a in bal.adjustments
+        ],
     }
     if explain:
         out["explain"] = {
@@ -278,7 +300,7 @@ def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
         totals["total_paid"] += st.balance.total_paid
         totals["balance"] += st.balance.balance
         for c in st.balance.components:
-            by_component[c.component] += c.outstanding
+            by_component[c.component] = by_component.get(c.component, ZERO) + c.outstanding
     received = [
         {
             "payment_id": p.payment_id,
