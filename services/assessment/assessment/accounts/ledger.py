@@ -56,7 +56,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict, defaultdict
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -272,16 +272,15 @@ class AccountState:
     def credit(self) -> Decimal:
         return sum((c.amount for c in self.credits), ZERO)
 
-    def history(self, period: str) -> AccountHistory:
-        return self.periods[period].history(self.jurisdiction, self.pieces.get(period, {}))
+    def history(self, period: str, *, decided_by: date | None = None) -> AccountHistory:
+        return self.periods[period].history(
+            self.jurisdiction, self.pieces.get(period, {}), decided_by=decided_by
+        )
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _written(row: AdjustmentFact) -> tuple[date, bool, datetime, str]:
-    """Same-day facts in the order written (a row not yet flushed has no created_at: the newest)."""
-    return (row.effective_on, row.created_at is None, row.created_at or _EPOCH, row.id)
+def _written(row: AdjustmentFact) -> tuple[date, bool, int]:
+    """Same-day facts in the order written (a row not yet flushed has no ``seq``: the newest)."""
+    return (row.effective_on, row.seq is None, row.seq or 0)
 
 
 def adjustments_known(facts: Facts, as_of: date | None) -> dict[str, list[AdjustmentIn]]:
@@ -548,7 +547,8 @@ def final_balances(state: AccountState) -> dict[str, tuple[date, Balance]]:
     for period, pieces in state.pieces.items():
         if pieces:
             last = max(on for on, _ in pieces.values())
-            out[period] = (last, balance(state.history(period), last))
+            # decisions known restate the period from its due date: the payments apply as restated
+            out[period] = (last, balance(state.history(period, decided_by=last), last))
     return out
 
 

@@ -12,8 +12,7 @@ Amount = str  # "1234.50"
 class ComponentOut(BaseModel):
     assessed: Amount
     paid: Amount
-    outstanding: Amount
-    adjusted: Amount = Field(default="0.00", description="abated or written off (case work)")
+    outstanding: Amount = Field(description="assessed - paid - what case work abated or wrote off")
 
 
 class AdjustmentOut(BaseModel):

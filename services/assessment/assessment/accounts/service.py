@@ -176,7 +176,6 @@ def _component_map(st: PeriodStatement) -> dict[str, dict[str, str]]:
             "assessed": fmt(c.assessed),
             "paid": fmt(c.paid),
             "outstanding": fmt(c.outstanding),
-            "adjusted": fmt(c.adjusted),
         }
         for c in st.balance.components
     }

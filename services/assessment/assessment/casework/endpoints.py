@@ -48,7 +48,7 @@ async def list_proposals(
     tax_account: Annotated[str | None, Query()] = None,
     status: Annotated[str | None, Query(pattern="^(pending|approved|rejected)$")] = None,
 ) -> list[ProposalOut]:
-    stmt = select(Proposal).order_by(Proposal.created_at, Proposal.id).limit(500)
+    stmt = select(Proposal).order_by(Proposal.seq).limit(500)
     if tax_account:
         stmt = stmt.where(Proposal.tax_account == tax_account)
     rows = list((await session.execute(stmt)).scalars().all())

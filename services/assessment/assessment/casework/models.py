@@ -13,15 +13,24 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import CheckConstraint, Date, Index, Text, UniqueConstraint
+from sqlalchemy import BigInteger, CheckConstraint, Date, Index, Sequence, Text, UniqueConstraint
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Mapped, mapped_column
 
 from assessment.models import Base
 from servicekit.db import Created, Money, new_id
 
+#: One sequence over every case-work row: the order things were written, across tables and
+#: within one transaction (``created_at`` is the transaction's start time).
+CASEWORK_SEQ = Sequence("casework_seq", metadata=Base.metadata)
 
-class AdjustmentFact(Created, Base):
+
+class Sequenced:
+    __mapper_args__ = {"eager_defaults": True}  # noqa: RUF012 - SQLAlchemy reads it from the class
+    seq: Mapped[int] = mapped_column(BigInteger, CASEWORK_SEQ, server_default=CASEWORK_SEQ.next_value())
+
+
+class AdjustmentFact(Created, Sequenced, Base):
     """An approved change of what a period owes (taxcore ``AdjustmentIn``); one per source."""
 
     __tablename__ = "adjustment_facts"
@@ -47,7 +56,7 @@ class AdjustmentFact(Created, Base):
     )
 
 
-class AdjustmentReversal(Created, Base):
+class AdjustmentReversal(Created, Sequenced, Base):
     """A write-off reversed (money appeared): from ``reversed_on`` the amounts are owed again."""
 
     __tablename__ = "adjustment_reversals"
@@ -59,7 +68,7 @@ class AdjustmentReversal(Created, Base):
     approved_by: Mapped[str] = mapped_column(Text)
 
 
-class Proposal(Created, Base):
+class Proposal(Created, Sequenced, Base):
     """Maker: one agency person proposes an action that lowers what is owed or pays money out."""
 
     __tablename__ = "proposals"
@@ -76,7 +85,7 @@ class Proposal(Created, Base):
     __table_args__ = (CheckConstraint("amount >= 0", name="amount_not_negative"),)
 
 
-class ProposalReview(Created, Base):
+class ProposalReview(Created, Sequenced, Base):
     """Checker: another agency person approves or rejects (at most one review per proposal)."""
 
     __tablename__ = "proposal_reviews"
@@ -103,7 +112,7 @@ class Case(Created, Base):
     opened_by: Mapped[str] = mapped_column(Text)
 
 
-class CaseStep(Created, Base):
+class CaseStep(Created, Sequenced, Base):
     """One step of a case's timeline (filed, under_review, hearing_scheduled, decided, appealed, ...)."""
 
     __tablename__ = "case_steps"
@@ -114,10 +123,10 @@ class CaseStep(Created, Base):
     on: Mapped[date] = mapped_column(Date)
     by: Mapped[str] = mapped_column(Text)
     details: Mapped[dict[str, Any]] = mapped_column(JSONB)
-    __table_args__ = (Index("ix_case_steps_case", "case_id", "created_at"),)
+    __table_args__ = (Index("ix_case_steps_case", "case_id", "seq"),)
 
 
-class AbatementRequest(Created, Base):
+class AbatementRequest(Created, Sequenced, Base):
     """A request to abate a period's penalty, interest or fine, by the taxpayer or the agency."""
 
     __tablename__ = "abatement_requests"
@@ -146,7 +155,7 @@ class FacilitatorAuthorization(Base):
     ended: Mapped[bool] = mapped_column(default=False)
 
 
-class AbatementDecision(Created, Base):
+class AbatementDecision(Created, Sequenced, Base):
     """An abatement request decided (once): denied by one person, or full/partial as approved."""
 
     __tablename__ = "abatement_decisions"

@@ -38,9 +38,7 @@ async def can_see(session: AsyncSession, principal: Principal, tax_account: str)
 
 
 async def proposals_of(session: AsyncSession, subject_id: str) -> list[Proposal]:
-    stmt = (
-        select(Proposal).where(Proposal.subject_id == subject_id).order_by(Proposal.created_at, Proposal.id)
-    )
+    stmt = select(Proposal).where(Proposal.subject_id == subject_id).order_by(Proposal.seq)
     return list((await session.execute(stmt)).scalars().all())
 
 
@@ -52,7 +50,7 @@ async def reviews_of(session: AsyncSession, proposal_ids: list[str]) -> dict[str
 
 
 async def account_proposals(session: AsyncSession, tax_account: str) -> list[Proposal]:
-    stmt = select(Proposal).where(Proposal.tax_account == tax_account).order_by(Proposal.created_at)
+    stmt = select(Proposal).where(Proposal.tax_account == tax_account).order_by(Proposal.seq)
     return list((await session.execute(stmt)).scalars().all())
 
 
@@ -61,7 +59,7 @@ async def case_of_notice(session: AsyncSession, notice_id: str) -> Case | None:
 
 
 async def steps_of(session: AsyncSession, case_id: str) -> list[CaseStep]:
-    stmt = select(CaseStep).where(CaseStep.case_id == case_id).order_by(CaseStep.created_at, CaseStep.id)
+    stmt = select(CaseStep).where(CaseStep.case_id == case_id).order_by(CaseStep.seq)
     return list((await session.execute(stmt)).scalars().all())
 
 
@@ -71,13 +69,13 @@ async def account_cases(session: AsyncSession, tax_account: str) -> list[Case]:
 
 
 async def account_steps(session: AsyncSession, tax_account: str) -> list[CaseStep]:
-    stmt = select(CaseStep).where(CaseStep.tax_account == tax_account).order_by(CaseStep.created_at)
+    stmt = select(CaseStep).where(CaseStep.tax_account == tax_account).order_by(CaseStep.seq)
     return list((await session.execute(stmt)).scalars().all())
 
 
 async def account_abatements(session: AsyncSession, tax_account: str) -> list[AbatementRequest]:
     stmt = select(AbatementRequest).where(AbatementRequest.tax_account == tax_account)
-    return list((await session.execute(stmt.order_by(AbatementRequest.created_at))).scalars().all())
+    return list((await session.execute(stmt.order_by(AbatementRequest.seq))).scalars().all())
 
 
 async def facts_of_source(session: AsyncSession, source_kind: str, source_id: str) -> list[AdjustmentFact]:
@@ -93,7 +91,8 @@ async def reversal_of(session: AsyncSession, fact_id: str) -> AdjustmentReversal
 
 async def account_facts(session: AsyncSession, tax_account: str) -> list[AdjustmentFact]:
     stmt = select(AdjustmentFact).where(AdjustmentFact.tax_account == tax_account)
-    return list((await session.execute(stmt.order_by(AdjustmentFact.effective_on))).scalars().all())
+    stmt = stmt.order_by(AdjustmentFact.effective_on, AdjustmentFact.seq)
+    return list((await session.execute(stmt)).scalars().all())
 
 
 async def account_reversals(session: AsyncSession, tax_account: str) -> list[AdjustmentReversal]:

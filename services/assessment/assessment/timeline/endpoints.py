@@ -34,10 +34,12 @@ def _entry(
     amount: Decimal | None = None,
     section: str | None = None,
     written: datetime | None = None,
-) -> tuple[date, datetime, dict[str, Any]]:
+    seq: int = 0,
+) -> tuple[date, datetime, int, dict[str, Any]]:
     return (
         on,
         written or _EPOCH,
+        seq,
         {
             "on": on,
             "kind": kind,
@@ -53,7 +55,7 @@ def _entry(
 
 async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
     account = facts.tax_account
-    out: list[tuple[date, datetime, dict[str, Any]]] = []
+    out: list[tuple[date, datetime, int, dict[str, Any]]] = []
     for n in facts.notices:
         out.append(
             _entry(
@@ -116,6 +118,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 period=case.period if case else None,
                 by=s.by,
                 written=s.created_at,
+                seq=s.seq,
             )
         )
     proposals = await repository.account_proposals(session, account)
@@ -131,6 +134,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 by=f"user:{prop.proposed_by}",
                 amount=prop.amount,
                 written=prop.created_at,
+                seq=prop.seq,
             )
         )
         review = reviews.get(prop.id)
@@ -145,6 +149,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                     by=f"user:{review.reviewed_by}",
                     amount=prop.amount,
                     written=review.created_at,
+                    seq=review.seq,
                 )
             )
     abatements = await repository.account_abatements(session, account)
@@ -159,6 +164,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 by=a.requested_by,
                 amount=a.amount,
                 written=a.created_at,
+                seq=a.seq,
             )
         )
     if abatements:
@@ -179,6 +185,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                     by=f"user:{d.decided_by}",
                     amount=d.amount,
                     written=d.created_at,
+                    seq=d.seq,
                 )
             )
     for f in facts.adjustments:
@@ -194,6 +201,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 amount=f.amount,
                 section=f.section,
                 written=f.created_at,
+                seq=f.seq,
             )
         )
     by_fact = {f.id: f for f in facts.adjustments}
@@ -209,10 +217,11 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 by=f"user:{rv.approved_by}",
                 section=fact.section if fact else None,
                 written=rv.created_at,
+                seq=rv.seq,
             )
         )
-    out.sort(key=lambda e: (e[0], e[1]))
-    return [e[2] for e in out]
+    out.sort(key=lambda e: (e[0], e[1], e[2]))
+    return [e[3] for e in out]
 
 
 @router.get(

@@ -25,8 +25,16 @@ def _created() -> sa.Column[object]:
     )
 
 
+def _seq() -> sa.Column[object]:
+    """The case-work write order (one sequence over all its tables)."""
+    return sa.Column(
+        "seq", sa.BigInteger(), server_default=sa.text("nextval('casework_seq')"), nullable=False
+    )
+
+
 def upgrade() -> None:
     op.execute("SET LOCAL lock_timeout = '5s'")
+    op.execute("CREATE SEQUENCE casework_seq")
     op.create_table(
         "adjustment_facts",
         sa.Column("id", sa.Text(), nullable=False),
@@ -44,6 +52,7 @@ def upgrade() -> None:
         sa.Column("source_kind", sa.Text(), nullable=False),
         sa.Column("source_id", sa.Text(), nullable=False),
         _created(),
+        _seq(),
         sa.CheckConstraint(
             "amount IS NULL OR amount >= 0", name=op.f("ck_adjustment_facts_amount_not_negative")
         ),
@@ -68,6 +77,7 @@ def upgrade() -> None:
         sa.Column("proposed_by", sa.Text(), nullable=True),
         sa.Column("approved_by", sa.Text(), nullable=False),
         _created(),
+        _seq(),
         sa.PrimaryKeyConstraint("fact_id", name=op.f("pk_adjustment_reversals")),
     )
     op.create_index(op.f("ix_adjustment_reversals_tax_account"), "adjustment_reversals", ["tax_account"])
@@ -84,6 +94,7 @@ def upgrade() -> None:
         sa.Column("proposed_role", sa.Text(), nullable=False),
         sa.Column("proposed_on", sa.Date(), nullable=False),
         _created(),
+        _seq(),
         sa.CheckConstraint("amount >= 0", name=op.f("ck_proposals_amount_not_negative")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_proposals")),
     )
@@ -98,6 +109,7 @@ def upgrade() -> None:
         sa.Column("reviewed_on", sa.Date(), nullable=False),
         sa.Column("note", sa.Text(), nullable=True),
         _created(),
+        _seq(),
         sa.PrimaryKeyConstraint("proposal_id", name=op.f("pk_proposal_reviews")),
     )
     op.create_table(
@@ -127,9 +139,10 @@ def upgrade() -> None:
         sa.Column("by", sa.Text(), nullable=False),
         sa.Column("details", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         _created(),
+        _seq(),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_case_steps")),
     )
-    op.create_index("ix_case_steps_case", "case_steps", ["case_id", "created_at"])
+    op.create_index("ix_case_steps_case", "case_steps", ["case_id", "seq"])
     op.create_index(op.f("ix_case_steps_tax_account"), "case_steps", ["tax_account"])
     op.create_table(
         "abatement_requests",
@@ -144,6 +157,7 @@ def upgrade() -> None:
         sa.Column("requested_on", sa.Date(), nullable=False),
         sa.Column("requested_by", sa.Text(), nullable=False),
         _created(),
+        _seq(),
         sa.CheckConstraint("amount > 0", name=op.f("ck_abatement_requests_amount_positive")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_abatement_requests")),
     )
@@ -159,6 +173,7 @@ def upgrade() -> None:
         sa.Column("decided_by", sa.Text(), nullable=False),
         sa.Column("proposed_by", sa.Text(), nullable=True),
         _created(),
+        _seq(),
         sa.PrimaryKeyConstraint("abatement_id", name=op.f("pk_abatement_decisions")),
     )
     op.create_index(op.f("ix_abatement_decisions_tax_account"), "abatement_decisions", ["tax_account"])
@@ -194,3 +209,4 @@ def downgrade() -> None:
         "adjustment_facts",
     ):
         op.drop_table(table)
+    op.execute("DROP SEQUENCE casework_seq")
