@@ -113,4 +113,5 @@ class TestAbatementThenDecision:
         cancel = _fact(fact_id="f2", kind="cancel", effective_on=date(2026, 12, 20), section="§54(d)")
         result = compute_balance(_vi(abate, cancel), as_of=date(2026, 12, 20))
         assert result.balance == D("0.00")
-        assert [(a.fact_id, a.amount) for a in result.adjustments] == [("f2", D("-1000.00")), ("f1", D("0.00"))]
+        effects = [(a.fact_id, a.amount) for a in result.adjustments]
+        assert effects == [("f2", D("-1000.00")), ("f1", D("0.00"))]

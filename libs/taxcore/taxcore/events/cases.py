@@ -19,10 +19,21 @@ from taxcore.events import EventData, contract
 CASES = "assessment.cases"
 
 CaseStepName = Literal[
-    "filed", "under_review", "hearing_scheduled", "decision_proposed", "decided", "appealed", "appeal_resolved"
+    "filed",
+    "under_review",
+    "hearing_scheduled",
+    "decision_proposed",
+    "decided",
+    "appealed",
+    "appeal_resolved",
 ]
 ProposalAction = Literal[
-    "case.decide", "abatement.decide", "write_off.approve", "write_off.reverse", "refund.approve", "refund.pay"
+    "case.decide",
+    "abatement.decide",
+    "write_off.approve",
+    "write_off.reverse",
+    "refund.approve",
+    "refund.pay",
 ]
 
 
