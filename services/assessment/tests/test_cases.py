@@ -11,56 +11,19 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Any
 
 import httpx
 import pytest
-from assessment_factories import ADMIN, Bus, new_account, posted_by_payment, rows, statement
+from assessment_factories import ADMIN, Bus, posted_by_payment, rows, statement
+from casework_factories import MAKER, disputed, today_is
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from assessment import clock
 from servicekit.testing import auth
 
 DB = async_sessionmaker[AsyncSession]
-MAKER = auth("agency-auditor", user_id="u-maker")
 CHECKER = auth("agency-admin", user_id="u-checker")
-OTHER_AUDITOR = auth("agency-auditor", user_id="u-auditor-2")
+OTHER_OFFICER = auth("agency-officer", user_id="u-officer-2")
 MACHINE = auth("agency-admin")  # a client token: no person
-
-
-def today_is(monkeypatch: pytest.MonkeyPatch, day: date) -> None:
-    monkeypatch.setattr(clock, "today", lambda: day)
-
-
-async def disputed(
-    client: httpx.AsyncClient, bus: Bus, operator_id: str = "op-c"
-) -> tuple[str, dict[str, Any]]:
-    account = new_account()
-    await bus.lodging(account, operator_id=operator_id)
-    await bus.declare(account, "2025-01", filer_id=operator_id)
-    r = await client.post(
-        "/v1/notices",
-        json={"tax_account": account, "period": "2025-01", "reason": "unpaid", "issued_on": "2025-03-01"},
-        headers=ADMIN,
-    )
-    assert r.status_code == 201, r.text
-    notice = r.json()
-    await bus.pay(account, "4046.85", date(2025, 3, 10), periods={"2025-01": "4046.85"})
-    r = await client.post(
-        f"/v1/notices/{notice['id']}/responses",
-        json={
-            "kind": "dispute",
-            "disputed_amount": "5000.00",
-            "responded_on": "2025-03-10",
-            "statement": "comps",
-        },
-        headers=auth("operator", operator_id=operator_id),
-    )
-    assert r.status_code == 201, r.text
-    cases = await client.get("/v1/cases", params={"tax_account": account}, headers=MAKER)
-    assert cases.status_code == 200, cases.text
-    [case] = cases.json()
-    return account, case
 
 
 async def balance(client: httpx.AsyncClient, account: str, on: str) -> str:
@@ -109,8 +72,8 @@ class TestCaseTimeline:
         )
         assert own.status_code == 409
         assert own.json()["errors"][0]["pointer"] == "#/proposal/proposed_by"
-        small = await client.post(f"/v1/proposals/{proposal_id}/approve", json={}, headers=OTHER_AUDITOR)
-        assert small.status_code == 403  # above the threshold: not an auditor
+        small = await client.post(f"/v1/proposals/{proposal_id}/approve", json={}, headers=OTHER_OFFICER)
+        assert small.status_code == 403  # above the threshold: an admin, not an officer
         machine = await client.post(f"/v1/proposals/{proposal_id}/approve", json={}, headers=MACHINE)
         assert machine.status_code == 403  # no person on the token
         ok = await client.post(
