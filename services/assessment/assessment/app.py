@@ -11,6 +11,7 @@ from assessment.casework.endpoints import router as proposals
 from assessment.dashboard.endpoints import router as dashboard
 from assessment.jobs.endpoints import router as jobs
 from assessment.notices.endpoints import router as notices
+from assessment.refunds.endpoints import router as refunds
 from assessment.settings import AssessmentSettings
 from assessment.timeline.endpoints import router as timeline
 from servicekit.app import create_app
@@ -29,5 +30,5 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
         "decided in cases, abatements, write-offs and returned-payment fees as append-only adjustment "
         "facts that taxcore turns into balances, each approved by a second agency person "
         "(maker-checker), on the account's timeline.",
-        routers=[accounts, timeline, notices, cases, abatements, proposals, jobs, dashboard],
+        routers=[accounts, timeline, notices, cases, abatements, refunds, proposals, jobs, dashboard],
     )

@@ -158,3 +158,27 @@ class AdjustmentReversed(EventData):
     reason: str
     proposed_by: str | None = None
     approved_by: str
+
+
+@contract("roomtax.assessment.refund.step.recorded.v1", CASES)
+class RefundStepRecorded(EventData):
+    """A refund of credit moved one step (PR §42): requested, under review, approved, denied, paid.
+
+    Only ``paid`` (with the disbursement's ``method``, ``reference`` and ``on`` date) takes
+    the money out of the account.
+    """
+
+    refund_id: str
+    step_id: str
+    tax_account: str
+    jurisdiction: str
+    step: Literal["requested", "under_review", "approved", "denied", "paid"]
+    on: date
+    by: str
+    amount: Decimal
+    reasons: str | None = None
+    method: Literal["ach", "check", "wire"] | None = None
+    reference: str | None = None
+    proposed_by: str | None = None
+    approved_by: str | None = None
+    section: str

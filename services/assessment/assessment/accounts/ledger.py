@@ -11,7 +11,8 @@ dated on or before it and is the same whenever it is computed.
 What is known on a date ``D`` (the *fact dates*): a declaration version from its
 ``filed_on``, an estimate from its ``raised_on``, a payment from ``received_on``,
 a reversal from ``reversed_on`` (taxcore: a reversed payment counts as never
-received), a notice from ``issued_on``, a refund from ``requested_on``, an
+received), a notice from ``issued_on``, a refund from the day it was paid out (a
+refund requested or approved but not paid leaves the credit in the account), an
 adjustment fact (case work) from its ``effective_on`` and a write-off's
 reversal from its ``reversed_on``.
 
@@ -61,7 +62,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from assessment import law
-from assessment.casework.models import AdjustmentFact, AdjustmentReversal
+from assessment.casework.models import AdjustmentFact, AdjustmentReversal, RefundStep
 from assessment.models import (
     Estimate,
     Liability,
@@ -165,6 +166,11 @@ class Facts:
     refunds: list[Refund] = field(default_factory=list)
     adjustments: list[AdjustmentFact] = field(default_factory=list)
     adjustment_reversals: list[AdjustmentReversal] = field(default_factory=list)
+    refund_steps: list[RefundStep] = field(default_factory=list)
+
+    def refund_paid_on(self) -> dict[str, date]:
+        """Refund id -> the day it was paid out (only a paid refund leaves the account)."""
+        return {s.refund_id: s.on for s in self.refund_steps if s.step == "paid"}
 
     @property
     def lodging_class(self) -> str:
@@ -452,8 +458,10 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
     periods = period_bases(facts, as_of)
     alloc = _Allocator(facts, periods)
     pieces = _pieces(facts, as_of)
+    paid_on = facts.refund_paid_on()
     refunds = sorted(
-        (r for r in facts.refunds if _known(r.requested_on, as_of)), key=lambda r: (r.requested_on, r.id)
+        (r for r in facts.refunds if r.id in paid_on and _known(paid_on[r.id], as_of)),
+        key=lambda r: (paid_on[r.id], r.id),
     )
     budgets: dict[str, dict[str, Decimal]] = {}
     credits: list[Credit] = []
@@ -476,7 +484,7 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
 
     queue = list(refunds)
     for piece in pieces:
-        while queue and queue[0].requested_on < piece.payment.received_on:
+        while queue and paid_on[queue[0].id] < piece.payment.received_on:
             take_refund(queue.pop(0))
         pay = piece.payment
         piece_payment[piece.piece_id] = pay.payment_id
@@ -534,6 +542,7 @@ def latest_fact_date(facts: Facts) -> date | None:
     dates += [p.received_on for p in facts.payments] + [r.reversed_on for r in facts.reversals]
     dates += [n.issued_on for n in facts.notices] + [r.requested_on for r in facts.refunds]
     dates += [a.effective_on for a in facts.adjustments] + [r.reversed_on for r in facts.adjustment_reversals]
+    dates += [s.on for s in facts.refund_steps if s.step == "paid"]
     return max(dates, default=None)
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import func, select, text, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts
-from assessment.casework.models import AdjustmentFact, AdjustmentReversal
+from assessment.casework.models import AdjustmentFact, AdjustmentReversal, RefundStep
 from assessment.models import (
     CollectionPosting,
     Estimate,
@@ -41,6 +41,7 @@ _FACT_TABLES = (
     Refund,
     AdjustmentFact,
     AdjustmentReversal,
+    RefundStep,
 )
 _HAS_FACTS = text(
     "SELECT "
@@ -69,6 +70,7 @@ async def load_facts(session: AsyncSession, tax_account: str) -> Facts | None:
     refunds = await rows(Refund)
     adjustments = await rows(AdjustmentFact)
     adjustment_reversals = await rows(AdjustmentReversal)
+    refund_steps = await rows(RefundStep)
     known: list[str] = [lodging.jurisdiction] if lodging is not None else []
     known += [x.jurisdiction for x in liabilities] + [x.jurisdiction for x in estimates]
     known += [x.jurisdiction for x in payments] + [x.jurisdiction for x in notices]
@@ -87,6 +89,7 @@ async def load_facts(session: AsyncSession, tax_account: str) -> Facts | None:
         refunds=refunds,
         adjustments=adjustments,
         adjustment_reversals=adjustment_reversals,
+        refund_steps=refund_steps,
     )
 
 

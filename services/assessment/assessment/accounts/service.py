@@ -24,6 +24,7 @@ from assessment.accounts.ledger import (
     settled,
 )
 from assessment.models import CollectionPosting, Refund
+from assessment.refunds import steps as refunds_service
 from servicekit.errors import NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
 from taxcore.events.assessment import CollectionPosted
@@ -340,6 +341,7 @@ async def request_refund(
         raise ValidationFailed.on("requested_on", "is in the future")
     state = account_state(facts, requested_on)
     refundable = sum((c.amount for c in state.credits if c.refundable_until >= requested_on), ZERO)
+    refundable -= refunds_service.open_amount(facts)  # requested or approved, not yet paid or denied
     if amount > refundable:
         lapsed = sum((c.amount for c in state.credits if c.refundable_until < requested_on), ZERO)
         detail = f"at most {fmt(refundable)} of credit is refundable on {requested_on.isoformat()}"
@@ -352,6 +354,9 @@ async def request_refund(
     session.add(refund)
     await session.flush()
     facts.refunds.append(refund)
+    await refunds_service.emit_step(
+        session, facts, refund, step="requested", on=requested_on, by=requested_by
+    )
     return refund, account_state(facts, requested_on)
 
 

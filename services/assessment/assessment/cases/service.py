@@ -29,7 +29,8 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.casework import approvals, law, repository
 from assessment.casework import facts as adjustments
-from assessment.casework.facts import balances_on, event_id, event_type
+from assessment.casework.events import event_id, event_type
+from assessment.casework.facts import balances_on
 from assessment.casework.models import AdjustmentFact, Case, CaseStep, Proposal, ProposalReview
 from assessment.models import Notice, NoticeResponse
 from assessment.settings import AssessmentSettings

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.casework import repository
-from assessment.casework.facts import event_id, event_type
+from assessment.casework.events import event_id, event_type
 from assessment.casework.models import Proposal, ProposalReview
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal

@@ -15,28 +15,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts, account_state, latest_fact_date, period_statements
 from assessment.accounts.service import recompute
+from assessment.casework.events import event_id, event_type
 from assessment.casework.models import AdjustmentFact, AdjustmentReversal
 from servicekit.errors import ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
 from taxcore.errors import InvalidInput
 from taxcore.events.cases import AdjustmentRecorded, AdjustmentReversed
 from taxcore.rules.balance import Balance
-
-EVENT_NAMESPACE = uuid.UUID("3d0c8f5e-7a51-4f7e-a7f3-6c2b9e1d4a20")
-
-
-def event_id(*parts: str) -> str:
-    """The id of the event describing a row: a retried write or a replay publishes nothing new."""
-    return str(uuid.uuid5(EVENT_NAMESPACE, "|".join(parts)))
-
-
-def event_type(model: type[object]) -> str:
-    from taxcore.events import CONTRACTS
-
-    for etype, (_, registered) in CONTRACTS.items():
-        if registered is model:
-            return etype
-    raise LookupError(model)  # pragma: no cover - every contract is registered at import
 
 
 def balances_on(facts: Facts, period: str, on: date) -> Balance | None:

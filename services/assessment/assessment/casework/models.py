@@ -167,3 +167,21 @@ class AbatementDecision(Created, Sequenced, Base):
     decided_on: Mapped[date] = mapped_column(Date)
     decided_by: Mapped[str] = mapped_column(Text)
     proposed_by: Mapped[str | None] = mapped_column(Text)
+
+
+class RefundStep(Created, Sequenced, Base):
+    """One step of a refund after its request: under_review, approved, denied, paid.
+
+    Only a ``paid`` step (the disbursement: method, reference, date) takes money out of
+    the account; an approved refund not yet paid leaves the credit where it is.
+    """
+
+    __tablename__ = "refund_steps"
+    id: Mapped[str] = mapped_column(Text, primary_key=True, default=new_id)
+    refund_id: Mapped[str] = mapped_column(Text, index=True)
+    tax_account: Mapped[str] = mapped_column(Text, index=True)
+    step: Mapped[str] = mapped_column(Text)
+    on: Mapped[date] = mapped_column(Date)
+    by: Mapped[str] = mapped_column(Text)
+    details: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    __table_args__ = (Index("uq_refund_steps_final", "refund_id", "step", unique=True),)

@@ -105,6 +105,21 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 written=rf.created_at,
             )
         )
+    amounts = {rf.id: rf.amount for rf in facts.refunds}
+    for st in facts.refund_steps:
+        out.append(
+            _entry(
+                st.on,
+                f"refund.{st.step}",
+                st.refund_id,
+                f"refund {st.step.replace('_', ' ')}"
+                + (f" by {st.details['method']} ({st.details['reference']})" if st.step == "paid" else ""),
+                by=st.by,
+                amount=amounts.get(st.refund_id),
+                written=st.created_at,
+                seq=st.seq,
+            )
+        )
     cases = {c.id: c for c in await repository.account_cases(session, account)}
     for s in await repository.account_steps(session, account):
         case = cases.get(s.case_id)

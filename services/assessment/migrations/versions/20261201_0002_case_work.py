@@ -178,6 +178,22 @@ def upgrade() -> None:
     )
     op.create_index(op.f("ix_abatement_decisions_tax_account"), "abatement_decisions", ["tax_account"])
     op.create_table(
+        "refund_steps",
+        sa.Column("id", sa.Text(), nullable=False),
+        sa.Column("refund_id", sa.Text(), nullable=False),
+        sa.Column("tax_account", sa.Text(), nullable=False),
+        sa.Column("step", sa.Text(), nullable=False),
+        sa.Column("on", sa.Date(), nullable=False),
+        sa.Column("by", sa.Text(), nullable=False),
+        sa.Column("details", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
+        _created(),
+        _seq(),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_refund_steps")),
+    )
+    op.create_index(op.f("ix_refund_steps_refund_id"), "refund_steps", ["refund_id"])
+    op.create_index(op.f("ix_refund_steps_tax_account"), "refund_steps", ["tax_account"])
+    op.create_index("uq_refund_steps_final", "refund_steps", ["refund_id", "step"], unique=True)
+    op.create_table(
         "facilitator_authorizations",
         sa.Column("authorization_id", sa.Text(), nullable=False),
         sa.Column("tax_account", sa.Text(), nullable=False),
@@ -199,6 +215,7 @@ def downgrade() -> None:
     op.execute("SET LOCAL lock_timeout = '5s'")
     for table in (
         "facilitator_authorizations",
+        "refund_steps",
         "abatement_decisions",
         "abatement_requests",
         "case_steps",
