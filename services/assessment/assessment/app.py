@@ -14,6 +14,7 @@ from assessment.notices.endpoints import router as notices
 from assessment.refunds.endpoints import router as refunds
 from assessment.settings import AssessmentSettings
 from assessment.timeline.endpoints import router as timeline
+from assessment.writeoffs.endpoints import router as write_offs
 from servicekit.app import create_app
 
 
@@ -30,5 +31,16 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
         "decided in cases, abatements, write-offs and returned-payment fees as append-only adjustment "
         "facts that taxcore turns into balances, each approved by a second agency person "
         "(maker-checker), on the account's timeline.",
-        routers=[accounts, timeline, notices, cases, abatements, refunds, proposals, jobs, dashboard],
+        routers=[
+            accounts,
+            timeline,
+            notices,
+            cases,
+            abatements,
+            refunds,
+            write_offs,
+            proposals,
+            jobs,
+            dashboard,
+        ],
     )

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from assessment_factories import AUDITOR, Bus, cloud_event, rows
+from assessment_factories import AUDITOR, Bus, cloud_event, new_account, rows
 from casework_factories import MAKER, disputed, today_is
 
 from servicekit.testing import auth
@@ -137,3 +137,40 @@ class TestCaseWorkIsolation:
                 r = await client.post(url, json=body, headers=headers)
                 assert r.status_code == 403, (url, r.text)
         assert await rows(db, "SELECT count(*) FROM case_steps WHERE tax_account = :a", a=account) == [(1,)]
+
+
+class TestRefundAndWriteOffIsolation:
+    async def test_refunds_and_write_offs_of_b_are_404_to_a_and_read_only_roles_get_403(
+        self, client: httpx.AsyncClient, bus: Bus, db: Any, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 4, 1))
+        b_account = new_account()
+        await bus.lodging(b_account, operator_id="op-rw-b")
+        await bus.declare(b_account, "2025-01", room_revenue="10000.00", filer_id="op-rw-b")  # tax 900.00
+        await bus.pay(b_account, "2000.00", date(2025, 2, 10), periods={"2025-01": "2000.00"})
+        r = await client.post(
+            f"/v1/accounts/{b_account}/refunds",
+            json={"amount": "100.00"},
+            headers=auth("operator", operator_id="op-rw-b"),
+        )
+        assert r.status_code == 201, r.text
+        refund_id = r.json()["refund_id"]
+        operator_a = auth("operator", operator_id="op-rw-a")
+        for url in (f"/v1/refunds/{refund_id}", f"/v1/accounts/{b_account}/refunds"):
+            assert (await client.get(url, headers=operator_a)).status_code == 404, url
+        for url, body in [
+            (f"/v1/refunds/{refund_id}/review", {}),
+            (f"/v1/refunds/{refund_id}/decision", {"outcome": "deny", "reasons": "x"}),
+            (f"/v1/refunds/{refund_id}/payment", {"method": "ach", "reference": "x"}),
+            (
+                f"/v1/accounts/{b_account}/write-offs",
+                {"period": "2025-01", "reason": "bankrupt", "explanation": "x"},
+            ),
+        ]:
+            assert (await client.post(url, json=body, headers=operator_a)).status_code == 404, url
+            for headers in (AUDITOR, DASHBOARD, auth("operator", operator_id="op-rw-b")):
+                assert (await client.post(url, json=body, headers=headers)).status_code == 403, (url, headers)
+        assert (await client.get("/v1/write-offs/nope", headers=operator_a)).status_code == 404
+        assert await rows(db, "SELECT count(*) FROM refund_steps WHERE tax_account = :a", a=b_account) == [
+            (0,)
+        ]

@@ -117,6 +117,7 @@ async def propose_payment(
     reference: str,
     paid_on: date,
 ) -> Proposal:
+    approvals.may_propose(principal, settings)
     if status(facts, refund.id) != "approved":
         raise _conflict(f"the refund is {status(facts, refund.id)}: only an approved refund is paid")
     if paid_on > clock.today():
