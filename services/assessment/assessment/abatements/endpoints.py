@@ -9,7 +9,7 @@ from fastapi import Depends, Path
 from assessment.abatements import service
 from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
 from assessment.accounts import repository as accounts_repo
-from assessment.casework import repository
+from assessment.casework import approvals, repository
 from assessment.casework.endpoints import SettingsDep
 from assessment.casework.models import AbatementRequest
 from assessment.deps import FactsDep
@@ -94,8 +94,7 @@ async def decide_abatement(
     principal: PrincipalDep,
     settings: SettingsDep,
 ) -> AbatementOut:
-    if not principal.is_agency or principal.role == "dashboard":
-        raise Forbidden("agency staff decide an abatement")
+    approvals.require_agency_staff(principal, "decide an abatement")
     await accounts_repo.lock_account(session, abatement.tax_account)
     facts = await accounts_repo.load_facts(session, abatement.tax_account)
     assert facts is not None

@@ -157,10 +157,7 @@ async def decide(
     """Deny now, or propose a full or partial abatement for a second person's approval."""
     who = approvals.may_propose(principal, settings)
     if await session.get(AbatementDecision, abatement.id) is not None:
-        raise Conflict(
-            "the abatement request is already decided",
-            errors=[{"pointer": "#/abatement/status", "detail": "already decided"}],
-        )
+        raise approvals.conflict("the abatement request is already decided", "#/abatement/status")
     if outcome == "deny":
         if amount is not None:
             raise ValidationFailed.on("amount", "a denial abates nothing")

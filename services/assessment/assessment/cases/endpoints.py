@@ -11,11 +11,11 @@ from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.cases import service
 from assessment.cases.schemas import AppealCreate, AppealResolution, CaseOut, DecisionCreate, HearingCreate
-from assessment.casework import repository
+from assessment.casework import approvals, repository
 from assessment.casework.endpoints import SettingsDep
 from assessment.casework.models import Case
 from servicekit.app import router as make_router
-from servicekit.auth import Principal, PrincipalDep
+from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
@@ -39,11 +39,6 @@ async def _out(session: AsyncSession, case: Case) -> CaseOut:
     return CaseOut.model_validate({**service.out(current), "collection_hold": hold})
 
 
-def _agency_writer(principal: Principal) -> None:
-    if not principal.is_agency or principal.role == "dashboard":
-        raise Forbidden("only agency staff work a case")
-
-
 @router.get("", response_model=list[CaseOut], summary="The cases of an account the caller may see")
 async def list_cases(
     session: SessionDep, principal: PrincipalDep, tax_account: Annotated[str, Query(min_length=1)]
@@ -62,7 +57,7 @@ async def show_case(case: CaseDep, session: SessionDep) -> CaseOut:
 async def start_review(
     case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> CaseOut:
-    _agency_writer(principal)
+    approvals.require_agency_staff(principal, "work a case")
     await accounts_repo.lock_account(session, case.tax_account)
     await service.start_review(session, case, principal=principal, settings=settings)
     return await _out(session, case)
@@ -74,7 +69,7 @@ async def start_review(
 async def schedule_hearing(
     body: HearingCreate, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> CaseOut:
-    _agency_writer(principal)
+    approvals.require_agency_staff(principal, "work a case")
     await accounts_repo.lock_account(session, case.tax_account)
     await service.schedule_hearing(
         session,
@@ -97,7 +92,7 @@ async def schedule_hearing(
 async def decide(
     body: DecisionCreate, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> CaseOut:
-    _agency_writer(principal)
+    approvals.require_agency_staff(principal, "work a case")
     await accounts_repo.lock_account(session, case.tax_account)
     facts = await accounts_repo.load_facts(session, case.tax_account)
     assert facts is not None
@@ -134,7 +129,7 @@ async def appeal(body: AppealCreate, case: CaseDep, session: SessionDep, princip
 async def resolve_appeal(
     body: AppealResolution, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> CaseOut:
-    _agency_writer(principal)
+    approvals.require_agency_staff(principal, "work a case")
     await accounts_repo.lock_account(session, case.tax_account)
     await service.resolve_appeal(
         session, case, principal=principal, settings=settings, outcome=body.outcome, reasons=body.reasons

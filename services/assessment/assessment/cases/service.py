@@ -63,7 +63,7 @@ class CaseView:
 
 
 def _conflict(detail: str, pointer: str = "#/case/status") -> Conflict:
-    return Conflict(detail, errors=[{"pointer": pointer, "detail": detail}])
+    return approvals.conflict(detail, pointer)
 
 
 async def view(session: AsyncSession, case: Case, *, on: date | None = None) -> CaseView:

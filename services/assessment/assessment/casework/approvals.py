@@ -52,6 +52,17 @@ def person(principal: Principal) -> str:
     return principal.user_id
 
 
+def require_agency_staff(principal: Principal, what: str) -> None:
+    """Agency staff work cases; read-only dashboards and taxpayers do not (403)."""
+    if not principal.is_agency or principal.role == "dashboard":
+        raise Forbidden(f"agency staff {what}")
+
+
+def conflict(detail: str, pointer: str) -> Conflict:
+    """A 409 naming what is in the way (``#/case/status``, ``#/body/period``, ...)."""
+    return Conflict(detail, errors=[{"pointer": pointer, "detail": detail}])
+
+
 def needs_admin(amount: Decimal, settings: AssessmentSettings) -> bool:
     return amount > settings.admin_approval_threshold
 

@@ -9,13 +9,14 @@ from fastapi import Depends, Path
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
+from assessment.casework import approvals
 from assessment.casework.endpoints import SettingsDep
 from assessment.deps import FactsDep
 from assessment.models import Refund
 from assessment.refunds import service
 from assessment.refunds.schemas import RefundDecisionCreate, RefundPaymentCreate, RefundStatusOut
 from servicekit.app import router as make_router
-from servicekit.auth import Principal, PrincipalDep
+from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
@@ -34,11 +35,6 @@ async def get_refund(
 
 
 RefundDep = Annotated[tuple[Refund, Facts], Depends(get_refund)]
-
-
-def _agency(principal: Principal) -> None:
-    if not principal.is_agency or principal.role == "dashboard":
-        raise Forbidden("agency staff work a refund")
 
 
 @router.get(
@@ -64,7 +60,7 @@ async def show_refund(found: RefundDep, session: SessionDep) -> RefundStatusOut:
 async def review_refund(
     found: RefundDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> RefundStatusOut:
-    _agency(principal)
+    approvals.require_agency_staff(principal, "work a refund")
     refund, facts = found
     await accounts_repo.lock_account(session, refund.tax_account)
     await service.start_review(session, facts, refund, principal=principal, settings=settings)
@@ -84,7 +80,7 @@ async def decide_refund(
     principal: PrincipalDep,
     settings: SettingsDep,
 ) -> RefundStatusOut:
-    _agency(principal)
+    approvals.require_agency_staff(principal, "work a refund")
     refund, facts = found
     await accounts_repo.lock_account(session, refund.tax_account)
     await service.decide(
@@ -112,7 +108,7 @@ async def pay_refund(
     principal: PrincipalDep,
     settings: SettingsDep,
 ) -> RefundStatusOut:
-    _agency(principal)
+    approvals.require_agency_staff(principal, "work a refund")
     refund, facts = found
     await accounts_repo.lock_account(session, refund.tax_account)
     await service.propose_payment(

@@ -51,7 +51,7 @@ async def add_step(
 
 
 def _conflict(detail: str) -> Conflict:
-    return Conflict(detail, errors=[{"pointer": "#/refund/status", "detail": detail}])
+    return approvals.conflict(detail, "#/refund/status")
 
 
 async def start_review(

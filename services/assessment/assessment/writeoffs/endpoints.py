@@ -15,7 +15,7 @@ from assessment.casework.schemas import ProposalOut
 from assessment.deps import FactsDep
 from assessment.writeoffs import service
 from servicekit.app import router as make_router
-from servicekit.auth import Principal, PrincipalDep
+from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
@@ -48,11 +48,6 @@ class WriteOffOut(BaseModel):
     reversal_reason: str | None
 
 
-def _agency(principal: Principal) -> None:
-    if not principal.is_agency or principal.role == "dashboard":
-        raise Forbidden("agency staff write off a balance")
-
-
 @router.post(
     "/accounts/{tax_account}/write-offs",
     status_code=201,
@@ -63,7 +58,7 @@ def _agency(principal: Principal) -> None:
 async def propose_write_off(
     body: WriteOffCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> ProposalOut:
-    _agency(principal)
+    approvals.require_agency_staff(principal, "write off a balance")
     await accounts_repo.lock_account(session, facts.tax_account)
     proposal = await service.propose(
         session,
@@ -105,7 +100,7 @@ async def reverse_write_off(
     facts = await accounts_repo.load_facts(session, fact.tax_account)
     if facts is None or not accounts_repo.visible(principal, facts.lodging):
         raise NotFound(f"no write-off {write_off_id!r}")
-    _agency(principal)
+    approvals.require_agency_staff(principal, "write off a balance")
     await accounts_repo.lock_account(session, fact.tax_account)
     await service.reverse(session, facts, fact, principal=principal, settings=settings, reason=body.reason)
     return WriteOffOut.model_validate(await service.out(session, fact))

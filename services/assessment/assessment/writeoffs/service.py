@@ -31,7 +31,7 @@ from taxcore.rules.balance import add_months
 
 
 def _conflict(detail: str, pointer: str = "#/body/period") -> Conflict:
-    return Conflict(detail, errors=[{"pointer": pointer, "detail": detail}])
+    return approvals.conflict(detail, pointer)
 
 
 def in_force(facts: Facts, period: str) -> AdjustmentFact | None:
