@@ -55,7 +55,7 @@ SECRET_KEYS = {
 TOPICS_PER_SERVICE = {
     "registry": {"registry.lodgings", "registry.parties", "registry.clients", "registry.revocations"},
     "filing": {"filing.declarations", "filing.payments"},
-    "assessment": {"assessment.accounts", "assessment.collections", "assessment.notices"},
+    "assessment": {"assessment.accounts", "assessment.collections", "assessment.notices", "assessment.cases"},
     "distribution": {"distribution.runs"},
 }
 

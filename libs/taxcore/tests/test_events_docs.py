@@ -19,7 +19,7 @@ class TestPublishedContracts:
 
     def test_every_event_type_is_versioned_and_on_a_service_topic(self) -> None:
         load_all()
-        assert len(CONTRACTS) == 22  # + attributes_changed, access.revoked
+        assert len(CONTRACTS) == 30  # 20 + attributes_changed, access.revoked + 8 case-work contracts
         for event_type, (topic, _) in CONTRACTS.items():
             parts = event_type.split(".")
             assert parts[0] == "roomtax"
