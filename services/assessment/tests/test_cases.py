@@ -2,9 +2,11 @@
 
 Scenario (PR, period 2025-01: tax 9,000.00 due 2025-02-10, declared on time): a deficiency
 notice on 2025-03-01 (9,046.85), the undisputed 4,046.85 paid on 2025-03-10 and 5,000.00
-disputed that day. Before any decision, on 2025-03-10 the payment paid the §46 interest
-9,000 x 10% x 19/365 = 46.85 and the §33 interest 9,000 x 10% x 9/365 = 22.19, then 3,977.81
-of the tax (5,022.19 left); the §46 surcharge is 5% of the unpaid tax from day 31 (03-13).
+disputed that day. The payment pays the tax first (payments.application_order: tax, impact fee,
+penalty, interest, fine), so 4,953.15 of the tax is left and none of the interest is paid: the
+§46 interest 9,000 x 10% x 19/365 = 46.849315 (02-11..03-01) and the §33 interest
+9,000 x 10% x 9/365 = 22.191781 (03-02..03-10) stay owed. The §46 surcharge is 5% of the unpaid
+tax from day 31 (03-13). Interest is rounded once per kind (§46, §33) on the statement.
 """
 
 from __future__ import annotations
@@ -52,8 +54,11 @@ class TestCaseTimeline:
         )
         assert r.json()["status"] == "hearing_scheduled"
 
-        # 2025-04-01 without a decision: 5,022.19 tax + 251.11 surcharge + 100.62 interest - 69.04 paid
-        assert await balance(client, account, "2025-04-01") == "5304.88"
+        # 2025-04-01 without a decision: tax 4,953.15; surcharge 5% x 4,953.15 = 247.66;
+        # §46 interest 46.85; §33 interest 22.191781 + 4,953.15 x 10% x 3/365 = 4.071082 (03-11..13)
+        # + 5,200.81 x 10% x 19/365 = 27.072710 (03-14..04-01) = 53.34 -> 100.19 interest;
+        # 4,953.15 + 247.66 + 100.19 = 5,301.00
+        assert await balance(client, account, "2025-04-01") == "5301.00"
         r = await client.post(
             f"{url}/decision",
             json={"outcome": "reduce", "amounts": {"tax": "6000.00"}, "reasons": "comped rooms proven"},
@@ -63,9 +68,9 @@ class TestCaseTimeline:
         assert r.json()["status"] == "decision_proposed"
         proposal_id = r.json()["pending_proposal_id"]
         proposal = (await client.get(f"/v1/proposals/{proposal_id}", headers=MAKER)).json()
-        # it would lower what is owed today by 5,304.88 - 2,111.70 (below): an admin approves
-        assert (proposal["amount"], proposal["admin_approval_required"]) == ("3193.18", True)
-        assert await balance(client, account, "2025-04-01") == "5304.88"  # a proposal changes nothing
+        # it would lower what is owed today by 5,301.00 - 2,109.12 (below): an admin approves
+        assert (proposal["amount"], proposal["admin_approval_required"]) == ("3191.88", True)
+        assert await balance(client, account, "2025-04-01") == "5301.00"  # a proposal changes nothing
 
         own = await client.post(
             f"/v1/proposals/{proposal_id}/approve", json={}, headers=auth("agency-admin", user_id="u-maker")
@@ -107,16 +112,18 @@ class TestCaseTimeline:
         )
         assert twice.status_code == 409
 
-        # the day before the decision: unchanged (5,022.19 + 251.11 + 99.17 - 69.04)
-        assert await balance(client, account, "2025-03-31") == "5303.43"
+        # the day before the decision: unchanged; §33 22.191781 + 4.071082 + 5,200.81 x 10% x
+        # 18/365 = 25.647995 = 51.91, so 4,953.15 + 247.66 + 46.85 + 51.91 = 5,299.57
+        assert await balance(client, account, "2025-03-31") == "5299.57"
         # from the decision date the tax is 6,000.00 from the due date: the 03-10 payment pays
-        # §46 6,000 x 10% x 19/365 = 31.23 and §33 6,000 x 10% x 9/365 = 14.79, then 4,000.83 of
-        # the tax (1,999.17 left); surcharge 5% x 1,999.17 = 99.96 from 03-13; §33 interest
-        # 1,999.17 x 10% x 3/365 = 1.643153 (03-11..13) + 2,099.13 x 10% x 19/365 = 10.926978
-        # (03-14..04-01) -> 12.57; balance 1,999.17 + 99.96 + 12.57 = 2,111.70
+        # 4,046.85 of the tax (1,953.15 left) and no interest; §46 6,000 x 10% x 19/365 = 31.23;
+        # surcharge 5% x 1,953.15 = 97.66 from 03-13; §33 interest 6,000 x 10% x 9/365 = 14.794521
+        # (03-02..03-10) + 1,953.15 x 10% x 3/365 = 1.605329 (03-11..13) + 2,050.81 x 10% x
+        # 19/365 = 10.675448 (03-14..04-01) = 27.08; balance 1,953.15 + 97.66 + 31.23 + 27.08
+        # = 2,109.12
         after = await statement(client, account, "2025-04-01", explain=True)
         period = after["periods"][0]
-        assert period["balance"] == "2111.70"
+        assert period["balance"] == "2109.12"
         assert period["principal"]["tax"] == "6000.00"
         assert period["adjustments"] == [
             {
@@ -135,10 +142,13 @@ class TestCaseTimeline:
         [step] = [s for s in period["explain"]["balance"] if s["rule"] == "rule5.balance.adjustment.reduce"]
         assert (step["inputs"]["approved_by"], step["inputs"]["proposed_by"]) == ("u-checker", "u-maker")
         assert step["citation"] == "§14; §15; §34"
-        # a month later: surcharge 10% x 1,999.17 = 199.92 from day 61; interest 76.37 - 46.02 paid
-        assert await balance(client, account, "2025-05-01") == "2229.44"
+        # a month later: surcharge 10% x 1,953.15 = 195.32 from day 61 (04-12); §33 interest
+        # 14.794521 + 1.605329 + 2,050.81 x 10% x 30/365 = 16.855973 (03-14..04-12)
+        # + 2,148.47 x 10% x 19/365 = 11.183816 (04-13..05-01) = 44.44; §46 31.23;
+        # 1,953.15 + 195.32 + 31.23 + 44.44 = 2,224.14
+        assert await balance(client, account, "2025-05-01") == "2224.14"
 
-        # the payment's postings follow: 23.02 moved from interest to tax, still 4,046.85 in all
+        # the payment's postings: all 4,046.85 to the tax, before and after the reduction
         assert list((await posted_by_payment(db, account)).values()) == [Decimal("4046.85")]
         by_component = await rows(
             db,
@@ -146,7 +156,7 @@ class TestCaseTimeline:
             "GROUP BY component ORDER BY component",
             a=account,
         )
-        assert by_component == [("interest", Decimal("46.02")), ("tax", Decimal("4000.83"))]
+        assert by_component == [("tax", Decimal("4046.85"))]
         types = [
             r[0]
             for r in await rows(
