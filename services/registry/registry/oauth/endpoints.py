@@ -24,6 +24,7 @@ from taxcore.events import registry as ev
 
 router = make_router(prefix="/v1", tags=["oauth"])
 
+
 class TokenOut(BaseModel):
     access_token: str
     token_type: Literal["Bearer"] = "Bearer"
