@@ -11,10 +11,10 @@ nothing new.
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal
 from typing import Literal
 
 from taxcore.events import EventData, contract
+from taxcore.money import Money, PositiveMoney
 
 CASES = "assessment.cases"
 
@@ -55,7 +55,7 @@ class CaseStepRecorded(EventData):
     video_link: str | None = None
     outcome: Literal["sustain", "reduce", "cancel", "upheld", "withdrawn"] | None = None
     reasons: str | None = None
-    amounts: dict[str, Decimal] = {}
+    amounts: dict[str, Money] = {}
     appeal_deadline: date | None = None
     section: str
 
@@ -69,7 +69,7 @@ class ProposalMade(EventData):
     period: str | None
     action: ProposalAction
     subject_id: str
-    amount: Decimal
+    amount: Money
     proposed_by: str
     proposed_on: date
     admin_approval_required: bool
@@ -98,7 +98,7 @@ class AbatementRequested(EventData):
     tax_account: str
     period: str
     component: Literal["penalty", "interest", "fine"]
-    amount: Decimal
+    amount: PositiveMoney
     ground: Literal["reasonable_cause", "agency_error"]
     requested_on: date
     requested_by: str
@@ -113,7 +113,7 @@ class AbatementDecided(EventData):
     period: str
     component: Literal["penalty", "interest", "fine"]
     outcome: Literal["full", "partial", "deny"]
-    amount: Decimal  # abated (0 when denied)
+    amount: Money  # abated (0 when denied)
     decided_on: date
     proposed_by: str
     approved_by: str
@@ -137,7 +137,7 @@ class AdjustmentRecorded(EventData):
     period: str
     kind: Literal["reduce", "cancel", "abate", "write_off", "returned_payment_fee"]
     component: str | None = None
-    amount: Decimal | None = None
+    amount: Money | None = None
     effective_on: date
     section: str
     reason: str
@@ -175,7 +175,7 @@ class RefundStepRecorded(EventData):
     step: Literal["requested", "under_review", "approved", "denied", "paid"]
     on: date
     by: str
-    amount: Decimal
+    amount: PositiveMoney
     reasons: str | None = None
     method: Literal["ach", "check", "wire"] | None = None
     reference: str | None = None

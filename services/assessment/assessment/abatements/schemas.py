@@ -5,14 +5,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assessment.casework.schemas import MoneyIn, MoneyOut
+from taxcore.money import Money, PositiveMoney
 
 
 class AbatementCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     period: str = Field(pattern=r"^\d{4}-\d{2}$")
     component: Literal["penalty", "interest", "fine"]
-    amount: MoneyIn
+    amount: PositiveMoney
     ground: Literal["reasonable_cause", "agency_error"]
     explanation: str = Field(min_length=1, max_length=10_000)
 
@@ -20,13 +20,13 @@ class AbatementCreate(BaseModel):
 class AbatementDecisionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     outcome: Literal["full", "partial", "deny"]
-    amount: MoneyIn | None = Field(default=None, description="partial: the amount abated")
+    amount: Money | None = Field(default=None, description="partial: the amount abated")
     reasons: str = Field(min_length=1, max_length=10_000)
 
 
 class AbatementDecisionOut(BaseModel):
     outcome: Literal["full", "partial", "deny"]
-    amount: MoneyOut
+    amount: Money
     reasons: str
     decided_on: date
     decided_by: str
@@ -38,7 +38,7 @@ class AbatementOut(BaseModel):
     tax_account: str
     period: str
     component: str
-    amount: MoneyOut
+    amount: Money
     ground: str
     explanation: str
     requested_on: date

@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assessment.casework.schemas import MoneyIn, MoneyOut
+from taxcore.money import Money
 
 Status = Literal[
     "filed", "under_review", "hearing_scheduled", "decision_proposed", "decided", "under_appeal", "closed"
@@ -22,7 +22,7 @@ class HearingCreate(BaseModel):
 class DecisionCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     outcome: Literal["sustain", "reduce", "cancel"]
-    amounts: dict[str, MoneyIn] = Field(
+    amounts: dict[str, Money] = Field(
         default_factory=dict,
         description="reduce: the amount each component (tax, impact_fee, fine) is reduced to",
     )
@@ -64,7 +64,7 @@ class CaseOut(BaseModel):
     jurisdiction: str
     period: str
     notice_id: str
-    disputed_amount: MoneyOut
+    disputed_amount: Money
     opened_on: date
     status: Status
     pending_proposal_id: str | None

@@ -3,22 +3,11 @@
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic import BaseModel, ConfigDict, Field
 
-from taxcore.money import fmt
-
-
-def _no_float(v: Any) -> Any:
-    if isinstance(v, float):
-        raise ValueError("send money as a string like '12.50'")
-    return v
-
-
-MoneyIn = Annotated[Decimal, BeforeValidator(_no_float), Field(ge=0, max_digits=18, decimal_places=2)]
-MoneyOut = Annotated[Decimal, PlainSerializer(fmt, return_type=str)]
+from taxcore.money import Money
 
 
 class ReviewCreate(BaseModel):
@@ -32,7 +21,7 @@ class ProposalOut(BaseModel):
     period: str | None
     action: str
     subject_id: str
-    amount: MoneyOut
+    amount: Money
     payload: dict[str, Any]
     proposed_by: str
     proposed_on: date
@@ -49,7 +38,7 @@ class TimelineEntry(BaseModel):
     subject_id: str
     period: str | None
     by: str | None
-    amount: MoneyOut | None
+    amount: Money | None
     section: str | None
     summary: str
 

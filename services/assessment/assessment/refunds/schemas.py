@@ -5,7 +5,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from assessment.casework.schemas import MoneyOut
+from taxcore.money import Money
 
 
 class RefundDecisionCreate(BaseModel):
@@ -37,7 +37,7 @@ class RefundStepOut(BaseModel):
 class RefundStatusOut(BaseModel):
     refund_id: str
     tax_account: str
-    amount: MoneyOut
+    amount: Money
     requested_on: date
     requested_by: str
     status: Literal["requested", "under_review", "approved", "denied", "paid"]
