@@ -64,7 +64,7 @@ TOPICS_PER_SERVICE = {
         "registry.users",
     },
     "filing": {"filing.declarations", "filing.payments"},
-    "assessment": {"assessment.accounts", "assessment.collections", "assessment.notices"},
+    "assessment": {"assessment.accounts", "assessment.collections", "assessment.notices", "assessment.cases"},
     "distribution": {"distribution.runs"},
 }
 

@@ -6,6 +6,8 @@ public key. A token carries the client's role and the operator or facilitator
 it is bound to. Roles:
 
 - ``agency-admin``: everything;
+- ``agency-officer``: read everything; works cases (assessment's maker-checker settings say
+  what an officer may propose and approve);
 - ``agency-auditor``: read everything;
 - ``dashboard``: read-only, everything;
 - ``operator``: its own lodgings (``operator_id``);
@@ -32,9 +34,18 @@ from servicekit.errors import Forbidden, Unauthorized
 if TYPE_CHECKING:
     from servicekit.revocations import Denylist
 
-Role = Literal["agency-admin", "agency-auditor", "dashboard", "operator", "facilitator"]
-ROLES: tuple[Role, ...] = ("agency-admin", "agency-auditor", "dashboard", "operator", "facilitator")
-AGENCY_ROLES: frozenset[str] = frozenset({"agency-admin", "agency-auditor", "dashboard"})
+Role = Literal["agency-admin", "agency-officer", "agency-auditor", "dashboard", "operator", "facilitator"]
+ROLES: tuple[Role, ...] = (
+    "agency-admin",
+    "agency-officer",
+    "agency-auditor",
+    "dashboard",
+    "operator",
+    "facilitator",
+)
+#: agency-officer: staff who work cases (read all; propose and approve case work within the
+#: service's approval threshold, never their own proposal); agency-auditor and dashboard read only.
+AGENCY_ROLES: frozenset[str] = frozenset({"agency-admin", "agency-officer", "agency-auditor", "dashboard"})
 ALGORITHM = "EdDSA"
 #: seconds of clock skew tolerated on ``exp``/``nbf``/``iat``
 LEEWAY_SECONDS = 5

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from taxcore.errors import TaxcoreError
-from taxcore.rules.balance import AccountHistory, PaymentIn, compute_balance
+from taxcore.rules.balance import AccountHistory, AdjustmentIn, PaymentIn, compute_balance
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
@@ -39,6 +39,21 @@ def _history(jurisdiction: str, raw: dict[str, Any]) -> AccountHistory:
         )
         for p in raw.get("payments", [])
     ]
+    adjustments = [
+        AdjustmentIn(
+            fact_id=str(a["id"]),
+            kind=a["kind"],
+            effective_on=a["effective_on"],
+            component=a.get("component"),
+            amount=Decimal(str(a["amount"])) if "amount" in a else None,
+            reversed_on=a.get("reversed_on"),
+            section=str(a["section"]),
+            reason=str(a.get("reason", "golden case")),
+            approved_by=str(a.get("approved_by", "agency-user-2")),
+            proposed_by=a.get("proposed_by", "agency-user-1"),
+        )
+        for a in raw.get("adjustments", [])
+    ]
     return AccountHistory(
         jurisdiction=jurisdiction,
         period=str(raw["period"]),
@@ -50,6 +65,7 @@ def _history(jurisdiction: str, raw: dict[str, Any]) -> AccountHistory:
         bond_cover=Decimal(str(raw.get("bond_cover", "0"))),
         deficiency_assessed_on=raw.get("deficiency_assessed_on"),
         payments=payments,
+        adjustments=adjustments,
     )
 
 
@@ -74,17 +90,17 @@ def test_golden_balance(case: dict[str, Any]) -> None:
         return
     result = compute_balance(_history(case["jurisdiction"], case["input"]), as_of=case["date"])
     got: dict[str, Any] = {}
-    for key in ("balance", "credit", "total_assessed", "total_paid"):
+    for key in ("balance", "credit", "total_assessed", "total_paid", "total_adjusted", "written_off"):
         if key in expected:
             got[key] = str(getattr(result, key))
     if "days_late" in expected:
         got["days_late"] = result.days_late
     by_component = {c.component: c for c in result.components}
-    for what in ("assessed", "paid", "outstanding"):
+    for what in ("assessed", "paid", "outstanding", "adjusted"):
         if what in expected:
             got[what] = {k: str(getattr(by_component[k], what)) for k in expected[what]}
     assert got == expected
     # Every statement is balanced: what was applied plus the credit is what was received.
     applied = sum((a.amount for a in result.applications), Decimal(0))
     assert applied == result.total_paid
-    assert result.balance == result.total_assessed - result.total_paid
+    assert result.balance == result.total_assessed - result.total_adjusted - result.total_paid

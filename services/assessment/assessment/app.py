@@ -4,11 +4,17 @@ from __future__ import annotations
 
 from fastapi import FastAPI
 
+from assessment.abatements.endpoints import router as abatements
 from assessment.accounts.endpoints import router as accounts
+from assessment.cases.endpoints import router as cases
+from assessment.casework.endpoints import router as proposals
 from assessment.dashboard.endpoints import router as dashboard
 from assessment.jobs.endpoints import router as jobs
 from assessment.notices.endpoints import router as notices
+from assessment.refunds.endpoints import router as refunds
 from assessment.settings import AssessmentSettings
+from assessment.timeline.endpoints import router as timeline
+from assessment.writeoffs.endpoints import router as write_offs
 from servicekit.app import create_app
 
 
@@ -21,6 +27,20 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
         "recomputed by taxcore, deficiencies, penalties and interest (PR §46, §47; VI §54(i), (l)), "
         "estimated assessments of non-filers (PR §32; VI §54(d)), deficiency notices (PR §2(25), "
         "§33, §34), bond draw requests (PR §33), credits and refunds (PR §42), collection postings "
-        "for distribution, and dashboard reads.",
-        routers=[accounts, notices, jobs, dashboard],
+        "for distribution, and dashboard reads. Case work (PR §13-§15, §34; VI §54(d)): disputes "
+        "decided in cases, abatements, write-offs and returned-payment fees as append-only adjustment "
+        "facts that taxcore turns into balances, each approved by a second agency person "
+        "(maker-checker), on the account's timeline.",
+        routers=[
+            accounts,
+            timeline,
+            notices,
+            cases,
+            abatements,
+            refunds,
+            write_offs,
+            proposals,
+            jobs,
+            dashboard,
+        ],
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment import intake
+from assessment.casework.intake import on_authorization
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
@@ -18,6 +19,8 @@ REGISTRY_HANDLERS: dict[str, Handler] = {
     "roomtax.registry.lodging.attributes_changed.v1": intake.on_lodging,
     "roomtax.registry.bond.posted.v1": intake.on_bond,
     "roomtax.registry.bond.drawn.v1": intake.on_bond_drawn,
+    "roomtax.registry.authorization.granted.v1": on_authorization,
+    "roomtax.registry.authorization.ended.v1": on_authorization,
 }
 
 FILING_HANDLERS: dict[str, Handler] = {

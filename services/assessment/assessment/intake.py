@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import law
 from assessment.accounts import repository
 from assessment.accounts.service import recompute
+from assessment.casework.fees import charge_returned_payment_fee
 from assessment.models import (
     BondDrawRequest,
     BondDrawView,
@@ -283,18 +284,18 @@ async def on_reversal(session: AsyncSession, event: CloudEvent) -> None:
     await repository.lock_account(session, data.tax_account)
     if await session.get(PaymentReversal, data.reversal_id) is not None:
         return
-    session.add(
-        PaymentReversal(
-            reversal_id=data.reversal_id,
-            payment_id=data.payment_id,
-            tax_account=data.tax_account,
-            amount=data.amount,
-            reversed_on=data.reversed_on,
-            reason=data.reason,
-        )
+    reversal = PaymentReversal(
+        reversal_id=data.reversal_id,
+        payment_id=data.payment_id,
+        tax_account=data.tax_account,
+        amount=data.amount,
+        reversed_on=data.reversed_on,
+        reason=data.reason,
     )
+    session.add(reversal)
     await session.flush()
-    await recompute(session, data.tax_account)
+    if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
+        await recompute(session, data.tax_account)
 
 
 def event_time(event: CloudEvent) -> datetime:

@@ -26,7 +26,7 @@ class BondDrawRequested(EventData):
     reason: str
 
 
-Component = Literal["tax", "impact_fee", "penalty", "interest", "fine"]
+Component = Literal["tax", "impact_fee", "penalty", "interest", "fine", "returned_payment_fee"]
 
 
 @contract("roomtax.assessment.collection.posted.v1", COLLECTIONS)

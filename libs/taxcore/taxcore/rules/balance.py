@@ -43,6 +43,10 @@ Conventions (documented once, used everywhere):
 * Money left after everything assessed is paid is a credit, applied to later
   charges of the same account (e.g. PR §47 fines that keep accruing).
 * Parameters are read as in force on the due date.
+
+Adjustment facts (case work: decisions, abatements, write-offs, fees) are
+approved, append-only :class:`AdjustmentIn` rows; see "adjustment facts" below.
+A statement as of a date before a fact's ``effective_on`` is unchanged by it.
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,7 +69,10 @@ from taxcore.trace import NullTrace, Trace
 
 __all__ = [
     "COMPONENTS",
+    "ADJUSTMENT_COMPONENTS",
     "AccountHistory",
+    "AdjustmentApplied",
+    "AdjustmentIn",
     "Application",
     "Balance",
     "ComponentBalance",
@@ -101,6 +108,71 @@ class PaymentIn(BaseModel):
     reversed_on: date | None = None
 
 
+AdjustmentKind = Literal["reduce", "cancel", "abate", "write_off", "returned_payment_fee"]
+
+ADJUSTMENT_COMPONENTS: tuple[str, ...] = ("returned_payment_fee",)
+"""Components that only adjustment facts create; paid after :data:`COMPONENTS` (see the fee's note)."""
+
+_REDUCIBLE: tuple[str, ...] = ("tax", "impact_fee", "fine")
+_ABATABLE: tuple[str, ...] = ("penalty", "interest", "fine")
+
+
+class AdjustmentIn(BaseModel):
+    """An approved case fact that changes what the account owes (append-only).
+
+    Each is decided by a person (``approved_by``; ``proposed_by`` when a second
+    person proposed it) for a reason and under a section, and counts from
+    ``effective_on``: a statement as of an earlier date ignores it.
+
+    * ``reduce`` (a decision): ``component`` (tax, impact_fee or fine) is
+      reduced *to* ``amount``. A decision corrects the assessment itself, so
+      for statements from ``effective_on`` the account is recomputed as if the
+      component had always been that amount: penalties and interest follow.
+    * ``cancel`` (a decision): the assessment is void — principal and fines are
+      0 for statements from ``effective_on``; payments become a credit.
+    * ``abate``: ``amount`` of ``component`` (penalty, interest or fine) is
+      forgiven on ``effective_on``; what accrued before stays on the record,
+      later accrual continues on what is still owed. Never more than what is
+      outstanding of the component that day.
+    * ``write_off``: everything outstanding on ``effective_on`` is written off;
+      from then nothing accrues and nothing is owed. ``reversed_on`` (money
+      appeared): from that day the written-off amounts are owed again and
+      accrual resumes (the days in between stay free of accrual).
+    * ``returned_payment_fee``: a charge of ``amount`` on ``effective_on`` (the
+      day a payment was returned), its own component; it bears no interest.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    fact_id: str
+    kind: AdjustmentKind
+    effective_on: date
+    component: str | None = None
+    amount: Decimal | None = None
+    reversed_on: date | None = None
+    section: str
+    reason: str
+    approved_by: str
+    proposed_by: str | None = None
+
+
+class AdjustmentApplied(BaseModel):
+    """What an adjustment fact did to the statement (``amount``: the change in what is owed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fact_id: str
+    kind: str
+    component: str | None
+    effective_on: date
+    amount: Decimal
+    section: str
+    reason: str
+    approved_by: str
+    proposed_by: str | None
+    reversed_on: date | None = None
+
+
 class AccountHistory(BaseModel):
     """Everything that determines one account's balance at any date."""
 
@@ -116,6 +188,7 @@ class AccountHistory(BaseModel):
     bond_cover: Decimal = Decimal("0")
     deficiency_assessed_on: date | None = None
     payments: list[PaymentIn] = Field(default_factory=list)
+    adjustments: list[AdjustmentIn] = Field(default_factory=list)
 
 
 class Application(BaseModel):
@@ -138,6 +211,8 @@ class ComponentBalance(BaseModel):
     assessed: Decimal
     paid: Decimal
     outstanding: Decimal
+    #: abated or written off (adjustment facts): outstanding = assessed - adjusted - paid
+    adjusted: Decimal = Decimal("0")
 
 
 class Balance(BaseModel):
@@ -157,6 +232,11 @@ class Balance(BaseModel):
     days_late: int
     applications: list[Application]
     trace: list[dict[str, Any]]
+    #: abated and written off as of ``as_of`` (balance = total_assessed - total_adjusted - total_paid)
+    total_adjusted: Decimal = Decimal("0")
+    #: part of ``total_adjusted`` written off (collection stopped), 0 when no write-off is in force
+    written_off: Decimal = Decimal("0")
+    adjustments: list[AdjustmentApplied] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- dates
@@ -244,6 +324,7 @@ class _Bucket:
     section: str
     exact: Decimal = ZERO
     paid: Decimal = ZERO
+    adjusted: Decimal = ZERO  # abated or written off (adjustment facts)
 
     @property
     def assessed(self) -> Decimal:
@@ -252,7 +333,7 @@ class _Bucket:
 
     @property
     def outstanding(self) -> Decimal:
-        return self.assessed - self.paid
+        return self.assessed - self.adjusted - self.paid
 
 
 @dataclass(frozen=True)
@@ -279,7 +360,270 @@ def _cents(value: Decimal, field: str, *, positive: bool = False) -> Decimal:
     return value
 
 
-class _Ledger:
+# --------------------------------------------------------------------------- adjustment facts
+#
+# Case work (decisions, abatements, write-offs, returned-payment fees) enters the
+# ledger through these hooks only; the walk above calls them at fixed points:
+# ``_validate`` -> _validate_adjustments, ``_load_rules`` -> _decide_principal,
+# ``_events`` -> _adjustment_dates, ``_assess_at`` -> _paused_days/_cap_fines,
+# ``run`` -> _adjust_at (after accrual and assessment of a day, before its payments).
+
+
+@dataclass
+class _WriteOff:
+    fact: AdjustmentIn
+    amounts: list[tuple[_Bucket, Decimal]]
+    frozen: Decimal  # penalty fixed on the principal written off (tranche rule)
+
+
+class _AdjustmentsMixin:
+    history: AccountHistory
+    as_of: date
+    due: date
+    trace: Trace | NullTrace
+    buckets: dict[str, list[_Bucket]]
+    tax: _Bucket
+    fee: _Bucket
+    penalty: _Bucket
+    late_fine: _Bucket | None
+    books_fine: _Bucket | None
+    penalty_bears: list[str]
+    frozen_penalty: Decimal
+    rate_now: Decimal
+
+    def _init_adjustments(self) -> None:
+        self.adjustments_applied: list[AdjustmentApplied] = []
+        self.writeoffs_active: list[_WriteOff] = []
+        self.fine_cap_decided: Decimal | None = None
+        self.fine_decision_index: int | None = None
+
+    def _counted(self) -> list[tuple[int, AdjustmentIn]]:
+        facts = [(i, a) for i, a in enumerate(self.history.adjustments) if a.effective_on <= self.as_of]
+        return sorted(facts, key=lambda x: (x[1].effective_on, x[0]))
+
+    def _validate_adjustments(self) -> None:
+        seen: set[str] = set()
+        for i, a in enumerate(self.history.adjustments):
+            at = f"adjustments[{i}]"
+            if a.fact_id in seen:
+                raise InvalidInput(f"{at}.fact_id", f"duplicate {a.fact_id!r}")
+            seen.add(a.fact_id)
+            if a.kind in ("cancel", "write_off"):
+                if a.component is not None or a.amount is not None:
+                    raise InvalidInput(f"{at}.component", f"a {a.kind} takes neither component nor amount")
+            else:
+                if a.amount is None:
+                    raise InvalidInput(f"{at}.amount", f"a {a.kind} needs an amount")
+                _cents(a.amount, f"{at}.amount", positive=a.kind != "reduce")
+                allowed = {"reduce": _REDUCIBLE, "abate": _ABATABLE}.get(a.kind)
+                if allowed is not None and a.component not in allowed:
+                    raise InvalidInput(f"{at}.component", f"a {a.kind} applies to one of {allowed}")
+                if a.kind == "returned_payment_fee" and a.component not in (None, "returned_payment_fee"):
+                    raise InvalidInput(f"{at}.component", "a returned-payment fee is its own component")
+            if a.reversed_on is not None:
+                if a.kind != "write_off":
+                    raise InvalidInput(f"{at}.reversed_on", "only a write-off is reversed")
+                if a.reversed_on < a.effective_on:
+                    raise InvalidInput(f"{at}.reversed_on", "is before effective_on")
+            if a.kind == "reduce" and a.amount is not None and a.component in ("tax", "impact_fee"):
+                declared = self.history.tax if a.component == "tax" else self.history.impact_fee
+                if a.amount > declared:
+                    raise InvalidInput(
+                        f"{at}.amount", f"{a.amount} is more than the {a.component} assessed ({declared})"
+                    )
+
+    def _record(self, a: AdjustmentIn, amount: Decimal, text: str) -> None:
+        self.adjustments_applied.append(
+            AdjustmentApplied(
+                fact_id=a.fact_id,
+                kind=a.kind,
+                component=a.component,
+                effective_on=a.effective_on,
+                amount=amount,
+                section=a.section,
+                reason=a.reason,
+                approved_by=a.approved_by,
+                proposed_by=a.proposed_by,
+                reversed_on=a.reversed_on if a.reversed_on and a.reversed_on <= self.as_of else None,
+            )
+        )
+        self.trace.add(
+            f"{_RULE}.adjustment.{a.kind}",
+            a.section,
+            f"{a.effective_on.isoformat()}: {text}; approved by {a.approved_by}"
+            + (f", proposed by {a.proposed_by}" if a.proposed_by else "")
+            + f" ({a.reason})",
+            amount,
+            inputs={
+                "fact_id": a.fact_id,
+                "kind": a.kind,
+                "component": a.component,
+                "amount": a.amount,
+                "effective_on": a.effective_on,
+                "reversed_on": a.reversed_on,
+                "reason": a.reason,
+                "approved_by": a.approved_by,
+                "proposed_by": a.proposed_by,
+            },
+        )
+
+    # ----------------------------------------------------------------- decisions (retroactive)
+
+    def _decide_principal(self) -> None:
+        """Decisions in force on ``as_of`` restate the assessment from the due date (the latest wins)."""
+        decided: dict[str, tuple[AdjustmentIn, Decimal]] = {}
+        for _, a in self._counted():
+            if a.kind == "cancel":
+                decided = {c: (a, ZERO) for c in _REDUCIBLE}
+            elif a.kind == "reduce" and a.component is not None and a.amount is not None:
+                decided[a.component] = (a, a.amount)
+        recorded: set[str] = set()
+        for component, (a, amount) in decided.items():
+            if component == "fine":
+                self.fine_cap_decided = amount
+                if a.kind == "reduce":
+                    self.fine_decision_index = len(self.adjustments_applied)
+                change = None
+            else:
+                bucket = self.tax if component == "tax" else self.fee
+                change = bucket.exact - amount
+                bucket.exact = amount
+            if a.kind == "reduce":
+                what = "fines" if component == "fine" else component
+                effect = -change if change is not None else ZERO  # fines: set by _cap_fines
+                self._record(a, effect, f"decision reduces the {what} to {amount}")
+            elif a.fact_id not in recorded:
+                recorded.add(a.fact_id)
+                voided = self.history.tax + self.history.impact_fee
+                self._record(a, -voided, "decision cancels the assessment (principal and fines)")
+
+    def _cap_fines(self) -> None:
+        if self.fine_cap_decided is None:
+            return
+        room = self.fine_cap_decided
+        uncapped = sum((b.assessed for b in self.buckets["fine"]), ZERO)
+        for bucket in self.buckets["fine"]:
+            bucket.exact = min(bucket.exact, room)
+            room -= bucket.exact
+        if self.fine_decision_index is not None:  # the decision's effect is what it took off the fines
+            capped = sum((b.assessed for b in self.buckets["fine"]), ZERO)
+            self.adjustments_applied[self.fine_decision_index].amount = capped - uncapped
+
+    # ----------------------------------------------------------------- on a day (prospective)
+
+    def _adjustment_dates(self) -> set[date]:
+        dates: set[date] = set()
+        for a in self.history.adjustments:
+            if a.kind in ("abate", "write_off", "returned_payment_fee") and a.effective_on <= self.as_of:
+                dates.add(a.effective_on)
+            if a.reversed_on is not None and a.reversed_on <= self.as_of:
+                dates.add(a.reversed_on)
+        return dates
+
+    def _paused_days(self, until: date) -> int:
+        """Days in (write-off, its reversal or ``until``]: no fine accrues on them."""
+        days = 0
+        for a in self.history.adjustments:
+            if a.kind != "write_off" or a.effective_on > self.as_of or a.effective_on >= until:
+                continue
+            end = until if a.reversed_on is None or a.reversed_on > self.as_of else min(a.reversed_on, until)
+            days += max(0, (end - max(a.effective_on, self.due)).days)
+        return days
+
+    def _adjust_at(self, day: date) -> bool:
+        """Apply the facts effective on ``day``; True when a reversal asks to assess the day again."""
+        reinstated = False
+        for w in list(self.writeoffs_active):
+            if w.fact.reversed_on == day:
+                self._reinstate(w)
+                reinstated = True
+        for i, a in self._counted():
+            if a.effective_on != day:
+                continue
+            if a.kind == "abate":
+                self._abate(i, a)
+            elif a.kind == "returned_payment_fee":
+                self._charge_fee(a)
+            elif a.kind == "write_off":
+                self._write_off(a)
+                if a.reversed_on == day:
+                    self._reinstate(self.writeoffs_active[-1])
+                    reinstated = True
+        return reinstated
+
+    def _abate(self, i: int, a: AdjustmentIn) -> None:
+        assert a.component is not None  # checked in _validate_adjustments
+        assert a.amount is not None
+        buckets = self.buckets[a.component]
+        available = sum((max(ZERO, b.outstanding) for b in buckets), ZERO)
+        amount = a.amount
+        if amount > available and self._decided_after(a.effective_on):
+            # a later decision restated the account: the abatement keeps what is left to abate
+            amount = available
+        elif amount > available:
+            raise InvalidInput(
+                f"adjustments[{i}].amount",
+                f"abates {a.amount} but only {available} of the {a.component} is outstanding "
+                f"on {a.effective_on.isoformat()}",
+            )
+        left = amount
+        for bucket in buckets:
+            take = min(left, max(ZERO, bucket.outstanding))
+            bucket.adjusted += take
+            left -= take
+        limited = f" (limited from {a.amount} by a later decision)" if amount != a.amount else ""
+        self._record(a, -amount, f"abatement of {amount} of the {a.component}{limited}")
+
+    def _decided_after(self, day: date) -> bool:
+        return any(a.kind in ("reduce", "cancel") and a.effective_on > day for _, a in self._counted())
+
+    def _charge_fee(self, a: AdjustmentIn) -> None:
+        assert a.amount is not None
+        bucket = _Bucket("returned_payment_fee", f"returned_payment_fee:{a.fact_id}", a.section)
+        self.buckets.setdefault("returned_payment_fee", []).append(bucket)
+        bucket.exact = a.amount
+        self._record(a, a.amount, f"returned-payment fee {a.amount}")
+
+    def _write_off(self, a: AdjustmentIn) -> None:
+        amounts: list[tuple[_Bucket, Decimal]] = []
+        frozen = ZERO
+        for component, buckets in self.buckets.items():
+            for bucket in buckets:
+                take = max(ZERO, bucket.outstanding)
+                if take == 0:
+                    continue
+                bucket.adjusted += take
+                amounts.append((bucket, take))
+                if component in _PRINCIPAL and component in self.penalty_bears:
+                    frozen += take * self.rate_now
+        self.frozen_penalty += frozen
+        total = sum((t for _, t in amounts), ZERO)
+        self.writeoffs_active.append(_WriteOff(a, amounts, frozen))
+        self._record(a, -total, f"write-off of {total} outstanding; accrual and collection stop")
+
+    def _reinstate(self, w: _WriteOff) -> None:
+        for bucket, take in w.amounts:
+            bucket.adjusted -= take
+        self.frozen_penalty -= w.frozen
+        self.writeoffs_active.remove(w)
+        total = sum((t for _, t in w.amounts), ZERO)
+        self.trace.add(
+            f"{_RULE}.adjustment.write_off_reversed",
+            w.fact.section,
+            f"{w.fact.reversed_on}: write-off {w.fact.fact_id} reversed, {total} owed again; accrual resumes",
+            total,
+            inputs={"fact_id": w.fact.fact_id, "reversed_on": w.fact.reversed_on},
+        )
+
+    def _written_off_now(self) -> Decimal:
+        return sum((t for w in self.writeoffs_active for _, t in w.amounts), ZERO)
+
+    def _stated_components(self) -> tuple[str, ...]:
+        extra = tuple(c for c in ADJUSTMENT_COMPONENTS if self.buckets.get(c))
+        return (*COMPONENTS, *extra)
+
+
+class _Ledger(_AdjustmentsMixin):
     def __init__(
         self, history: AccountHistory, as_of: date, tree: ParameterTree, *, explain: bool = True
     ) -> None:
@@ -291,6 +635,7 @@ class _Ledger:
         self.period = period
         self.due = history.due_date or period_due_date(history.jurisdiction, period, parameters=tree)
         self.p = _Params(tree, history.jurisdiction, self.due)
+        self._init_adjustments()
         self._validate()
         self._load_rules()
         self.last = self.due  # interest has accrued through this day
@@ -316,6 +661,7 @@ class _Ledger:
             seen.add(pay.payment_id)
             if pay.reversed_on is not None and pay.reversed_on < pay.received_on:
                 raise InvalidInput(f"payments[{i}].reversed_on", "is before received_on")
+        self._validate_adjustments()
 
     def _load_rules(self) -> None:
         p = self.p
@@ -399,6 +745,7 @@ class _Ledger:
             )
         elif not self.history.books_kept:
             self._note("books_kept=false has no effect here (no per-period books fine)")
+        self._decide_principal()
 
     def _bucket(self, component: str, key: str, section: str) -> _Bucket:
         bucket = _Bucket(component, key, section)
@@ -434,6 +781,7 @@ class _Ledger:
                     dates.add(year_end)
         if self.notice is not None and self.due < self.notice <= self.as_of:
             dates.add(self.notice)
+        dates.update(self._adjustment_dates())
         return sorted(dates)
 
     def _tier_rate(self, day: date) -> tuple[Decimal, list[_Tier]]:
@@ -478,7 +826,9 @@ class _Ledger:
             rate = self.interest_rate
             inputs = {}
             if self.interest_method == "monthly_compound":
-                capitalized = max(ZERO, round_cents(self.capitalized) - self.interest.paid)
+                capitalized = max(
+                    ZERO, round_cents(self.capitalized) - self.interest.paid - self.interest.adjusted
+                )
                 base += capitalized
                 inputs["capitalized_interest"] = capitalized
         if self.interest_method == "monthly_compound":
@@ -547,7 +897,7 @@ class _Ledger:
         if self.late_fine is not None:
             filed = self.history.declaration_filed_on
             end = filed if filed is not None and filed <= day else day
-            days_late = max(0, (end - self.due).days)
+            days_late = max(0, (end - self.due).days - self._paused_days(end))
             before = self.late_fine.assessed
             self.late_fine.exact = min(self.fine_per_day * days_late, self.fine_cap)
             if self.late_fine.assessed != before:
@@ -561,10 +911,11 @@ class _Ledger:
                     inputs={"days_late": days_late, "filed_on": filed},
                     parameters={"per_day": self.fine_per_day, "cap": self.fine_cap},
                 )
+        self._cap_fines()
 
     def _apply(self, day: date) -> None:
-        for component in self.order:
-            for bucket in self.buckets[component]:
+        for component in (*self.order, *ADJUSTMENT_COMPONENTS):
+            for bucket in self.buckets.get(component, []):
                 while self.pool and bucket.outstanding > 0:
                     head = self.pool[0]
                     take = min(head.remaining, bucket.outstanding)
@@ -591,6 +942,7 @@ class _Ledger:
                     )
         if (
             self.cleared_on is None
+            and not self.writeoffs_active
             and self.tax.exact + self.fee.exact > 0
             and self.tax.outstanding + self.fee.outstanding == 0
         ):
@@ -623,6 +975,8 @@ class _Ledger:
                 "deficiency_assessed_on": h.deficiency_assessed_on,
                 "payments_counted": [p.payment_id for p in active],
                 "payments_ignored": [p.payment_id for p in h.payments if p not in active],
+                "adjustments_counted": [a.fact_id for a in h.adjustments if a.effective_on <= self.as_of],
+                "adjustments_ignored": [a.fact_id for a in h.adjustments if a.effective_on > self.as_of],
             },
             parameters=self.p.used,
         )
@@ -635,6 +989,8 @@ class _Ledger:
                 and self._month_bounds(day)[1] == day
             ):
                 self.capitalized = self.interest.exact
+            if self._adjust_at(day):  # a write-off reversed: the principal is owed again today
+                self._assess_at(day)
             for pay in active:
                 if pay.received_on == day:
                     self.pool.append(_Money(pay.payment_id, round_cents(pay.amount)))
@@ -643,28 +999,41 @@ class _Ledger:
 
     def _statement(self, active: list[PaymentIn]) -> Balance:
         components: list[ComponentBalance] = []
-        for component in COMPONENTS:
+        for component in self._stated_components():
             buckets = self.buckets[component]
             assessed = sum((b.assessed for b in buckets), ZERO)
             paid = sum((b.paid for b in buckets), ZERO)
+            adjusted = sum((b.adjusted for b in buckets), ZERO)
             components.append(
                 ComponentBalance(
-                    component=component, assessed=assessed, paid=paid, outstanding=assessed - paid
+                    component=component,
+                    assessed=assessed,
+                    paid=paid,
+                    outstanding=assessed - adjusted - paid,
+                    adjusted=adjusted,
                 )
             )
             self.trace.add(
                 f"{_RULE}.component",
                 "; ".join(b.section for b in buckets if b.assessed or b.paid),
-                f"{component}: assessed {assessed}, paid {paid}",
-                assessed - paid,
-                inputs={b.key: {"assessed": b.assessed, "paid": b.paid} for b in buckets},
+                f"{component}: assessed {assessed}, paid {paid}"
+                + (f", abated or written off {adjusted}" if adjusted else ""),
+                assessed - adjusted - paid,
+                inputs={
+                    b.key: {"assessed": b.assessed, "paid": b.paid}
+                    | ({"adjusted": b.adjusted} if b.adjusted else {})
+                    for b in buckets
+                },
             )
         total_assessed = sum((c.assessed for c in components), ZERO)
         total_paid = sum((c.paid for c in components), ZERO)
+        total_adjusted = sum((c.adjusted for c in components), ZERO)
         credit = sum((m.remaining for m in self.pool), ZERO)
-        balance = total_assessed - total_paid
+        balance = total_assessed - total_adjusted - total_paid
         principal_left = self.tax.outstanding + self.fee.outstanding
-        if principal_left > 0:
+        if self.writeoffs_active:
+            days_late = max(0, (self.writeoffs_active[0].fact.effective_on - self.due).days)
+        elif principal_left > 0:
             days_late = max(0, (self.as_of - self.due).days)
         elif self.cleared_on is not None:
             days_late = max(0, (self.cleared_on - self.due).days)
@@ -677,7 +1046,8 @@ class _Ledger:
             f"{_RULE}.total",
             "",
             f"as of {self.as_of.isoformat()}: assessed {total_assessed}, paid {total_paid}, "
-            f"balance {balance}, credit {credit}",
+            + (f"abated or written off {total_adjusted}, " if total_adjusted else "")
+            + f"balance {balance}, credit {credit}",
             balance,
             inputs={"received": received, "days_late": days_late},
         )
@@ -694,6 +1064,9 @@ class _Ledger:
             days_late=days_late,
             applications=self.applications,
             trace=self.trace.to_list(),
+            total_adjusted=total_adjusted,
+            written_off=self._written_off_now(),
+            adjustments=self.adjustments_applied,
         )
 
 

@@ -11,7 +11,16 @@ dated on or before it and is the same whenever it is computed.
 What is known on a date ``D`` (the *fact dates*): a declaration version from its
 ``filed_on``, an estimate from its ``raised_on``, a payment from ``received_on``,
 a reversal from ``reversed_on`` (taxcore: a reversed payment counts as never
-received), a notice from ``issued_on``, a refund from ``requested_on``.
+received), a notice from ``issued_on``, a refund from the day it was paid out (a
+refund requested or approved but not paid leaves the credit in the account), an
+adjustment fact (case work) from its ``effective_on`` and a write-off's
+reversal from its ``reversed_on``.
+
+Adjustment facts go to taxcore with the period (``AccountHistory.adjustments``).
+A decision (reduce, cancel) known on ``D`` restates the liability from the due
+date, like an amendment: when payments are allocated across periods, what a
+period owed on a payment's day already counts the decisions known on ``D``.
+Abatements, write-offs and fees act from their own day only.
 
 The declaration of a period counts as filed (PR §47 fine stops, the account can
 settle) on the earliest filing by a filer whose return meets the lodging's own
@@ -59,6 +68,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from assessment import law
+from assessment.casework.models import AdjustmentFact, AdjustmentReversal, RefundStep
 from assessment.models import (
     Estimate,
     Liability,
@@ -74,7 +84,14 @@ from taxcore.money import ZERO
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
 from taxcore.periods import due_date as period_due_date
-from taxcore.rules.balance import AccountHistory, Balance, PaymentIn, add_months, compute_balance
+from taxcore.rules.balance import (
+    AccountHistory,
+    AdjustmentIn,
+    Balance,
+    PaymentIn,
+    add_months,
+    compute_balance,
+)
 
 Basis = Literal["declaration", "estimate"]
 
@@ -84,6 +101,8 @@ _balances_tree: ParameterTree | None = None  # the tree the memoized balances we
 _balances_lock = threading.Lock()  # the API may call from a worker thread; consumers from the loop
 _HISTORY_FIELDS = tuple(AccountHistory.model_fields)
 _PAYMENT_FIELDS = tuple(PaymentIn.model_fields)
+_ADJUSTMENT_FIELDS = tuple(AdjustmentIn.model_fields)
+_DECISIONS = ("reduce", "cancel")
 
 
 def _key_part(value: object) -> object:
@@ -97,6 +116,8 @@ def _history_key(history: AccountHistory, as_of: date) -> tuple[object, ...]:
         value = getattr(history, name)
         if name == "payments":
             parts.append(tuple(tuple(_key_part(getattr(p, f)) for f in _PAYMENT_FIELDS) for p in value))
+        elif name == "adjustments":
+            parts.append(tuple(tuple(_key_part(getattr(a, f)) for f in _ADJUSTMENT_FIELDS) for a in value))
         else:
             parts.append(_key_part(value))
     return tuple(parts)
@@ -151,6 +172,13 @@ class Facts:
     reversals: list[PaymentReversal] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     refunds: list[Refund] = field(default_factory=list)
+    adjustments: list[AdjustmentFact] = field(default_factory=list)
+    adjustment_reversals: list[AdjustmentReversal] = field(default_factory=list)
+    refund_steps: list[RefundStep] = field(default_factory=list)
+
+    def refund_paid_on(self) -> dict[str, date]:
+        """Refund id -> the day it was paid out (only a paid refund leaves the account)."""
+        return {s.refund_id: s.on for s in self.refund_steps if s.step == "paid"}
 
     def class_in(self, period: str) -> str:
         """The lodging's class in force in ``period`` (PR §2(16)), else :attr:`lodging_class`."""
@@ -188,12 +216,29 @@ class PeriodBasis:
     filings: list[Liability]
     estimate: Estimate | None
     superseded_estimate: Estimate | None
+    adjustments: list[AdjustmentIn] = field(default_factory=list)
 
     @property
     def deficiency(self) -> Decimal:
         return sum((f.deficiency for f in self.filings), ZERO)
 
-    def history(self, jurisdiction: str, pieces: dict[str, tuple[date, Decimal]]) -> AccountHistory:
+    def history(
+        self,
+        jurisdiction: str,
+        pieces: dict[str, tuple[date, Decimal]],
+        *,
+        decided_by: date | None = None,
+    ) -> AccountHistory:
+        """taxcore's input; ``decided_by``: the decisions known count from that day already
+        (what the period owed on a payment's day, as known on the statement date)."""
+        adjustments = self.adjustments
+        if decided_by is not None:
+            adjustments = [
+                a.model_copy(update={"effective_on": min(a.effective_on, decided_by)})
+                if a.kind in _DECISIONS
+                else a
+                for a in adjustments
+            ]
         return AccountHistory(
             jurisdiction=jurisdiction,
             period=self.period,
@@ -207,6 +252,7 @@ class PeriodBasis:
                 PaymentIn(payment_id=pid, received_on=on, amount=amount)
                 for pid, (on, amount) in pieces.items()
             ],
+            adjustments=adjustments,
         )
 
 
@@ -246,8 +292,41 @@ class AccountState:
     def credit(self) -> Decimal:
         return sum((c.amount for c in self.credits), ZERO)
 
-    def history(self, period: str) -> AccountHistory:
-        return self.periods[period].history(self.jurisdiction, self.pieces.get(period, {}))
+    def history(self, period: str, *, decided_by: date | None = None) -> AccountHistory:
+        return self.periods[period].history(
+            self.jurisdiction, self.pieces.get(period, {}), decided_by=decided_by
+        )
+
+
+def _written(row: AdjustmentFact) -> tuple[date, bool, int]:
+    """Same-day facts in the order written (a row not yet flushed has no ``seq``: the newest)."""
+    return (row.effective_on, row.seq is None, row.seq or 0)
+
+
+def adjustments_known(facts: Facts, as_of: date | None) -> dict[str, list[AdjustmentIn]]:
+    """Each period's adjustment facts in force on ``as_of`` (None: every fact), for taxcore."""
+    reversed_on = {
+        r.fact_id: r.reversed_on for r in facts.adjustment_reversals if _known(r.reversed_on, as_of)
+    }
+    out: dict[str, list[AdjustmentIn]] = defaultdict(list)
+    for row in sorted(facts.adjustments, key=_written):
+        if not _known(row.effective_on, as_of):
+            continue
+        out[row.period].append(
+            AdjustmentIn(
+                fact_id=row.id,
+                kind=row.kind,
+                effective_on=row.effective_on,
+                component=row.component,
+                amount=row.amount,
+                reversed_on=reversed_on.get(row.id),
+                section=row.section,
+                reason=row.reason,
+                approved_by=row.approved_by,
+                proposed_by=row.proposed_by,
+            )
+        )
+    return dict(out)
 
 
 def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
@@ -262,6 +341,7 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
         if _known(n.issued_on, as_of):
             notices[n.period] = min(notices.get(n.period, n.issued_on), n.issued_on)
     out: dict[str, PeriodBasis] = {}
+    adjustments = adjustments_known(facts, as_of)
     for period in sorted(set(by_period) | set(estimates)):
         due = period_due_date(facts.jurisdiction, Period.parse(period))
         versions = by_period.get(period, [])
@@ -285,6 +365,7 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 filings=filings,
                 estimate=None,
                 superseded_estimate=estimates.get(period),
+                adjustments=adjustments.get(period, []),
             )
         else:
             est = estimates[period]
@@ -300,6 +381,7 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 filings=[],
                 estimate=est,
                 superseded_estimate=None,
+                adjustments=adjustments.get(period, []),
             )
     return out
 
@@ -353,7 +435,7 @@ class _Allocator:
         if period in self.settled:
             return ZERO
         basis = self.periods[period]
-        bal = balance(basis.history(self.facts.jurisdiction, self.pieces[period]), on)
+        bal = balance(basis.history(self.facts.jurisdiction, self.pieces[period], decided_by=on), on)
         owed = bal.balance
         filed = basis.declaration_filed_on
         if owed <= 0 and filed is not None and filed <= on:
@@ -392,8 +474,10 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
     periods = period_bases(facts, as_of)
     alloc = _Allocator(facts, periods)
     pieces = _pieces(facts, as_of)
+    paid_on = facts.refund_paid_on()
     refunds = sorted(
-        (r for r in facts.refunds if _known(r.requested_on, as_of)), key=lambda r: (r.requested_on, r.id)
+        (r for r in facts.refunds if r.id in paid_on and _known(paid_on[r.id], as_of)),
+        key=lambda r: (paid_on[r.id], r.id),
     )
     budgets: dict[str, dict[str, Decimal]] = {}
     credits: list[Credit] = []
@@ -416,7 +500,7 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
 
     queue = list(refunds)
     for piece in pieces:
-        while queue and queue[0].requested_on < piece.payment.received_on:
+        while queue and paid_on[queue[0].id] < piece.payment.received_on:
             take_refund(queue.pop(0))
         pay = piece.payment
         piece_payment[piece.piece_id] = pay.payment_id
@@ -473,6 +557,8 @@ def latest_fact_date(facts: Facts) -> date | None:
     dates = [r.filed_on for r in facts.liabilities] + [e.raised_on for e in facts.estimates]
     dates += [p.received_on for p in facts.payments] + [r.reversed_on for r in facts.reversals]
     dates += [n.issued_on for n in facts.notices] + [r.requested_on for r in facts.refunds]
+    dates += [a.effective_on for a in facts.adjustments] + [r.reversed_on for r in facts.adjustment_reversals]
+    dates += [s.on for s in facts.refund_steps if s.step == "paid"]
     return max(dates, default=None)
 
 
@@ -486,7 +572,8 @@ def final_balances(state: AccountState) -> dict[str, tuple[date, Balance]]:
     for period, pieces in state.pieces.items():
         if pieces:
             last = max(on for on, _ in pieces.values())
-            out[period] = (last, balance(state.history(period), last))
+            # decisions known restate the period from its due date: the payments apply as restated
+            out[period] = (last, balance(state.history(period, decided_by=last), last))
     return out
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import func, select, text, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts
+from assessment.casework.models import AdjustmentFact, AdjustmentReversal, RefundStep
 from assessment.models import (
     CollectionPosting,
     Estimate,
@@ -31,7 +32,17 @@ async def lock_account(session: AsyncSession, tax_account: str) -> None:
     await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": tax_account})
 
 
-_FACT_TABLES = (Liability, Estimate, Payment, PaymentReversal, Notice, Refund)
+_FACT_TABLES = (
+    Liability,
+    Estimate,
+    Payment,
+    PaymentReversal,
+    Notice,
+    Refund,
+    AdjustmentFact,
+    AdjustmentReversal,
+    RefundStep,
+)
 _HAS_FACTS = text(
     "SELECT "
     + ", ".join(f"EXISTS (SELECT 1 FROM {m.__tablename__} WHERE tax_account = :a)" for m in _FACT_TABLES)
@@ -57,6 +68,9 @@ async def load_facts(session: AsyncSession, tax_account: str) -> Facts | None:
     reversals = await rows(PaymentReversal)
     notices = await rows(Notice)
     refunds = await rows(Refund)
+    adjustments = await rows(AdjustmentFact)
+    adjustment_reversals = await rows(AdjustmentReversal)
+    refund_steps = await rows(RefundStep)
     known: list[str] = [lodging.jurisdiction] if lodging is not None else []
     known += [x.jurisdiction for x in liabilities] + [x.jurisdiction for x in estimates]
     known += [x.jurisdiction for x in payments] + [x.jurisdiction for x in notices]
@@ -73,6 +87,9 @@ async def load_facts(session: AsyncSession, tax_account: str) -> Facts | None:
         reversals=reversals,
         notices=notices,
         refunds=refunds,
+        adjustments=adjustments,
+        adjustment_reversals=adjustment_reversals,
+        refund_steps=refund_steps,
     )
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,7 +14,22 @@ Amount = SignedMoney  # "1234.50"; a balance or an adjustment may be negative
 class ComponentOut(BaseModel):
     assessed: Amount
     paid: Amount
-    outstanding: Amount
+    outstanding: Amount = Field(description="assessed - paid - what case work abated or wrote off")
+
+
+class AdjustmentOut(BaseModel):
+    """An adjustment fact (case work) and what it did to the period as of the statement date."""
+
+    fact_id: str
+    kind: Literal["reduce", "cancel", "abate", "write_off", "returned_payment_fee"]
+    component: str | None
+    effective_on: date
+    amount: Amount = Field(description="the change in what is owed (negative lowers it)")
+    section: str
+    reason: str
+    proposed_by: str | None
+    approved_by: str
+    reversed_on: date | None
 
 
 class FilingOut(BaseModel):
@@ -72,6 +88,9 @@ class PeriodOut(BaseModel):
     balance: Amount
     days_late: int
     notice_issued_on: date | None
+    total_adjusted: Amount = Decimal("0.00")
+    written_off: Amount = Decimal("0.00")
+    adjustments: list[AdjustmentOut] = Field(default_factory=list)
     explain: dict[str, Any] | None = Field(
         default=None, description="taxcore traces with the citation of every step (explain=true)"
     )

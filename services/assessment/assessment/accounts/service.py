@@ -24,6 +24,7 @@ from assessment.accounts.ledger import (
     settled,
 )
 from assessment.models import CollectionPosting, Refund
+from assessment.refunds import steps as refunds_service
 from servicekit.errors import NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
 from taxcore.events.assessment import CollectionPosted
@@ -172,7 +173,11 @@ async def recompute(session: AsyncSession, tax_account: str, *, facts: Facts | N
 
 def _component_map(st: PeriodStatement) -> dict[str, dict[str, str]]:
     return {
-        c.component: {"assessed": fmt(c.assessed), "paid": fmt(c.paid), "outstanding": fmt(c.outstanding)}
+        c.component: {
+            "assessed": fmt(c.assessed),
+            "paid": fmt(c.paid),
+            "outstanding": fmt(c.outstanding),
+        }
         for c in st.balance.components
     }
 
@@ -227,6 +232,23 @@ def _period_out(st: PeriodStatement, state: AccountState, *, explain: bool) -> d
         "balance": fmt(bal.balance),
         "days_late": bal.days_late,
         "notice_issued_on": b.notice_on,
+        "total_adjusted": fmt(bal.total_adjusted),
+        "written_off": fmt(bal.written_off),
+        "adjustments": [
+            {
+                "fact_id": a.fact_id,
+                "kind": a.kind,
+                "component": a.component,
+                "effective_on": a.effective_on,
+                "amount": fmt(a.amount),
+                "section": a.section,
+                "reason": a.reason,
+                "proposed_by": a.proposed_by,
+                "approved_by": a.approved_by,
+                "reversed_on": a.reversed_on,
+            }
+            for a in bal.adjustments
+        ],
     }
     if explain:
         out["explain"] = {
@@ -278,7 +300,7 @@ def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
         totals["total_paid"] += st.balance.total_paid
         totals["balance"] += st.balance.balance
         for c in st.balance.components:
-            by_component[c.component] += c.outstanding
+            by_component[c.component] = by_component.get(c.component, ZERO) + c.outstanding
     received = [
         {
             "payment_id": p.payment_id,
@@ -319,6 +341,7 @@ async def request_refund(
         raise ValidationFailed.on("requested_on", "is in the future")
     state = account_state(facts, requested_on)
     refundable = sum((c.amount for c in state.credits if c.refundable_until >= requested_on), ZERO)
+    refundable -= refunds_service.open_amount(facts)  # requested or approved, not yet paid or denied
     if amount > refundable:
         lapsed = sum((c.amount for c in state.credits if c.refundable_until < requested_on), ZERO)
         detail = f"at most {fmt(refundable)} of credit is refundable on {requested_on.isoformat()}"
@@ -331,6 +354,9 @@ async def request_refund(
     session.add(refund)
     await session.flush()
     facts.refunds.append(refund)
+    await refunds_service.emit_step(
+        session, facts, refund, step="requested", on=requested_on, by=requested_by
+    )
     return refund, account_state(facts, requested_on)
 
 

@@ -11,6 +11,7 @@ from assessment import clock, law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.accounts.service import recompute
+from assessment.cases import service as cases_service
 from assessment.models import LodgingView, Notice
 from assessment.notices import service
 from assessment.notices.letter import render_letter
@@ -176,7 +177,7 @@ async def respond(
     notice, facts = found
     if not (principal.can_write_all or principal.role == "operator"):
         raise Forbidden("only the taxpayer (operator) or the agency administrator answers a notice")
-    await service.respond(
+    response = await service.respond(
         session,
         facts,
         notice,
@@ -186,4 +187,6 @@ async def respond(
         responded_on=body.responded_on or clock.today(),
         responder=principal.client_id,
     )
+    if response.kind == "dispute":  # a dispute opens a case (assessment.cases)
+        await cases_service.open_case(session, facts, notice, response, by=principal.actor)
     return await to_out(session, notice, facts)

@@ -13,6 +13,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock, law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts, account_state, period_statements
+from assessment.cases import service as cases_service
+from assessment.casework import repository as casework_repo
 from assessment.models import BondDrawRequest, BondDrawView, BondView, Notice, NoticeResponse
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.outbox import emit
@@ -242,8 +244,10 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
         if draw_section is None:  # bonds are not required there (VI): nothing to draw on
             continue
         responses = [r for r in await responses_of(session, notice.id) if r.responded_on <= as_of]
-        if responses and responses[-1].kind == "dispute":
+        if responses and responses[-1].kind == "dispute" and await _dispute_holds(session, notice, as_of):
             continue
+        if await cases_service.collection_hold(session, notice.tax_account, notice.period, as_of):
+            continue  # an undecided case, an appeal or its term, a write-off: collection waits
         await accounts_repo.lock_account(session, notice.tax_account)
         facts = await accounts_repo.load_facts(session, notice.tax_account)
         if facts is None:  # pragma: no cover
@@ -310,6 +314,15 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
         )
         made.append(request)
     return made
+
+
+async def _dispute_holds(session: AsyncSession, notice: Notice, on: date) -> bool:
+    """A disputed notice waits for its case's decision (and appeal term); without a case it waits."""
+    case = await casework_repo.case_of_notice(session, notice.id)
+    if case is None:
+        return True
+    current = await cases_service.view(session, case, on=on)
+    return current.decision is None
 
 
 async def get_notice(session: AsyncSession, notice_id: str) -> Notice:

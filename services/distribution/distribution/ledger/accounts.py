@@ -11,7 +11,8 @@ taxcore's parameters too (our reading of the statutes):
   15/85 (the Tourism Advertising Revolving Fund's 15% split among the four
   §54(e)(2) earmark funds: each is a fund of the parameter, so an account here).
 - Accessory receipts (``penalty``, ``interest``, ``fine``: PR §33, §46-§48;
-  VI §54(i), (l)) are not the Tax of §24 nor the (b)(1) or (b)(3) revenue, and
+  VI §54(i), (l); and a ``returned_payment_fee`` charged on a returned payment, a
+  case-work charge) are not the Tax of §24 nor the (b)(1) or (b)(3) revenue, and
   neither statute names their destination: a run moves them to the
   jurisdiction's *other receipts* account (``other:PR``), never into a fund.
 - Anything else (a component a jurisdiction does not levy, e.g. an impact fee
@@ -33,7 +34,7 @@ from taxcore.errors import TaxcoreError
 from taxcore.parameters import default_tree
 from taxcore.rules.distribution import funds
 
-ACCESSORY = frozenset({"penalty", "interest", "fine"})
+ACCESSORY = frozenset({"penalty", "interest", "fine", "returned_payment_fee"})
 Destination = Literal["statutory", "other", "suspense"]
 
 

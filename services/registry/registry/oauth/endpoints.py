@@ -16,15 +16,13 @@ from registry.models import Facilitator, OAuthClient, Operator
 from registry.oauth.secrets import hash_secret, new_secret, verify_secret
 from registry.oauth.service import revoke_access
 from servicekit.app import router as make_router
-from servicekit.auth import AdminDep, Principal, TokenIssuer
+from servicekit.auth import AdminDep, Principal, Role, TokenIssuer
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, Unauthorized, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.events import registry as ev
 
 router = make_router(prefix="/v1", tags=["oauth"])
-
-Role = Literal["agency-admin", "agency-auditor", "dashboard", "operator", "facilitator"]
 
 
 class TokenOut(BaseModel):

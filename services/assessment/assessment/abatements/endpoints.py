@@ -1,0 +1,111 @@
+"""Abatement requests and their decision (maker-checker for full and partial)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Path
+
+from assessment.abatements import service
+from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
+from assessment.accounts import repository as accounts_repo
+from assessment.casework import approvals, repository
+from assessment.casework.endpoints import SettingsDep
+from assessment.casework.models import AbatementRequest
+from assessment.deps import FactsDep
+from servicekit.app import router as make_router
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+
+router = make_router(prefix="/v1", tags=["abatements"])
+ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
+
+
+async def get_abatement(
+    session: SessionDep, principal: PrincipalDep, abatement_id: Annotated[str, Path()]
+) -> AbatementRequest:
+    row = await session.get(AbatementRequest, abatement_id)
+    if row is None or not await repository.can_see(session, principal, row.tax_account):
+        raise NotFound(f"no abatement request {abatement_id!r}")
+    return row
+
+
+AbatementDep = Annotated[AbatementRequest, Depends(get_abatement)]
+
+
+@router.post(
+    "/accounts/{tax_account}/abatements",
+    status_code=201,
+    response_model=AbatementOut,
+    responses=ERRORS,
+    summary="Request abatement of a period's penalty, interest or fine (reasonable cause, agency error)",
+)
+async def request_abatement(
+    body: AbatementCreate,
+    facts: FactsDep,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> AbatementOut:
+    await accounts_repo.lock_account(session, facts.tax_account)
+    row = await service.request(
+        session,
+        facts,
+        principal=principal,
+        settings=settings,
+        period=body.period,
+        component=body.component,
+        amount=body.amount,
+        ground=body.ground,
+        explanation=body.explanation,
+    )
+    return AbatementOut.model_validate(await service.out(session, row))
+
+
+@router.get(
+    "/accounts/{tax_account}/abatements",
+    response_model=list[AbatementOut],
+    responses=ERRORS,
+    summary="The account's abatement requests",
+)
+async def list_abatements(facts: FactsDep, session: SessionDep) -> list[AbatementOut]:
+    rows = await repository.account_abatements(session, facts.tax_account)
+    return [AbatementOut.model_validate(await service.out(session, r)) for r in rows]
+
+
+@router.get(
+    "/abatements/{abatement_id}", response_model=AbatementOut, responses=ERRORS, summary="One request"
+)
+async def show_abatement(abatement: AbatementDep, session: SessionDep) -> AbatementOut:
+    return AbatementOut.model_validate(await service.out(session, abatement))
+
+
+@router.post(
+    "/abatements/{abatement_id}/decision",
+    response_model=AbatementOut,
+    responses=ERRORS,
+    summary="Deny, or propose a full or partial abatement for another agency person's approval",
+)
+async def decide_abatement(
+    body: AbatementDecisionCreate,
+    abatement: AbatementDep,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> AbatementOut:
+    approvals.require_agency_staff(principal, "decide an abatement")
+    await accounts_repo.lock_account(session, abatement.tax_account)
+    facts = await accounts_repo.load_facts(session, abatement.tax_account)
+    assert facts is not None
+    await service.decide(
+        session,
+        abatement,
+        facts,
+        principal=principal,
+        settings=settings,
+        outcome=body.outcome,
+        amount=body.amount,
+        reasons=body.reasons,
+    )
+    return AbatementOut.model_validate(await service.out(session, abatement))

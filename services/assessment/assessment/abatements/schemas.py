@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+from datetime import date
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from taxcore.money import Money, PositiveMoney
+
+
+class AbatementCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    period: str = Field(pattern=r"^\d{4}-\d{2}$")
+    component: Literal["penalty", "interest", "fine"]
+    amount: PositiveMoney
+    ground: Literal["reasonable_cause", "agency_error"]
+    explanation: str = Field(min_length=1, max_length=10_000)
+
+
+class AbatementDecisionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    outcome: Literal["full", "partial", "deny"]
+    amount: Money | None = Field(default=None, description="partial: the amount abated")
+    reasons: str = Field(min_length=1, max_length=10_000)
+
+
+class AbatementDecisionOut(BaseModel):
+    outcome: Literal["full", "partial", "deny"]
+    amount: Money
+    reasons: str
+    decided_on: date
+    decided_by: str
+    proposed_by: str | None
+
+
+class AbatementOut(BaseModel):
+    id: str
+    tax_account: str
+    period: str
+    component: str
+    amount: Money
+    ground: str
+    explanation: str
+    requested_on: date
+    requested_by: str
+    status: Literal["requested", "decision_proposed", "full", "partial", "denied"]
+    pending_proposal_id: str | None
+    decision: AbatementDecisionOut | None

@@ -1,0 +1,262 @@
+"""Abatement of a period's penalty, interest or fine (PR §46; VI §54(i)).
+
+The taxpayer (operator) or an agency person requests it with a ground
+(reasonable cause, agency error) and an explanation; an agency person decides:
+``deny`` (one person: it lowers nothing), ``full`` or ``partial`` (proposed by one
+person and approved by another, maker-checker). An approved abatement is an
+adjustment fact on the named component, effective on the decision date; the
+statement's explain shows it with who proposed and approved it and why.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment import clock
+from assessment.accounts import repository as accounts_repo
+from assessment.accounts.ledger import Facts
+from assessment.casework import approvals, law
+from assessment.casework import facts as adjustments
+from assessment.casework.events import event_id, event_type
+from assessment.casework.facts import balances_on
+from assessment.casework.models import (
+    AbatementDecision,
+    AbatementRequest,
+    AdjustmentFact,
+    Proposal,
+    ProposalReview,
+)
+from assessment.settings import AssessmentSettings
+from servicekit.auth import Principal
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.events.cases import AbatementDecided, AbatementRequested
+from taxcore.money import ZERO, fmt
+
+
+def _outstanding(facts: Facts, period: str, component: str) -> Decimal:
+    bal = balances_on(facts, period, clock.today())
+    if bal is None:
+        raise ValidationFailed.on("period", f"the account has no liability for {period}")
+    return sum((c.outstanding for c in bal.components if c.component == component), ZERO)
+
+
+async def request(
+    session: AsyncSession,
+    facts: Facts,
+    *,
+    principal: Principal,
+    settings: AssessmentSettings,
+    period: str,
+    component: str,
+    amount: Decimal,
+    ground: str,
+    explanation: str,
+) -> AbatementRequest:
+    if principal.role == "operator":
+        by = principal.actor
+    elif principal.is_agency:
+        by = f"user:{approvals.may_propose(principal, settings)}"
+    else:
+        raise Forbidden("the taxpayer (operator) or agency staff request an abatement")
+    outstanding = _outstanding(facts, period, component)
+    if amount > outstanding:
+        raise ValidationFailed.on(
+            "amount", f"{fmt(amount)} is more than the {component} outstanding ({fmt(outstanding)})"
+        )
+    row = AbatementRequest(
+        tax_account=facts.tax_account,
+        jurisdiction=facts.jurisdiction,
+        period=period,
+        component=component,
+        amount=amount,
+        ground=ground,
+        explanation=explanation,
+        requested_on=clock.today(),
+        requested_by=by,
+    )
+    session.add(row)
+    await session.flush()
+    await emit(
+        session,
+        event_type=event_type(AbatementRequested),
+        key=facts.tax_account,
+        event_id=event_id("abatement", row.id),
+        data=AbatementRequested(
+            abatement_id=row.id,
+            tax_account=row.tax_account,
+            period=period,
+            component=component,
+            amount=amount,
+            ground=ground,
+            requested_on=row.requested_on,
+            requested_by=by,
+        ),
+    )
+    return row
+
+
+async def _record_decision(
+    session: AsyncSession,
+    abatement: AbatementRequest,
+    *,
+    outcome: str,
+    amount: Decimal,
+    reasons: str,
+    decided_by: str,
+    proposed_by: str,
+) -> AbatementDecision:
+    row = AbatementDecision(
+        abatement_id=abatement.id,
+        tax_account=abatement.tax_account,
+        outcome=outcome,
+        amount=amount,
+        reasons=reasons,
+        decided_on=clock.today(),
+        decided_by=decided_by,
+        proposed_by=proposed_by,
+    )
+    session.add(row)
+    await session.flush()
+    await emit(
+        session,
+        event_type=event_type(AbatementDecided),
+        key=abatement.tax_account,
+        event_id=event_id("abatement-decision", abatement.id),
+        data=AbatementDecided(
+            abatement_id=abatement.id,
+            tax_account=abatement.tax_account,
+            period=abatement.period,
+            component=abatement.component,
+            outcome=outcome,
+            amount=amount,
+            decided_on=row.decided_on,
+            proposed_by=proposed_by,
+            approved_by=decided_by,
+            reasons=reasons,
+            section=law.section(abatement.jurisdiction, "abatement", row.decided_on),
+        ),
+    )
+    return row
+
+
+async def decide(
+    session: AsyncSession,
+    abatement: AbatementRequest,
+    facts: Facts,
+    *,
+    principal: Principal,
+    settings: AssessmentSettings,
+    outcome: str,
+    amount: Decimal | None,
+    reasons: str,
+) -> Proposal | AbatementDecision:
+    """Deny now, or propose a full or partial abatement for a second person's approval."""
+    who = approvals.may_propose(principal, settings)
+    if await session.get(AbatementDecision, abatement.id) is not None:
+        raise approvals.conflict("the abatement request is already decided", "#/abatement/status")
+    if outcome == "deny":
+        if amount is not None:
+            raise ValidationFailed.on("amount", "a denial abates nothing")
+        return await _record_decision(
+            session, abatement, outcome="deny", amount=ZERO, reasons=reasons, decided_by=who, proposed_by=who
+        )
+    if outcome == "full":
+        if amount is not None and amount != abatement.amount:
+            raise ValidationFailed.on(
+                "amount", f"a full abatement is the amount requested ({fmt(abatement.amount)})"
+            )
+        amount = abatement.amount
+    elif amount is None or amount <= 0 or amount >= abatement.amount:
+        raise ValidationFailed.on(
+            "amount", f"a partial abatement is more than 0 and less than requested ({fmt(abatement.amount)})"
+        )
+    outstanding = _outstanding(facts, abatement.period, abatement.component)
+    if amount > outstanding:
+        raise ValidationFailed.on(
+            "amount", f"{fmt(amount)} is more than the {abatement.component} outstanding ({fmt(outstanding)})"
+        )
+    return await approvals.propose(
+        session,
+        tax_account=abatement.tax_account,
+        period=abatement.period,
+        action="abatement.decide",
+        subject_id=abatement.id,
+        amount=amount,
+        payload={"outcome": outcome, "amount": fmt(amount), "reasons": reasons},
+        principal=principal,
+        settings=settings,
+    )
+
+
+@approvals.executor("abatement.decide")
+async def _execute(session: AsyncSession, proposal: Proposal, review: ProposalReview) -> None:
+    abatement = await session.get(AbatementRequest, proposal.subject_id)
+    if abatement is None:  # pragma: no cover
+        raise NotFound(f"no abatement request {proposal.subject_id!r}")
+    if await session.get(AbatementDecision, abatement.id) is not None:
+        raise Conflict("the abatement request is already decided")
+    facts = await accounts_repo.load_facts(session, abatement.tax_account)
+    assert facts is not None
+    amount = Decimal(str(proposal.payload["amount"]))
+    reasons = str(proposal.payload["reasons"])
+    on = review.reviewed_on
+    fact = AdjustmentFact(
+        tax_account=abatement.tax_account,
+        jurisdiction=abatement.jurisdiction,
+        period=abatement.period,
+        kind="abate",
+        component=abatement.component,
+        amount=amount,
+        effective_on=on,
+        section=law.section(abatement.jurisdiction, "abatement", on),
+        reason=f"{abatement.ground}: {reasons}",
+        proposed_by=proposal.proposed_by,
+        approved_by=review.reviewed_by,
+        source_kind="abatement",
+        source_id=abatement.id,
+    )
+    await adjustments.record(session, facts, [fact], field="amount")
+    await _record_decision(
+        session,
+        abatement,
+        outcome=str(proposal.payload["outcome"]),
+        amount=amount,
+        reasons=reasons,
+        decided_by=review.reviewed_by,
+        proposed_by=proposal.proposed_by,
+    )
+
+
+async def out(session: AsyncSession, abatement: AbatementRequest) -> dict[str, Any]:
+    decision = await session.get(AbatementDecision, abatement.id)
+    pending = await approvals.pending_of(session, abatement.id, "abatement.decide")
+    status = decision.outcome if decision else ("decision_proposed" if pending else "requested")
+    return {
+        "id": abatement.id,
+        "tax_account": abatement.tax_account,
+        "period": abatement.period,
+        "component": abatement.component,
+        "amount": abatement.amount,
+        "ground": abatement.ground,
+        "explanation": abatement.explanation,
+        "requested_on": abatement.requested_on,
+        "requested_by": abatement.requested_by,
+        "status": {"deny": "denied"}.get(status, status),
+        "pending_proposal_id": pending.id if pending else None,
+        "decision": (
+            {
+                "outcome": decision.outcome,
+                "amount": decision.amount,
+                "reasons": decision.reasons,
+                "decided_on": decision.decided_on,
+                "decided_by": decision.decided_by,
+                "proposed_by": decision.proposed_by,
+            }
+            if decision
+            else None
+        ),
+    }

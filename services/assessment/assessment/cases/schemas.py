@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from taxcore.money import Money
+
+Status = Literal[
+    "filed", "under_review", "hearing_scheduled", "decision_proposed", "decided", "under_appeal", "closed"
+]
+
+
+class HearingCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    hearing_on: date
+    place: str | None = Field(default=None, max_length=500)
+    video_link: str | None = Field(default=None, max_length=2000, pattern=r"^https://")
+
+
+class DecisionCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    outcome: Literal["sustain", "reduce", "cancel"]
+    amounts: dict[str, Money] = Field(
+        default_factory=dict,
+        description="reduce: the amount each component (tax, impact_fee, fine) is reduced to",
+    )
+    reasons: str = Field(min_length=1, max_length=10_000, description="the written reasons of the decision")
+
+
+class AppealCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    filed_on: date | None = None
+    grounds: str = Field(min_length=1, max_length=10_000)
+
+
+class AppealResolution(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    outcome: Literal["upheld", "withdrawn"]
+    reasons: str = Field(min_length=1, max_length=10_000)
+
+
+class StepOut(BaseModel):
+    step: str
+    on: date
+    by: str
+    details: dict[str, Any]
+
+
+class DecisionOut(BaseModel):
+    outcome: Literal["sustain", "reduce", "cancel"]
+    amounts: dict[str, str]
+    reasons: str
+    decided_on: date
+    decided_by: str | None
+    proposed_by: str | None
+    appeal_deadline: date
+
+
+class CaseOut(BaseModel):
+    id: str
+    tax_account: str
+    jurisdiction: str
+    period: str
+    notice_id: str
+    disputed_amount: Money
+    opened_on: date
+    status: Status
+    pending_proposal_id: str | None
+    steps: list[StepOut]
+    decision: DecisionOut | None
+    collection_hold: str | None = Field(description="why collection actions on the period wait, if they do")

@@ -1,0 +1,471 @@
+"""Cases: a disputed deficiency notice from filing to decision and appeal.
+
+PR §13-§15 (complaints, adjudicative proceedings, due process under Act 170-1988)
+and §34 (disputes, past the end of our text); VI §54(d) (33 V.I.C. § 45, not in
+our files). The timeline is append-only steps::
+
+    filed -> under_review -> [hearing_scheduled ...] -> [decision_proposed] -> decided
+          -> [appealed -> appeal_resolved]
+
+A dispute opens its case. ``sustain`` lowers nothing and is decided by one agency
+person; ``reduce`` (each component to an amount) and ``cancel`` are proposed by one
+person and approved by another (maker-checker): on approval they become adjustment
+facts effective on the decision date, and taxcore recomputes penalties and interest.
+While a case is undecided, its appeal term runs, or an appeal is pending, collection
+actions on the period (the bond draw) wait.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment import clock
+from assessment.accounts import repository as accounts_repo
+from assessment.accounts.ledger import Facts
+from assessment.casework import approvals, law, repository
+from assessment.casework import facts as adjustments
+from assessment.casework.events import event_id, event_type
+from assessment.casework.facts import balances_on
+from assessment.casework.models import AdjustmentFact, Case, CaseStep, Proposal, ProposalReview
+from assessment.models import Notice, NoticeResponse
+from assessment.settings import AssessmentSettings
+from servicekit.auth import Principal
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.events.cases import CaseStepRecorded
+from taxcore.money import ZERO, fmt
+
+DECIDABLE = ("under_review", "hearing_scheduled")
+REDUCIBLE = ("tax", "impact_fee", "fine")
+_STATUS = {
+    "filed": "filed",
+    "under_review": "under_review",
+    "hearing_scheduled": "hearing_scheduled",
+    "decision_proposed": "decision_proposed",
+    "decided": "decided",
+    "appealed": "under_appeal",
+    "appeal_resolved": "closed",
+}
+
+
+@dataclass
+class CaseView:
+    case: Case
+    steps: list[CaseStep]
+    status: str
+    decision: CaseStep | None
+    pending: Proposal | None
+
+
+def _conflict(detail: str, pointer: str = "#/case/status") -> Conflict:
+    return approvals.conflict(detail, pointer)
+
+
+async def view(session: AsyncSession, case: Case, *, on: date | None = None) -> CaseView:
+    """The case as of ``on`` (default today): its steps, status, decision and pending proposal."""
+    on = on or clock.today()
+    steps = [s for s in await repository.steps_of(session, case.id) if s.on <= on]
+    proposals = [p for p in await repository.proposals_of(session, case.id) if p.action == "case.decide"]
+    reviews = await repository.reviews_of(session, [p.id for p in proposals])
+    pending = next((p for p in proposals if p.id not in reviews), None)
+    status = "filed"
+    decision: CaseStep | None = None
+    for s in steps:
+        if s.step == "decision_proposed":
+            review = reviews.get(str(s.details.get("proposal_id")))
+            if review is not None and review.outcome == "rejected":
+                continue  # a rejected proposal leaves the case where it was
+        status = _STATUS[s.step]
+        if s.step == "decided":
+            decision = s
+    return CaseView(case, steps, status, decision, pending)
+
+
+async def add_step(
+    session: AsyncSession,
+    case: Case,
+    step: str,
+    *,
+    on: date,
+    by: str,
+    details: dict[str, Any],
+) -> CaseStep:
+    row = CaseStep(case_id=case.id, tax_account=case.tax_account, step=step, on=on, by=by, details=details)
+    session.add(row)
+    await session.flush()
+    amounts = {k: Decimal(v) for k, v in (details.get("amounts") or {}).items()}
+    await emit(
+        session,
+        event_type=event_type(CaseStepRecorded),
+        key=case.tax_account,
+        event_id=event_id("case-step", row.id),
+        data=CaseStepRecorded(
+            case_id=case.id,
+            step_id=row.id,
+            tax_account=case.tax_account,
+            jurisdiction=case.jurisdiction,
+            period=case.period,
+            notice_id=case.notice_id,
+            step=step,
+            on=on,
+            by=by,
+            hearing_on=details.get("hearing_on"),
+            hearing_place=details.get("place"),
+            video_link=details.get("video_link"),
+            outcome=details.get("outcome"),
+            reasons=details.get("reasons"),
+            amounts=amounts,
+            appeal_deadline=details.get("appeal_deadline"),
+            section=law.section(case.jurisdiction, "decision", on),
+        ),
+    )
+    return row
+
+
+async def open_case(
+    session: AsyncSession, facts: Facts, notice: Notice, response: NoticeResponse, *, by: str
+) -> Case:
+    """A dispute of a notice opens its case (once: one case per notice)."""
+    found = await repository.case_of_notice(session, notice.id)
+    if found is not None:
+        return found
+    case = Case(
+        tax_account=facts.tax_account,
+        jurisdiction=facts.jurisdiction,
+        period=notice.period,
+        notice_id=notice.id,
+        response_id=response.id,
+        disputed_amount=response.disputed_amount,
+        opened_on=response.responded_on,
+        opened_by=by,
+    )
+    session.add(case)
+    await session.flush()
+    await add_step(
+        session,
+        case,
+        "filed",
+        on=response.responded_on,
+        by=by,
+        details={"disputed_amount": fmt(response.disputed_amount), "statement": response.statement},
+    )
+    return case
+
+
+async def start_review(
+    session: AsyncSession, case: Case, *, principal: Principal, settings: AssessmentSettings
+) -> CaseStep:
+    who = approvals.may_propose(principal, settings)
+    current = await view(session, case)
+    if current.status != "filed":
+        raise _conflict(f"the case is {current.status}, not filed: its review has started already")
+    return await add_step(session, case, "under_review", on=clock.today(), by=f"user:{who}", details={})
+
+
+async def schedule_hearing(
+    session: AsyncSession,
+    case: Case,
+    *,
+    principal: Principal,
+    settings: AssessmentSettings,
+    hearing_on: date,
+    place: str | None,
+    video_link: str | None,
+) -> CaseStep:
+    who = approvals.may_propose(principal, settings)
+    current = await view(session, case)
+    if current.status not in DECIDABLE:
+        raise _conflict(f"the case is {current.status}: a hearing is scheduled while it is under review")
+    if hearing_on < clock.today():
+        raise ValidationFailed.on("hearing_on", "is in the past")
+    if not (place or video_link):
+        raise ValidationFailed.on("place", "give the place of the hearing or a video link")
+    details = {"hearing_on": hearing_on.isoformat(), "place": place, "video_link": video_link}
+    return await add_step(
+        session, case, "hearing_scheduled", on=clock.today(), by=f"user:{who}", details=details
+    )
+
+
+def _decision_rows(
+    case: Case,
+    *,
+    outcome: str,
+    amounts: dict[str, Decimal],
+    reasons: str,
+    on: date,
+    proposed_by: str | None,
+    approved_by: str,
+) -> list[AdjustmentFact]:
+    section = law.section(case.jurisdiction, "decision", on)
+    common: dict[str, Any] = {
+        "tax_account": case.tax_account,
+        "jurisdiction": case.jurisdiction,
+        "period": case.period,
+        "effective_on": on,
+        "section": section,
+        "reason": reasons,
+        "proposed_by": proposed_by,
+        "approved_by": approved_by,
+        "source_kind": "case",
+        "source_id": case.id,
+    }
+    if outcome == "cancel":
+        return [AdjustmentFact(kind="cancel", component=None, amount=None, **common)]
+    return [
+        AdjustmentFact(kind="reduce", component=c, amount=a, **common) for c, a in sorted(amounts.items())
+    ]
+
+
+def _owed(facts: Facts, period: str, on: date) -> Decimal:
+    bal = balances_on(facts, period, on)
+    return bal.balance if bal is not None else ZERO
+
+
+async def propose_decision(
+    session: AsyncSession,
+    case: Case,
+    facts: Facts,
+    *,
+    principal: Principal,
+    settings: AssessmentSettings,
+    outcome: str,
+    amounts: dict[str, Decimal],
+    reasons: str,
+) -> CaseView:
+    """Sustain (decided now), or propose reduce/cancel for a second person's approval."""
+    who = approvals.may_propose(principal, settings)
+    current = await view(session, case)
+    if current.decision is not None:
+        raise _conflict("the case is already decided")
+    if current.pending is not None:
+        raise _conflict(f"decision proposal {current.pending.id} is awaiting review")
+    if current.status not in DECIDABLE:
+        raise _conflict(f"the case is {current.status}: it is decided once under review")
+    today = clock.today()
+    if outcome in ("sustain", "cancel") and amounts:
+        raise ValidationFailed.on("amounts", f"a decision to {outcome} takes no amounts")
+    if outcome == "sustain":
+        await _decided(session, case, outcome="sustain", amounts={}, reasons=reasons, on=today, by=who)
+        return await view(session, case)
+    if outcome == "reduce":
+        if not amounts:
+            raise ValidationFailed.on("amounts", "say the amount each reduced component is reduced to")
+        bal = balances_on(facts, case.period, today)
+        assessed = {c.component: c.assessed for c in bal.components} if bal else {}
+        for component, amount in amounts.items():
+            if component not in REDUCIBLE:
+                raise ValidationFailed.on(f"amounts.{component}", f"a decision reduces one of {REDUCIBLE}")
+            if amount >= assessed.get(component, ZERO):
+                was = fmt(assessed.get(component, ZERO))
+                raise ValidationFailed.on(
+                    f"amounts.{component}", f"{fmt(amount)} does not reduce the {component} assessed ({was})"
+                )
+    before = _owed(facts, case.period, today)
+    trial = _decision_rows(
+        case, outcome=outcome, amounts=amounts, reasons=reasons, on=today, proposed_by=who, approved_by=who
+    )
+    for row in trial:
+        row.id = f"trial-{row.component or row.kind}"
+    facts.adjustments.extend(trial)
+    try:
+        adjustments.check(facts, {case.period}, {today}, field="amounts")
+        lowered = before - _owed(facts, case.period, today)
+    finally:
+        del facts.adjustments[-len(trial) :]
+    proposal = await approvals.propose(
+        session,
+        tax_account=case.tax_account,
+        period=case.period,
+        action="case.decide",
+        subject_id=case.id,
+        amount=max(ZERO, lowered),
+        payload={"outcome": outcome, "amounts": {k: fmt(v) for k, v in amounts.items()}, "reasons": reasons},
+        principal=principal,
+        settings=settings,
+    )
+    await add_step(
+        session,
+        case,
+        "decision_proposed",
+        on=today,
+        by=f"user:{who}",
+        details={
+            "proposal_id": proposal.id,
+            "outcome": outcome,
+            "amounts": {k: fmt(v) for k, v in amounts.items()},
+            "reasons": reasons,
+            "lowers_by": fmt(max(ZERO, lowered)),
+        },
+    )
+    return await view(session, case)
+
+
+async def _decided(
+    session: AsyncSession,
+    case: Case,
+    *,
+    outcome: str,
+    amounts: dict[str, Decimal],
+    reasons: str,
+    on: date,
+    by: str,
+    proposed_by: str | None = None,
+    proposal_id: str | None = None,
+) -> CaseStep:
+    term = law.appeal_days(case.jurisdiction, on)
+    return await add_step(
+        session,
+        case,
+        "decided",
+        on=on,
+        by=f"user:{by}",
+        details={
+            "outcome": outcome,
+            "amounts": {k: fmt(v) for k, v in amounts.items()},
+            "reasons": reasons,
+            "decided_by": by,
+            "proposed_by": proposed_by,
+            "proposal_id": proposal_id,
+            "appeal_deadline": (on + timedelta(days=term.value)).isoformat(),
+            "appeal_term": {"days": term.value, "section": term.section, "provisional": term.provisional},
+        },
+    )
+
+
+@approvals.executor("case.decide")
+async def _execute_decision(session: AsyncSession, proposal: Proposal, review: ProposalReview) -> None:
+    case = await session.get(Case, proposal.subject_id)
+    if case is None:  # pragma: no cover - proposals are made for existing cases
+        raise NotFound(f"no case {proposal.subject_id!r}")
+    current = await view(session, case)
+    if current.decision is not None:
+        raise _conflict("the case is already decided")
+    facts = await accounts_repo.load_facts(session, case.tax_account)
+    assert facts is not None
+    outcome = str(proposal.payload["outcome"])
+    amounts = {k: Decimal(v) for k, v in proposal.payload.get("amounts", {}).items()}
+    reasons = str(proposal.payload["reasons"])
+    rows = _decision_rows(
+        case,
+        outcome=outcome,
+        amounts=amounts,
+        reasons=reasons,
+        on=review.reviewed_on,
+        proposed_by=proposal.proposed_by,
+        approved_by=review.reviewed_by,
+    )
+    await adjustments.record(session, facts, rows, field="amounts")
+    await _decided(
+        session,
+        case,
+        outcome=outcome,
+        amounts=amounts,
+        reasons=reasons,
+        on=review.reviewed_on,
+        by=review.reviewed_by,
+        proposed_by=proposal.proposed_by,
+        proposal_id=proposal.id,
+    )
+
+
+async def appeal(
+    session: AsyncSession, case: Case, *, principal: Principal, filed_on: date, grounds: str
+) -> CaseStep:
+    """An appeal against the decision (the taxpayer, or the agency on its behalf), within the term."""
+    if not (principal.role == "operator" or principal.can_write_all):
+        raise Forbidden("the taxpayer (operator) or an agency administrator records an appeal")
+    current = await view(session, case)
+    if current.status == "under_appeal":
+        raise _conflict("the decision is already under appeal")
+    if current.decision is None or current.status != "decided":
+        raise _conflict(f"the case is {current.status}: only a decision is appealed")
+    deadline = date.fromisoformat(str(current.decision.details["appeal_deadline"]))
+    if filed_on > clock.today():
+        raise ValidationFailed.on("filed_on", "is in the future")
+    if filed_on < current.decision.on:
+        raise ValidationFailed.on("filed_on", "is before the decision")
+    if filed_on > deadline:
+        raise _conflict(f"the term to appeal ended on {deadline.isoformat()}", "#/body/filed_on")
+    return await add_step(
+        session, case, "appealed", on=filed_on, by=principal.actor, details={"grounds": grounds}
+    )
+
+
+async def resolve_appeal(
+    session: AsyncSession,
+    case: Case,
+    *,
+    principal: Principal,
+    settings: AssessmentSettings,
+    outcome: str,
+    reasons: str,
+) -> CaseStep:
+    who = approvals.may_propose(principal, settings)
+    current = await view(session, case)
+    if current.status != "under_appeal":
+        raise _conflict(f"the case is {current.status}: no appeal is pending")
+    return await add_step(
+        session,
+        case,
+        "appeal_resolved",
+        on=clock.today(),
+        by=f"user:{who}",
+        details={"outcome": outcome, "reasons": reasons},
+    )
+
+
+async def collection_hold(session: AsyncSession, tax_account: str, period: str, on: date) -> str | None:
+    """Why collection actions (a bond draw) on the period must wait on ``on``, or None."""
+    for case in await repository.account_cases(session, tax_account):
+        if case.period != period or case.opened_on > on:
+            continue
+        current = await view(session, case, on=on)
+        if current.status == "under_appeal":
+            return f"case {case.id}: the decision is under appeal"
+        if current.decision is None:
+            return f"case {case.id}: the dispute is not decided"
+        if current.status == "decided":
+            deadline = date.fromisoformat(str(current.decision.details["appeal_deadline"]))
+            if on <= deadline:
+                return f"case {case.id}: the term to appeal runs until {deadline.isoformat()}"
+    for fact in await repository.account_facts(session, tax_account):
+        if fact.period == period and fact.kind == "write_off" and fact.effective_on <= on:
+            reversal = await repository.reversal_of(session, fact.id)
+            if reversal is None or reversal.reversed_on > on:
+                return f"written off from {fact.effective_on.isoformat()}"
+    return None
+
+
+def out(current: CaseView) -> dict[str, Any]:
+    case = current.case
+    decision = current.decision
+    return {
+        "id": case.id,
+        "tax_account": case.tax_account,
+        "jurisdiction": case.jurisdiction,
+        "period": case.period,
+        "notice_id": case.notice_id,
+        "disputed_amount": case.disputed_amount,
+        "opened_on": case.opened_on,
+        "status": current.status,
+        "pending_proposal_id": current.pending.id if current.pending else None,
+        "steps": [{"step": s.step, "on": s.on, "by": s.by, "details": s.details} for s in current.steps],
+        "decision": (
+            {
+                "outcome": decision.details["outcome"],
+                "amounts": decision.details.get("amounts", {}),
+                "reasons": decision.details["reasons"],
+                "decided_on": decision.on,
+                "decided_by": decision.details.get("decided_by"),
+                "proposed_by": decision.details.get("proposed_by"),
+                "appeal_deadline": decision.details["appeal_deadline"],
+            }
+            if decision is not None
+            else None
+        ),
+    }

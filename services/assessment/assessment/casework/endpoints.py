@@ -1,0 +1,101 @@
+"""Maker-checker endpoints: the proposals awaiting a second person, and their review."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Path, Query, Request
+from sqlalchemy import select
+
+from assessment.casework import approvals, repository
+from assessment.casework.models import Proposal, ProposalReview
+from assessment.casework.schemas import ProposalOut, ReviewCreate
+from assessment.settings import AssessmentSettings
+from servicekit.app import router as make_router
+from servicekit.auth import AgencyReadDep, PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+
+router = make_router(prefix="/v1/proposals", tags=["maker-checker"])
+ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
+
+
+def settings_of(request: Request) -> AssessmentSettings:
+    settings: AssessmentSettings = request.app.state.settings
+    return settings
+
+
+SettingsDep = Annotated[AssessmentSettings, Depends(settings_of)]
+
+
+async def get_proposal(
+    session: SessionDep, principal: AgencyReadDep, proposal_id: Annotated[str, Path()]
+) -> Proposal:
+    proposal = await session.get(Proposal, proposal_id)
+    if proposal is None:
+        raise NotFound(f"no proposal {proposal_id!r}")
+    return proposal
+
+
+ProposalDep = Annotated[Proposal, Depends(get_proposal)]
+
+
+@router.get("", response_model=list[ProposalOut], summary="Proposals (agency), pending first")
+async def list_proposals(
+    session: SessionDep,
+    principal: AgencyReadDep,
+    settings: SettingsDep,
+    tax_account: Annotated[str | None, Query()] = None,
+    status: Annotated[str | None, Query(pattern="^(pending|approved|rejected)$")] = None,
+) -> list[ProposalOut]:
+    stmt = select(Proposal).order_by(Proposal.seq).limit(500)
+    if tax_account:
+        stmt = stmt.where(Proposal.tax_account == tax_account)
+    rows = list((await session.execute(stmt)).scalars().all())
+    reviews = await repository.reviews_of(session, [p.id for p in rows])
+    items = [ProposalOut.model_validate(approvals.out(p, reviews.get(p.id), settings)) for p in rows]
+    return [i for i in items if status is None or i.status == status]
+
+
+@router.get("/{proposal_id}", response_model=ProposalOut, responses=ERRORS, summary="One proposal")
+async def show_proposal(proposal: ProposalDep, session: SessionDep, settings: SettingsDep) -> ProposalOut:
+    review = await session.get(ProposalReview, proposal.id)
+    return ProposalOut.model_validate(approvals.out(proposal, review, settings))
+
+
+@router.post(
+    "/{proposal_id}/approve",
+    response_model=ProposalOut,
+    responses=ERRORS,
+    summary="Approve another person's proposal (maker-checker); the action takes effect today",
+)
+async def approve(
+    body: ReviewCreate,
+    proposal: ProposalDep,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> ProposalOut:
+    review = await approvals.review(
+        session, proposal, principal=principal, outcome="approved", note=body.note, settings=settings
+    )
+    return ProposalOut.model_validate(approvals.out(proposal, review, settings))
+
+
+@router.post(
+    "/{proposal_id}/reject",
+    response_model=ProposalOut,
+    responses=ERRORS,
+    summary="Reject another person's proposal, saying why; nothing changes",
+)
+async def reject(
+    body: ReviewCreate,
+    proposal: ProposalDep,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> ProposalOut:
+    review = await approvals.review(
+        session, proposal, principal=principal, outcome="rejected", note=body.note, settings=settings
+    )
+    return ProposalOut.model_validate(approvals.out(proposal, review, settings))

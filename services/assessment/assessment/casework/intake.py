@@ -1,0 +1,30 @@
+"""Registry events case work needs: which facilitators a lodging authorized (case visibility)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment.casework.models import FacilitatorAuthorization
+from taxcore.events import CloudEvent
+from taxcore.events.registry import AuthorizationEnded, AuthorizationGranted
+
+
+async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
+    """Granted: the facilitator sees the lodging's cases; ended: no more (idempotent upsert)."""
+    ended = event.type == "roomtax.registry.authorization.ended.v1"
+    data = (AuthorizationEnded if ended else AuthorizationGranted).model_validate(event.data)
+    row = await session.get(FacilitatorAuthorization, data.authorization_id, with_for_update=True)
+    if row is None:
+        row = FacilitatorAuthorization(
+            authorization_id=data.authorization_id,
+            tax_account=data.tax_account,
+            facilitator_id=data.facilitator_id,
+            starts_on=data.starts_on,
+            ends_on=data.ends_on,
+            ended=ended,
+        )
+        session.add(row)
+    elif ended:  # an end is final: a late "granted" never reopens it
+        row.ended = True
+        row.ends_on = data.ends_on
+    await session.flush()

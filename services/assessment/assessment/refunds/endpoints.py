@@ -1,0 +1,124 @@
+"""A refund after its request: review, approve or deny, pay (maker-checker on approval and payment)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Path
+
+from assessment import clock
+from assessment.accounts import repository as accounts_repo
+from assessment.accounts.ledger import Facts
+from assessment.casework import approvals
+from assessment.casework.endpoints import SettingsDep
+from assessment.deps import FactsDep
+from assessment.models import Refund
+from assessment.refunds import service
+from assessment.refunds.schemas import RefundDecisionCreate, RefundPaymentCreate, RefundStatusOut
+from servicekit.app import router as make_router
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+
+router = make_router(prefix="/v1", tags=["refunds"])
+ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
+
+
+async def get_refund(
+    session: SessionDep, principal: PrincipalDep, refund_id: Annotated[str, Path()]
+) -> tuple[Refund, Facts]:
+    refund = await session.get(Refund, refund_id)
+    facts = await accounts_repo.load_facts(session, refund.tax_account) if refund else None
+    if refund is None or facts is None or not accounts_repo.visible(principal, facts.lodging):
+        raise NotFound(f"no refund {refund_id!r}")
+    return refund, facts
+
+
+RefundDep = Annotated[tuple[Refund, Facts], Depends(get_refund)]
+
+
+@router.get(
+    "/accounts/{tax_account}/refunds",
+    response_model=list[RefundStatusOut],
+    responses=ERRORS,
+    summary="The account's refunds and where each stands (only a paid refund left the account)",
+)
+async def list_refunds(facts: FactsDep, session: SessionDep) -> list[RefundStatusOut]:
+    rows = sorted(facts.refunds, key=lambda r: (r.requested_on, r.id))
+    return [RefundStatusOut.model_validate(await service.out(session, facts, r)) for r in rows]
+
+
+@router.get("/refunds/{refund_id}", response_model=RefundStatusOut, responses=ERRORS, summary="One refund")
+async def show_refund(found: RefundDep, session: SessionDep) -> RefundStatusOut:
+    refund, facts = found
+    return RefundStatusOut.model_validate(await service.out(session, facts, refund))
+
+
+@router.post(
+    "/refunds/{refund_id}/review", response_model=RefundStatusOut, responses=ERRORS, summary="Review"
+)
+async def review_refund(
+    found: RefundDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
+) -> RefundStatusOut:
+    approvals.require_agency_staff(principal, "work a refund")
+    refund, facts = found
+    await accounts_repo.lock_account(session, refund.tax_account)
+    await service.start_review(session, facts, refund, principal=principal, settings=settings)
+    return RefundStatusOut.model_validate(await service.out(session, facts, refund))
+
+
+@router.post(
+    "/refunds/{refund_id}/decision",
+    response_model=RefundStatusOut,
+    responses=ERRORS,
+    summary="Deny, or propose the approval for another agency person",
+)
+async def decide_refund(
+    body: RefundDecisionCreate,
+    found: RefundDep,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> RefundStatusOut:
+    approvals.require_agency_staff(principal, "work a refund")
+    refund, facts = found
+    await accounts_repo.lock_account(session, refund.tax_account)
+    await service.decide(
+        session,
+        facts,
+        refund,
+        principal=principal,
+        settings=settings,
+        outcome=body.outcome,
+        reasons=body.reasons,
+    )
+    return RefundStatusOut.model_validate(await service.out(session, facts, refund))
+
+
+@router.post(
+    "/refunds/{refund_id}/payment",
+    response_model=RefundStatusOut,
+    responses=ERRORS,
+    summary="Propose the disbursement (method, reference, date) for another agency person's approval",
+)
+async def pay_refund(
+    body: RefundPaymentCreate,
+    found: RefundDep,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> RefundStatusOut:
+    approvals.require_agency_staff(principal, "work a refund")
+    refund, facts = found
+    await accounts_repo.lock_account(session, refund.tax_account)
+    await service.propose_payment(
+        session,
+        facts,
+        refund,
+        principal=principal,
+        settings=settings,
+        method=body.method,
+        reference=body.reference,
+        paid_on=body.paid_on or clock.today(),
+    )
+    return RefundStatusOut.model_validate(await service.out(session, facts, refund))

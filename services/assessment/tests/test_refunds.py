@@ -1,0 +1,160 @@
+"""Refunds end to end: request -> review -> approve (maker-checker) -> paid (maker-checker).
+
+PR, period 2025-01: tax 900.00 (10,000.00 of room revenue at 9%) due 2025-02-10; 2,000.00 paid
+with the declaration on the due date leaves a credit of 1,100.00, refundable for 4 years from
+the declaration (PR §42, provisional: 2029-02-10).
+"""
+
+from __future__ import annotations
+
+from datetime import date
+
+import httpx
+import pytest
+from assessment_factories import Bus, new_account, rows, statement
+from casework_factories import MAKER, today_is
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from servicekit.testing import auth
+
+DB = async_sessionmaker[AsyncSession]
+CHECKER = auth("agency-officer", user_id="u-checker")
+
+
+async def overpaid(client: httpx.AsyncClient, bus: Bus, operator_id: str) -> str:
+    account = new_account()
+    await bus.lodging(account, operator_id=operator_id)
+    await bus.declare(account, "2025-01", room_revenue="10000.00", filer_id=operator_id)
+    await bus.pay(account, "2000.00", date(2025, 2, 10), periods={"2025-01": "2000.00"})
+    return account
+
+
+async def credit(client: httpx.AsyncClient, account: str, on: str) -> tuple[str, str]:
+    c = (await statement(client, account, on))["credit"]
+    return c["total"], c["refunded"]
+
+
+async def approved(client: httpx.AsyncClient, account: str, operator_id: str, amount: str) -> str:
+    r = await client.post(
+        f"/v1/accounts/{account}/refunds",
+        json={"amount": amount},
+        headers=auth("operator", operator_id=operator_id),
+    )
+    assert r.status_code == 201, r.text
+    refund_id: str = r.json()["refund_id"]
+    assert (await client.post(f"/v1/refunds/{refund_id}/review", headers=MAKER)).status_code == 200
+    r = await client.post(
+        f"/v1/refunds/{refund_id}/decision", json={"outcome": "approve", "reasons": "overpaid"}, headers=MAKER
+    )
+    assert r.json()["pending_action"] == "refund.approve"
+    ok = await client.post(
+        f"/v1/proposals/{r.json()['pending_proposal_id']}/approve", json={}, headers=CHECKER
+    )
+    assert ok.status_code == 200, ok.text
+    return refund_id
+
+
+class TestRefundLifecycle:
+    async def test_only_the_paid_refund_leaves_the_account(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 3, 1))
+        account = await overpaid(client, bus, "op-r")
+        refund_id = await approved(client, account, "op-r", "1000.00")
+        shown = (
+            await client.get(f"/v1/refunds/{refund_id}", headers=auth("operator", operator_id="op-r"))
+        ).json()
+        assert (shown["status"], shown["disbursement"]) == ("approved", None)
+        assert await credit(client, account, "2025-03-01") == ("1100.00", "0.00")  # approved, not paid
+
+        r = await client.post(
+            f"/v1/refunds/{refund_id}/payment", json={"method": "ach", "reference": "ACH-77"}, headers=MAKER
+        )
+        assert r.status_code == 200, r.text
+        proposal_id = r.json()["pending_proposal_id"]
+        assert r.json()["pending_action"] == "refund.pay"
+        own = await client.post(f"/v1/proposals/{proposal_id}/approve", json={}, headers=MAKER)
+        assert own.status_code == 409
+        assert own.json()["errors"][0]["pointer"] == "#/proposal/proposed_by"
+        ok = await client.post(f"/v1/proposals/{proposal_id}/approve", json={}, headers=CHECKER)
+        assert ok.status_code == 200, ok.text
+        paid = (await client.get(f"/v1/refunds/{refund_id}", headers=MAKER)).json()
+        assert paid["status"] == "paid"
+        assert paid["disbursement"] == {"method": "ach", "reference": "ACH-77", "paid_on": "2025-03-01"}
+        assert [s["step"] for s in paid["steps"]] == ["under_review", "approved", "paid"]
+
+        assert await credit(client, account, "2025-02-28") == ("1100.00", "0.00")  # the day before
+        assert await credit(client, account, "2025-03-01") == ("100.00", "1000.00")
+        again = await client.post(
+            f"/v1/refunds/{refund_id}/payment", json={"method": "ach", "reference": "ACH-78"}, headers=MAKER
+        )
+        assert again.status_code == 409
+        types = await rows(
+            db,
+            "SELECT payload->'data'->>'step', event_type FROM outbox WHERE key = :a "
+            "AND topic = 'assessment.cases' ORDER BY id",
+            a=account,
+        )
+        assert [t[0] or t[1].split(".")[2] for t in types] == [
+            "requested",
+            "under_review",
+            "proposal",
+            "proposal",
+            "approved",
+            "proposal",
+            "proposal",
+            "paid",
+        ]
+        timeline = (await client.get(f"/v1/accounts/{account}/timeline", headers=MAKER)).json()
+        refund_kinds = [e["kind"] for e in timeline["entries"] if e["kind"].startswith("refund.")]
+        assert refund_kinds == ["refund.requested", "refund.under_review", "refund.approved", "refund.paid"]
+
+    async def test_paying_more_than_the_credit_left_is_refused(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 3, 20))
+        account = await overpaid(client, bus, "op-s")
+        refund_id = await approved(client, account, "op-s", "1000.00")
+        # a later period's tax (900.00, due 2025-03-10) takes the credit down to 200.00
+        await bus.declare(account, "2025-02", room_revenue="10000.00", filer_id="op-s")
+        assert await credit(client, account, "2025-03-20") == ("200.00", "0.00")
+        r = await client.post(
+            f"/v1/refunds/{refund_id}/payment", json={"method": "check", "reference": "CHK-1"}, headers=MAKER
+        )
+        assert r.status_code == 422
+        assert r.json()["errors"][0]["pointer"] == "#/body/amount"
+        assert await rows(
+            db, "SELECT count(*) FROM proposals WHERE action = 'refund.pay' AND tax_account = :a", a=account
+        ) == [(0,)]
+
+        other = await client.post(
+            f"/v1/accounts/{account}/refunds",
+            json={"amount": "150.00"},
+            headers=auth("operator", operator_id="op-s"),
+        )
+        assert other.status_code == 422  # 200.00 of credit, 1,000.00 of it approved for refund
+
+    async def test_denied_refund_frees_the_credit(
+        self, client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 3, 1))
+        account = await overpaid(client, bus, "op-t")
+        operator = auth("operator", operator_id="op-t")
+        r = await client.post(f"/v1/accounts/{account}/refunds", json={"amount": "1100.00"}, headers=operator)
+        refund_id = r.json()["refund_id"]
+        early = await client.post(
+            f"/v1/refunds/{refund_id}/decision", json={"outcome": "deny", "reasons": "x"}, headers=MAKER
+        )
+        assert early.status_code == 409  # decided once under review
+        await client.post(f"/v1/refunds/{refund_id}/review", headers=MAKER)
+        denied = await client.post(
+            f"/v1/refunds/{refund_id}/decision",
+            json={"outcome": "deny", "reasons": "credit owed to 2025-02"},
+            headers=MAKER,
+        )
+        assert denied.json()["status"] == "denied"
+        assert await credit(client, account, "2025-03-01") == ("1100.00", "0.00")
+        again = await client.post(
+            f"/v1/accounts/{account}/refunds", json={"amount": "1100.00"}, headers=operator
+        )
+        assert again.status_code == 201, again.text
