@@ -164,8 +164,8 @@ def wrk(url: str, conns: int, seconds: int, bearer: str, lodgings: int, offset: 
         check=True,
     ).stdout
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out)[1])  # type: ignore[index]
-    p50 = _ms(re.search(r"50%\s+(\S+)", out)[1])  # type: ignore[index]
-    p99 = _ms(re.search(r"99%\s+(\S+)", out)[1])  # type: ignore[index]
+    p50 = _ms(re.search(r"^\s+50%\s+(\S+)", out, re.M)[1])  # type: ignore[index]
+    p99 = _ms(re.search(r"^\s+99%\s+(\S+)", out, re.M)[1])  # type: ignore[index]
     requests = int(re.search(r"(\d+) requests in", out)[1])  # type: ignore[index]
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return Run(rps, p50, p99, requests, int(bad[1]) if bad else 0)
