@@ -43,7 +43,7 @@ from pathlib import Path
 import asyncpg
 import httpx
 
-from servicekit.testing import fresh_database, free_port, test_database_name, database_url, token
+from servicekit.testing import database_url, free_port, fresh_database, test_database_name, token
 
 ROOT = Path(__file__).resolve().parent.parent
 MIGRATIONS = ROOT / "services" / "filing" / "migrations"
@@ -244,20 +244,22 @@ async def main(args: argparse.Namespace) -> None:
         print(f"load after: {os.getloadavg()[0]:.1f}")
         print()
         print(
-            "| measure | Roomtax req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | ratio (medians) | ratio range per round |"
+            "| measure | Roomtax req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms "
+            "| ratio (medians) | ratio range per round |"
         )
         print("|---|---|---|---|---|---|---|---|---|")
         for conns, mode in cases:
             rt, bl = results[(conns, mode, "roomtax")], results[(conns, mode, "baseline")]
 
             def med(runs: list[Run], attr: str) -> float:
-                return statistics.median(getattr(x, attr) for x in runs)
+                return float(statistics.median(getattr(x, attr) for x in runs))
 
             per_round = [a.rps / b.rps for a, b in zip(rt, bl, strict=True)]
             label = "new declaration" if mode == "new" else "amendment"
             errors = sum(x.errors for x in rt)
             print(
-                f"| {label}, c{conns} | {med(rt, 'rps'):.0f} | {med(rt, 'p50_ms'):.1f} | {med(rt, 'p99_ms'):.1f} "
+                f"| {label}, c{conns} | {med(rt, 'rps'):.0f} | {med(rt, 'p50_ms'):.1f} "
+                f"| {med(rt, 'p99_ms'):.1f} "
                 f"| {med(bl, 'rps'):.0f} | {med(bl, 'p50_ms'):.1f} | {med(bl, 'p99_ms'):.1f} "
                 f"| **{med(rt, 'rps') / med(bl, 'rps'):.3f}** | {min(per_round):.3f}-{max(per_round):.3f} |"
                 + (f" ({errors} non-2xx)" if errors else "")

@@ -61,7 +61,8 @@ class TestDeclarationRoundTrips:
         ]
         # the row comes back from the INSERT itself (RETURNING), server defaults included
         assert "RETURNING" in sql[3]
-        assert out["version"] == 1 and out["created_at"]
+        assert out["version"] == 1
+        assert out["created_at"]
 
     async def test_the_latest_version_is_looked_up_without_its_json(
         self, client: httpx.AsyncClient, db: DB, service_app: FastAPI
