@@ -190,10 +190,11 @@ class TokenVerifier:
 _bearer = HTTPBearer(auto_error=False, description="OAuth2 client-credentials access token")
 
 
-def get_principal(
+async def get_principal(
     request: Request,
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> Principal:
+    """The caller (``async def``: verifying takes ~0.2 ms, less than a threadpool hop)."""
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("a Bearer access token is required (POST /v1/oauth/token at the registry)")
     verifier: TokenVerifier = request.app.state.token_verifier

@@ -65,9 +65,17 @@ async def get_visible(
     return None if row is None else (row[0], bool(row[1]))
 
 
-async def latest_of(session: AsyncSession, filing_id: str) -> Declaration | None:
-    stmt = select(Declaration).where(Declaration.filing_id == filing_id).order_by(Declaration.version.desc())
-    return (await session.execute(stmt.limit(1))).scalar_one_or_none()
+async def latest_of(session: AsyncSession, filing_id: str) -> tuple[str, int] | None:
+    """(id, version) of the filing's latest version: only the two columns, never the
+    version's JSON (its trace alone is kilobytes to decode)."""
+    stmt = (
+        select(Declaration.id, Declaration.version)
+        .where(Declaration.filing_id == filing_id)
+        .order_by(Declaration.version.desc())
+        .limit(1)
+    )
+    row = (await session.execute(stmt)).first()
+    return None if row is None else (row[0], row[1])
 
 
 async def latest_of_many(session: AsyncSession, filing_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
@@ -91,6 +99,13 @@ async def history(session: AsyncSession, filing_id: str) -> Sequence[Declaration
 #: from this many rows on, declarations are written with COPY instead of INSERT
 COPY_THRESHOLD = 100
 _JSON_COLUMNS = frozenset({"submitted", "input", "findings", "trace"})
+
+
+async def insert_one(session: AsyncSession, row: dict[str, Any]) -> Declaration:
+    """Insert one declaration row and get it back as stored (``seq``, ``created_at``) from
+    the same statement (``RETURNING``): no second round trip to re-read it."""
+    stmt = insert(Declaration).values(row).returning(Declaration)
+    return (await session.scalars(stmt)).one()
 
 
 async def insert_many(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:

@@ -8,8 +8,9 @@ updated in place.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -218,15 +219,30 @@ def new_version(
     return NewVersion(row=row, event=event)
 
 
-async def store(session: AsyncSession, versions: Sequence[NewVersion]) -> None:
-    """Insert the versions and queue their events in the caller's transaction."""
+@contextlib.contextmanager
+def _concurrent_versions() -> Iterator[None]:
+    """Two versions of one filing inserted at once: the later one is a 409 to retry."""
     try:
-        await repository.insert_many(session, [v.row for v in versions])
+        yield
     except (IntegrityError, asyncpg.UniqueViolationError) as exc:
         if "uq_declarations_filing_id" in str(exc):
             raise Conflict("another version of this filing was filed at the same time; retry") from exc
         raise
+
+
+async def store(session: AsyncSession, versions: Sequence[NewVersion]) -> None:
+    """Insert the versions and queue their events in the caller's transaction."""
+    with _concurrent_versions():
+        await repository.insert_many(session, [v.row for v in versions])
     await emit_many(session, [v.event for v in versions])
+
+
+async def store_one(session: AsyncSession, version: NewVersion) -> Declaration:
+    """Insert one version (returned as stored) and queue its event in the caller's transaction."""
+    with _concurrent_versions():
+        stored = await repository.insert_one(session, version.row)
+    await emit_many(session, [version.event])
+    return stored
 
 
 async def file_declaration(
@@ -257,10 +273,10 @@ async def file_declaration(
     )
     fid = filing_id(lodging.lodging_id, period, chosen.kind, chosen.id)
     latest = await repository.latest_of(session, fid)
-    if amends is not None and (latest is None or latest.id != amends.id):
+    if amends is not None and (latest is None or latest[0] != amends.id):
         raise Conflict(
             f"declaration {amends.id} is not the latest version of its filing"
-            + (f"; amend {latest.id} (version {latest.version})" if latest else "")
+            + (f"; amend {latest[0]} (version {latest[1]})" if latest else "")
         )
     version = new_version(
         lodging=lodging,
@@ -268,16 +284,13 @@ async def file_declaration(
         rec=rec,
         declared=body.declared,
         filer=chosen,
-        previous=None if latest is None else (latest.id, latest.version),
+        previous=latest,
         filed_on=filed_on,
         due=due_date(lodging.jurisdiction, period),
         submitted_by=principal.client_id,
         declaration_id=str(uuid.uuid4()),
     )
-    await store(session, [version])
-    stored = await session.get(Declaration, version.row["id"])
-    assert stored is not None
-    return stored
+    return await store_one(session, version)
 
 
 async def amend(

@@ -1,0 +1,77 @@
+"""The statements one ``POST /v1/declarations`` costs (issue 12: the front door's round trips)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from filing_factories import DB, as_operator, declaration, file, make_lodging
+from sqlalchemy import event
+
+
+@contextmanager
+def statements(app: FastAPI) -> Iterator[list[str]]:
+    """The SQL the app's engine sends meanwhile (savepoints of the test's outer transaction left out)."""
+    seen: list[str] = []
+
+    def record(_conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
+        if not sql.lstrip().upper().startswith(("SAVEPOINT", "RELEASE SAVEPOINT")):
+            seen.append(" ".join(sql.split()))
+
+    engine = app.state.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", record)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", record)
+
+
+def kinds(sql: list[str]) -> list[str]:
+    """Each statement as its verb and first table (``SELECT lodgings``, ``INSERT declarations``)."""
+    out = []
+    for s in sql:
+        words = s.replace('"', "").split()
+        verb = words[0].upper()
+        if verb == "SELECT" and "pg_notify" in s:
+            out.append("SELECT pg_notify")
+            continue
+        marker = "INTO" if verb == "INSERT" else "FROM"
+        table = words[[w.upper() for w in words].index(marker) + 1]
+        out.append(f"{verb} {table}")
+    return out
+
+
+class TestDeclarationRoundTrips:
+    async def test_a_new_declaration_is_six_statements_and_no_re_read(
+        self, client: httpx.AsyncClient, db: DB, service_app: FastAPI
+    ) -> None:
+        hotel = await make_lodging(db)
+        with statements(service_app) as sql:
+            out = await file(client, declaration(hotel), as_operator(hotel.operator_id))
+        assert kinds(sql) == [
+            "SELECT lodgings",
+            "SELECT certificates",
+            "SELECT declarations",
+            "INSERT declarations",
+            "INSERT outbox",
+            "SELECT pg_notify",
+        ]
+        # the row comes back from the INSERT itself (RETURNING), server defaults included
+        assert "RETURNING" in sql[3]
+        assert out["version"] == 1
+        assert out["created_at"]
+
+    async def test_the_latest_version_is_looked_up_without_its_json(
+        self, client: httpx.AsyncClient, db: DB, service_app: FastAPI
+    ) -> None:
+        hotel = await make_lodging(db)
+        first = await file(client, declaration(hotel), as_operator(hotel.operator_id))
+        with statements(service_app) as sql:
+            second = await file(client, declaration(hotel), as_operator(hotel.operator_id))
+        assert (second["version"], second["supersedes"]) == (2, first["id"])
+        latest = sql[2]
+        assert latest.startswith("SELECT declarations.id, declarations.version FROM declarations")
+        assert "trace" not in latest
