@@ -51,6 +51,7 @@ async def seed(dsn: str, n: int, facilitator: str, operator: str) -> list[str]:
                 "operator_id",
                 "registered_on",
                 "statuses",
+                "attributes",
                 "as_of",
             ],
             records=[
@@ -65,6 +66,7 @@ async def seed(dsn: str, n: int, facilitator: str, operator: str) -> list[str]:
                     operator,
                     date(2026, 1, 1),
                     '[{"status": "active", "effective_from": "2026-01-01"}]',
+                    '[{"effective_from": "2026-01-01", "lodging_class": "hotel", "casino": false}]',
                     now,
                 )
                 for i, acct in enumerate(accounts)
