@@ -145,6 +145,7 @@ class Bus:
         findings: list[dict[str, Any]] | None = None,
         lodging_class: str = "hotel",
         event_id: str | None = None,
+        timeshare_owner_unit_days: int = 0,
     ) -> CloudEvent:
         from taxcore.rules.declaration import DeclarationInput, compute_declaration
 
@@ -154,6 +155,7 @@ class Bus:
             period=period,
             room_revenue=Decimal(room_revenue),
             room_nights=100,
+            timeshare_owner_unit_days=timeshare_owner_unit_days,
         )
         res = compute_declaration(inp)
         d = due(jurisdiction, period)

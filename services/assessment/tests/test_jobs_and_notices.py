@@ -65,6 +65,26 @@ class TestNonFilers:
         ]
         assert types == ["declaration", "declaration", "estimate", "declaration"]
 
+    async def test_a_vi_timeshare_estimate_carries_the_highest_impact_fee_of_its_history(
+        self, client: httpx.AsyncClient, bus: Bus
+    ) -> None:
+        """VI §54(b)(2)-(3): owner unit-days cannot be inferred from room values, so the
+        estimate takes the highest fee among the history periods (taxcore.rules.estimate)."""
+        account = new_account("VI")
+        await bus.lodging(account, jurisdiction="VI", lodging_class="timeshare", registered_on="2025-01-01")
+        vi = {"jurisdiction": "VI", "lodging_class": "timeshare"}
+        await bus.declare(account, "2025-01", room_revenue="100000.00", timeshare_owner_unit_days=300, **vi)
+        await bus.declare(account, "2025-02", room_revenue="80000.00", timeshare_owner_unit_days=322, **vi)
+        # 2025-03 was due 2025-04-30 (§54(f): 30 days after the month)
+        r = await client.post("/v1/jobs/non-filers", params={"as_of": "2025-05-05"}, headers=ADMIN)
+        assert r.status_code == 200, r.text
+        raised = [x for x in r.json()["raised"] if x["tax_account"] == account]
+        # base: the highest filed base, 100,000.00 x 12.5% = 12,500.00; fee: the highest
+        # filed fee, 322 unit-days x $25 = 8,050.00 (before the fix: 0.00)
+        assert [(x["period"], x["tax"], x["impact_fee"]) for x in raised] == [
+            ("2025-03", "12500.00", "8050.00")
+        ]
+
     async def test_the_one_obligation_rule_estimates_a_mid_month_activity_not_a_suspended_month(
         self, client: httpx.AsyncClient, bus: Bus
     ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from typing import TypeVar
@@ -170,10 +171,19 @@ async def all_tax_accounts(session: AsyncSession) -> list[str]:
     return sorted(str(r[0]) for r in (await session.execute(stmt)).all())
 
 
+@dataclass(frozen=True, slots=True)
+class PeriodBase:
+    """What a filed period declared, summed over its filers: the estimate's history entry."""
+
+    taxable_base: Decimal
+    impact_fee: Decimal
+
+
 async def latest_bases_before(
     session: AsyncSession, tax_account: str, period: str, as_of: date
-) -> list[Decimal]:
-    """Taxable base of each earlier period (latest version per filer, summed), oldest first."""
+) -> list[PeriodBase]:
+    """Taxable base and impact fee of each earlier period (latest version per filer, summed),
+    oldest first: the VI estimate takes the highest fee of the history (taxcore.rules.estimate)."""
     rows = (
         (
             await session.execute(
@@ -192,7 +202,8 @@ async def latest_bases_before(
         key = (row.period, row.filing_id)
         if key not in latest or row.version > latest[key].version:
             latest[key] = row
-    bases: dict[str, Decimal] = {}
+    bases: dict[str, tuple[Decimal, Decimal]] = {}
     for (p, _), row in latest.items():
-        bases[p] = bases.get(p, Decimal(0)) + row.taxable_base
-    return [bases[p] for p in sorted(bases)]
+        base, fee = bases.get(p, (Decimal(0), Decimal(0)))
+        bases[p] = (base + row.taxable_base, fee + row.impact_fee)
+    return [PeriodBase(*bases[p]) for p in sorted(bases)]
