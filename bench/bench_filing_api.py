@@ -37,11 +37,12 @@ import sys
 import time
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date
 from pathlib import Path
 
 import asyncpg
 import httpx
+from filing_seed import seed_lodgings
 
 from servicekit.testing import database_url, free_port, fresh_database, test_database_name, token
 
@@ -53,43 +54,10 @@ THREADS = 2
 
 
 async def seed(dsn: str, n: int) -> None:
-    now = datetime.now(UTC)
     conn = await asyncpg.connect(dsn)
     try:
-        await conn.copy_records_to_table(
-            "lodgings",
-            columns=[
-                "lodging_id",
-                "tax_account",
-                "jurisdiction",
-                "lodging_class",
-                "casino",
-                "name",
-                "municipality",
-                "operator_id",
-                "registered_on",
-                "statuses",
-                "attributes",
-                "as_of",
-            ],
-            records=[
-                (
-                    f"lodging-{i}",
-                    f"PR-{i + 1:07d}-0",
-                    "PR",
-                    "hotel",
-                    False,
-                    f"Hotel {i}",
-                    "San Juan",
-                    OPERATOR,
-                    date(2014, 1, 1),
-                    '[{"status": "active", "effective_from": "2014-01-01"}]',
-                    '[{"effective_from": "2014-01-01", "lodging_class": "hotel", "casino": false}]',
-                    now,
-                )
-                for i in range(n)
-            ],
-        )
+        accounts = [f"PR-{i + 1:07d}-0" for i in range(n)]
+        await seed_lodgings(conn, accounts, operator=OPERATOR, registered_on=date(2014, 1, 1))
     finally:
         await conn.close()
 

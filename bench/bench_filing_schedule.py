@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import asyncpg
+from filing_seed import seed_lodgings
 
 from filing.app import build_app
 from filing.settings import FilingSettings
@@ -38,40 +39,7 @@ async def seed(dsn: str, n: int, facilitator: str, operator: str) -> list[str]:
     now = datetime.now(UTC)
     conn = await asyncpg.connect(dsn)
     try:
-        await conn.copy_records_to_table(
-            "lodgings",
-            columns=[
-                "lodging_id",
-                "tax_account",
-                "jurisdiction",
-                "lodging_class",
-                "casino",
-                "name",
-                "municipality",
-                "operator_id",
-                "registered_on",
-                "statuses",
-                "attributes",
-                "as_of",
-            ],
-            records=[
-                (
-                    f"lodging-{i}",
-                    acct,
-                    "PR",
-                    "hotel",
-                    False,
-                    f"Hotel {i}",
-                    "San Juan",
-                    operator,
-                    date(2026, 1, 1),
-                    '[{"status": "active", "effective_from": "2026-01-01"}]',
-                    '[{"effective_from": "2026-01-01", "lodging_class": "hotel", "casino": false}]',
-                    now,
-                )
-                for i, acct in enumerate(accounts)
-            ],
-        )
+        await seed_lodgings(conn, accounts, operator=operator, registered_on=date(2026, 1, 1))
         await conn.copy_records_to_table(
             "authorizations",
             columns=["authorization_id", "lodging_id", "tax_account", "facilitator_id", "starts_on", "as_of"],
