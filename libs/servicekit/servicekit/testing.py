@@ -30,8 +30,11 @@ PG_ADMIN = os.environ.get("ROOMTAX_TEST_PG", "postgresql://postgres@127.0.0.1:54
 """Server URL without a database (set by ``scripts/test`` when it starts an embedded server)."""
 
 
-DB_SUFFIX = os.environ.get("ROOMTAX_TEST_DB_SUFFIX", "")
-"""Appended to every test database name, so several checkouts can run their suites at once."""
+DB_SUFFIX = os.environ.get("ROOMTAX_TEST_DB_SUFFIX", "") + (
+    f"_{os.environ['PYTEST_XDIST_WORKER']}" if os.environ.get("PYTEST_XDIST_WORKER") else ""
+)
+"""Appended to every test database name, so several checkouts (and the pytest-xdist workers
+of one run, ``_gw0``, ``_gw1``, ...) can run their suites at once on one server."""
 
 
 def test_database_name(name: str) -> str:
