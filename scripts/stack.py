@@ -381,9 +381,10 @@ def test(args: list[str]) -> int:
         return code
     if not any(a == "-n" or a.startswith("-n") or a == "no:xdist" for a in args):
         # pytest-xdist: the suite waits on services and brokers more than it computes, so
-        # more workers than cores pay; whole modules go to one worker (their fixtures are
-        # module- and session-scoped), and every worker gets its own databases (suffix _gwN).
-        args = ["-n", os.environ.get("ROOMTAX_TEST_WORKERS", "4"), "--dist", "loadfile", *args]
+        # more workers than cores pay; whole modules go to one worker and the whole-platform
+        # modules share two lanes (conftest.py), and every worker gets its own databases
+        # (suffix _gwN).
+        args = ["-n", os.environ.get("ROOMTAX_TEST_WORKERS", "4"), "--dist", "loadgroup", *args]
     server_url, embedded = postgres_url()
     env = dict(os.environ, ROOMTAX_TEST_PG=server_url)
     try:
