@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import date
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from registry.bonds import repository as bonds
 from registry.bonds.service import drawn, record_draw
+from registry.lodgings import repository as lodgings
 from registry.lodgings.service import bond_draw_citation
-from registry.models import Bond, BondDraw, Lodging
 from servicekit.consumer import EventConsumer
 from servicekit.settings import ServiceSettings
 from taxcore.events import CloudEvent
@@ -23,27 +23,12 @@ async def on_bond_draw_requested(session: AsyncSession, event: CloudEvent) -> No
     A lodging with no valid bond gets no draw (the deficiency stays on its account).
     """
     req = BondDrawRequested.model_validate(event.data)
-    if (await session.execute(select(BondDraw.id).where(BondDraw.request_event_id == event.id))).first():
+    if await bonds.draw_requested(session, event.id):
         return
-    lodging = (
-        await session.execute(select(Lodging).where(Lodging.tax_account == req.tax_account))
-    ).scalar_one_or_none()
+    lodging = await lodgings.by_tax_account(session, req.tax_account)
     if lodging is None:
         raise LookupError(f"bond draw requested for unknown account {req.tax_account}")
-    bond = (
-        (
-            await session.execute(
-                select(Bond).where(
-                    Bond.lodging_id == lodging.id,
-                    Bond.status == "active",
-                    Bond.effective_on <= req.requested_on,
-                    Bond.expires_on >= req.requested_on,
-                )
-            )
-        )
-        .scalars()
-        .first()
-    )
+    bond = await bonds.active_overlapping(session, lodging.id, req.requested_on, req.requested_on)
     if bond is None:
         return
     amount = min(req.amount, bond.amount - drawn(bond))

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from registry.bonds import repository
 from registry.bonds.schemas import BondCreate
 from registry.models import Bond, BondDraw, Lodging
 from servicekit.errors import Conflict, ValidationFailed
@@ -41,20 +41,7 @@ async def _bond_event(session: AsyncSession, lodging: Lodging, bond: Bond) -> No
 
 
 async def post_bond(session: AsyncSession, lodging: Lodging, *, data: BondCreate) -> Bond:
-    clash = (
-        (
-            await session.execute(
-                select(Bond).where(
-                    Bond.lodging_id == lodging.id,
-                    Bond.status == "active",
-                    Bond.effective_on <= data.expires_on,
-                    Bond.expires_on >= data.effective_on,
-                )
-            )
-        )
-        .scalars()
-        .first()
-    )
+    clash = await repository.active_overlapping(session, lodging.id, data.effective_on, data.expires_on)
     if clash is not None:
         raise Conflict(
             f"overlaps active bond {clash.id} ({clash.effective_on} to {clash.expires_on}); "

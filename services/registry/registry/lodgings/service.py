@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from registry.accounts import format_account
+from registry.bonds import repository as bonds
 from registry.lodgings import repository
 from registry.lodgings.schemas import AttributeChange, LodgingCreate, LodgingUpdate, StatusChange
-from registry.models import Bond, Lodging, LodgingAttribute, LodgingStatus, Operator
+from registry.models import Lodging, LodgingAttribute, LodgingStatus, Operator
 from servicekit.errors import Conflict, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.errors import TaxcoreError
@@ -248,20 +248,7 @@ async def compliance(session: AsyncSession, lodging: Lodging, *, on: date) -> di
     reasons: list[str] = []
     requirement = bond_requirement(lodging.jurisdiction, on)
     required = requirement is not None and requirement.value is True
-    bond = (
-        (
-            await session.execute(
-                select(Bond).where(
-                    Bond.lodging_id == lodging.id,
-                    Bond.status == "active",
-                    Bond.effective_on <= on,
-                    Bond.expires_on >= on,
-                )
-            )
-        )
-        .scalars()
-        .first()
-    )
+    bond = await bonds.active_overlapping(session, lodging.id, on, on)
     if required and bond is None and requirement is not None:
         reasons.append(f"no valid bond on this date ({lodging.jurisdiction} {requirement.section})")
     if bond is not None and sum((d.amount for d in bond.draws), start=bond.amount * 0) >= bond.amount:
