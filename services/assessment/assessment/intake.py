@@ -7,10 +7,8 @@ own (unique ids), so a replay through another consumer name changes nothing.
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import law
@@ -18,7 +16,6 @@ from assessment.accounts import repository
 from assessment.accounts.service import recompute
 from assessment.casework.fees import charge_returned_payment_fee
 from assessment.models import (
-    BondDrawRequest,
     BondDrawView,
     BondView,
     Liability,
@@ -26,6 +23,7 @@ from assessment.models import (
     Payment,
     PaymentReversal,
 )
+from assessment.notices import repository as notices
 from assessment.notices.service import issue_notice
 from servicekit.outbox import emit
 from taxcore.events import CloudEvent
@@ -109,11 +107,7 @@ async def on_bond_drawn(session: AsyncSession, event: CloudEvent) -> None:
     await session.flush()
     if draw.request_event_id is None:
         return
-    request = (
-        await session.execute(
-            select(BondDrawRequest).where(BondDrawRequest.event_id == draw.request_event_id)
-        )
-    ).scalar_one_or_none()
+    request = await notices.draw_request_of_event(session, draw.request_event_id)
     if request is None:
         return
     await repository.lock_account(session, draw.tax_account)
@@ -176,10 +170,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
     """A declaration version: taxcore's tax is the liability; the difference is a deficiency."""
     data = DeclarationFiled.model_validate(event.data)
     await repository.lock_account(session, data.tax_account)
-    existing = (
-        await session.execute(select(Liability.id).where(Liability.declaration_id == data.declaration_id))
-    ).first()
-    if existing is not None:
+    if await repository.liability_recorded(session, data.declaration_id):
         return
     inp = DeclarationInput.model_validate(data.input)
     result = recompute_declaration(inp)
@@ -296,7 +287,3 @@ async def on_reversal(session: AsyncSession, event: CloudEvent) -> None:
     await session.flush()
     if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
         await recompute(session, data.tax_account)
-
-
-def event_time(event: CloudEvent) -> datetime:
-    return event.time
