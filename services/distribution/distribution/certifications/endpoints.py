@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Query
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from distribution.certifications import repository, service
 from distribution.certifications.schemas import CertificationCreate, CertificationOut
@@ -87,7 +86,7 @@ async def get_certification(certification_id: str, session: SessionDep, _: Agenc
     return to_out(cert, cert.id in await repository.current_ids(session))
 
 
-async def _get(session: AsyncSession, certification_id: str) -> Certification:
+async def _get(session: SessionDep, certification_id: str) -> Certification:
     cert = await session.get(Certification, certification_id)
     if cert is None:
         raise NotFound(f"no certification {certification_id!r}")

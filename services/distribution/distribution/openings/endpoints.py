@@ -4,7 +4,6 @@ from decimal import Decimal
 from typing import Annotated
 
 from fastapi import Query
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from distribution.models import OpeningState
 from distribution.openings import repository, service
@@ -91,7 +90,7 @@ async def get_opening_state(opening_state_id: str, session: SessionDep, _: Agenc
     return to_out(opening, opening.id in await repository.current_ids(session))
 
 
-async def _get(session: AsyncSession, opening_state_id: str) -> OpeningState:
+async def _get(session: SessionDep, opening_state_id: str) -> OpeningState:
     opening = await session.get(OpeningState, opening_state_id)
     if opening is None:
         raise NotFound(f"no opening state {opening_state_id!r}")
