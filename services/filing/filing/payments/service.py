@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.declarations.schemas import Filer
-from filing.declarations.service import parse_period
+from filing.lodging_periods import parse_period
 from filing.models import Lodging, Payment, PaymentReversal
 from filing.payments import receipts, repository
 from filing.payments.schemas import METHOD_LABELS, PaymentCreate, ReversalCreate
