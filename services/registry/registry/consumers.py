@@ -36,8 +36,8 @@ async def on_bond_draw_requested(session: AsyncSession, event: CloudEvent) -> No
         return
     await record_draw(
         session,
-        lodging,
-        bond,
+        lodging=lodging,
+        bond=bond,
         amount=amount,
         drawn_on=min(req.requested_on, date.max),
         reason=" ".join(filter(None, (bond_draw_citation(lodging.jurisdiction, req.requested_on), "notice")))

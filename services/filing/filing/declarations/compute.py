@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal
 from typing import Any
 
 from filing.declarations.schemas import DeclaredFigures, DeclaredLines
@@ -96,7 +95,3 @@ def recompute(
             )
         findings.append(item)
     return Recomputed(submitted=submitted, input=inp, result=result, findings=findings)
-
-
-def tax_difference(declared_tax: Decimal | None, computed_tax: Decimal) -> Decimal | None:
-    return None if declared_tax is None else declared_tax - computed_tax

@@ -114,6 +114,6 @@ async def lodging_period(
     principal: PrincipalDep,
 ) -> LodgingPeriodOut:
     view = await service.lodging_period(
-        session, principal, lodging=lodging, period=parse_period(period, root="path")
+        session, principal=principal, lodging=lodging, period=parse_period(period, root="path")
     )
     return LodgingPeriodOut.model_validate(view)

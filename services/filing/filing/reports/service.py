@@ -16,7 +16,7 @@ from taxcore.periods import Period, due_date
 
 
 async def lodging_period(
-    session: AsyncSession, principal: Principal, *, lodging: Lodging, period: Period
+    session: AsyncSession, *, principal: Principal, lodging: Lodging, period: Period
 ) -> dict[str, Any]:
     """Each filer's latest version and the totals, with what was paid for the period."""
     latest = await repository.latest_for_lodging_period(

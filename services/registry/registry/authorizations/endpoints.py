@@ -34,7 +34,11 @@ def to_out(a: Authorization, lodging: Lodging) -> AuthorizationOut:
 )
 async def grant(body: AuthorizationCreate, lodging: AdminLodgingDep, session: SessionDep) -> AuthorizationOut:
     auth = await service.grant(
-        session, lodging, facilitator_id=body.facilitator_id, starts_on=body.starts_on, ends_on=body.ends_on
+        session,
+        lodging=lodging,
+        facilitator_id=body.facilitator_id,
+        starts_on=body.starts_on,
+        ends_on=body.ends_on,
     )
     return to_out(auth, lodging)
 
@@ -59,4 +63,4 @@ async def end(
     auth = await repository.authorization(session, authorization_id)
     if auth is None or auth.lodging_id != lodging.id:
         raise NotFound(f"no authorization {authorization_id!r} for this lodging")
-    return to_out(await service.end(session, lodging, auth, ends_on=body.ends_on), lodging)
+    return to_out(await service.end(session, lodging=lodging, auth=auth, ends_on=body.ends_on), lodging)

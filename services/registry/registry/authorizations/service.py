@@ -25,7 +25,7 @@ def event_data(auth: Authorization, lodging: Lodging) -> dict[str, object]:
 
 
 async def grant(
-    session: AsyncSession, lodging: Lodging, *, facilitator_id: str, starts_on: date, ends_on: date | None
+    session: AsyncSession, *, lodging: Lodging, facilitator_id: str, starts_on: date, ends_on: date | None
 ) -> Authorization:
     facilitator = await session.get(Facilitator, facilitator_id)
     if facilitator is None:
@@ -58,7 +58,7 @@ async def grant(
 
 
 async def end(
-    session: AsyncSession, lodging: Lodging, auth: Authorization, *, ends_on: date
+    session: AsyncSession, *, lodging: Lodging, auth: Authorization, ends_on: date
 ) -> Authorization:
     if ends_on < auth.starts_on:
         raise ValidationFailed.on("ends_on", "is before the authorization's start")

@@ -59,7 +59,7 @@ async def _bond(session: SessionDep, lodging: Lodging, bond_id: str) -> Bond:
     summary="Post a bond (PR §27: cash deposit, letter of credit or surety)",
 )
 async def post_bond(body: BondCreate, lodging: AdminLodgingDep, session: SessionDep) -> BondOut:
-    return to_out(await service.post_bond(session, lodging, data=body))
+    return to_out(await service.post_bond(session, lodging=lodging, data=body))
 
 
 @router.get("", response_model=list[BondOut], responses=NotFound.openapi())
@@ -78,7 +78,7 @@ async def change_status(
     bond_id: str, body: BondStatusChange, lodging: AdminLodgingDep, session: SessionDep
 ) -> BondOut:
     bond = await _bond(session, lodging, bond_id)
-    return to_out(await service.change_status(session, lodging, bond, status=body.status))
+    return to_out(await service.change_status(session, lodging=lodging, bond=bond, status=body.status))
 
 
 @router.post(
@@ -94,6 +94,11 @@ async def record_draw(
     bond = await _bond(session, lodging, bond_id)
     return draw_out(
         await service.record_draw(
-            session, lodging, bond, amount=body.amount, drawn_on=body.drawn_on, reason=body.reason
+            session,
+            lodging=lodging,
+            bond=bond,
+            amount=body.amount,
+            drawn_on=body.drawn_on,
+            reason=body.reason,
         )
     )

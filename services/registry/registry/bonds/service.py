@@ -40,7 +40,7 @@ async def _bond_event(session: AsyncSession, lodging: Lodging, bond: Bond) -> No
     )
 
 
-async def post_bond(session: AsyncSession, lodging: Lodging, *, data: BondCreate) -> Bond:
+async def post_bond(session: AsyncSession, *, lodging: Lodging, data: BondCreate) -> Bond:
     clash = await repository.active_overlapping(session, lodging.id, data.effective_on, data.expires_on)
     if clash is not None:
         raise Conflict(
@@ -66,7 +66,7 @@ async def post_bond(session: AsyncSession, lodging: Lodging, *, data: BondCreate
     return bond
 
 
-async def change_status(session: AsyncSession, lodging: Lodging, bond: Bond, *, status: str) -> Bond:
+async def change_status(session: AsyncSession, *, lodging: Lodging, bond: Bond, status: str) -> Bond:
     if bond.status != "active":
         raise Conflict(
             f"the bond is already {bond.status}",
@@ -80,9 +80,9 @@ async def change_status(session: AsyncSession, lodging: Lodging, bond: Bond, *, 
 
 async def record_draw(
     session: AsyncSession,
+    *,
     lodging: Lodging,
     bond: Bond,
-    *,
     amount: Decimal,
     drawn_on: date,
     reason: str,

@@ -134,7 +134,7 @@ async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
     return lodging
 
 
-async def update(session: AsyncSession, lodging: Lodging, *, data: LodgingUpdate) -> Lodging:
+async def update(session: AsyncSession, *, lodging: Lodging, data: LodgingUpdate) -> Lodging:
     changes = data.model_dump(exclude_unset=True)
     if not changes:
         raise ValidationFailed.on("body", "no field to change")
@@ -154,7 +154,7 @@ async def update(session: AsyncSession, lodging: Lodging, *, data: LodgingUpdate
     return lodging
 
 
-async def change_status(session: AsyncSession, lodging: Lodging, *, data: StatusChange) -> Lodging:
+async def change_status(session: AsyncSession, *, lodging: Lodging, data: StatusChange) -> Lodging:
     if data.effective_from < lodging.registered_on:
         raise ValidationFailed.on("effective_from", "is before the lodging's registration date")
     latest = lodging.statuses[-1] if lodging.statuses else None
@@ -187,7 +187,7 @@ async def change_status(session: AsyncSession, lodging: Lodging, *, data: Status
 
 
 async def change_attributes(
-    session: AsyncSession, lodging: Lodging, *, data: AttributeChange, actor: str
+    session: AsyncSession, *, lodging: Lodging, data: AttributeChange, actor: str
 ) -> Lodging:
     """Append a class / casino-licence entry in force from ``data.effective_from``.
 
@@ -242,7 +242,7 @@ async def change_attributes(
     return lodging
 
 
-async def compliance(session: AsyncSession, lodging: Lodging, *, on: date) -> dict[str, object]:
+async def compliance(session: AsyncSession, *, lodging: Lodging, on: date) -> dict[str, object]:
     """A lodging that must keep a bond (``bonds.required``, PR §27(B), (D)) and has no valid one on
     ``on`` is non-compliant."""
     reasons: list[str] = []
