@@ -86,12 +86,7 @@ async def list_opening_states(
     summary="One opening state",
 )
 async def get_opening_state(opening_state_id: str, session: SessionDep, _: AgencyReadDep) -> OpeningStateOut:
-    opening = await _get(session, opening_state_id)
-    return to_out(opening, opening.id in await repository.current_ids(session))
-
-
-async def _get(session: SessionDep, opening_state_id: str) -> OpeningState:
-    opening = await session.get(OpeningState, opening_state_id)
+    opening = await repository.get(session, opening_state_id)
     if opening is None:
         raise NotFound(f"no opening state {opening_state_id!r}")
-    return opening
+    return to_out(opening, opening.id in await repository.current_ids(session))
