@@ -25,11 +25,20 @@ from assessment.models import (
 )
 from assessment.notices import repository as notices
 from assessment.notices.service import issue_notice
+from servicekit.consumer import handles
 from servicekit.outbox import emit
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import AccountAssessed
-from taxcore.events.filing import DeclarationFiled, PaymentReceived, PaymentReversed
-from taxcore.events.registry import BondDrawn, BondPosted, LodgingSnapshot
+from taxcore.events.filing import DeclarationAmended, DeclarationFiled, PaymentReceived, PaymentReversed
+from taxcore.events.registry import (
+    BondDrawn,
+    BondPosted,
+    LodgingAttributesChanged,
+    LodgingRegistered,
+    LodgingSnapshot,
+    LodgingStatusChanged,
+    LodgingUpdated,
+)
 from taxcore.money import ZERO, fmt
 from taxcore.periods import Period, due_date
 from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compute_allowed
@@ -37,9 +46,9 @@ from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compu
 # --------------------------------------------------------------------------- registry
 
 
-async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
+@handles(LodgingRegistered, LodgingUpdated, LodgingStatusChanged, LodgingAttributesChanged)
+async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudEvent) -> None:
     """Keep the latest snapshot (an older snapshot delivered late does not overwrite a newer one)."""
-    snap = LodgingSnapshot.model_validate(event.data)
     row = await session.get(LodgingView, snap.tax_account, with_for_update=True)
     if row is not None and row.snapshot_at > event.time:
         return
@@ -67,8 +76,8 @@ async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
     await recompute(session, snap.tax_account)
 
 
-async def on_bond(session: AsyncSession, event: CloudEvent) -> None:
-    bond = BondPosted.model_validate(event.data)
+@handles(BondPosted)
+async def on_bond(session: AsyncSession, bond: BondPosted, event: CloudEvent) -> None:
     row = await session.get(BondView, bond.bond_id, with_for_update=True)
     if row is not None and row.snapshot_at > event.time:
         return
@@ -89,9 +98,9 @@ async def on_bond(session: AsyncSession, event: CloudEvent) -> None:
     await session.flush()
 
 
-async def on_bond_drawn(session: AsyncSession, event: CloudEvent) -> None:
+@handles(BondDrawn)
+async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEvent) -> None:
     """A bond draw is money the agency collected: a payment designated to the notice's period."""
-    draw = BondDrawn.model_validate(event.data)
     if await session.get(BondDrawView, draw.draw_id) is not None:
         return
     session.add(
@@ -166,9 +175,9 @@ def _deficiency(data: DeclarationFiled, result: DeclarationResult) -> tuple[Deci
     return deficiency, "; ".join(reasons) or None
 
 
-async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
+@handles(DeclarationFiled, DeclarationAmended)
+async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: CloudEvent) -> None:
     """A declaration version: taxcore's tax is the liability; the difference is a deficiency."""
-    data = DeclarationFiled.model_validate(event.data)
     await repository.lock_account(session, data.tax_account)
     if await repository.liability_recorded(session, data.declaration_id):
         return
@@ -212,9 +221,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
             latest[r.filing_id] = r
     await emit(
         session,
-        event_type="roomtax.assessment.account.assessed.v1",
-        key=data.tax_account,
-        data=AccountAssessed(
+        AccountAssessed(
             tax_account=data.tax_account,
             jurisdiction=data.jurisdiction,
             lodging_class=data.lodging_class,
@@ -230,6 +237,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
             reasons=[reason] if reason else [],
             section=law.LIABILITY_SECTION[data.jurisdiction],
         ),
+        key=data.tax_account,
     )
     clerical = [f for f in data.findings if f.code in law.CLERICAL_CODES]
     if clerical and deficiency > 0:
@@ -247,8 +255,8 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
     await recompute(session, data.tax_account, facts=facts)  # facts include the row and any notice
 
 
-async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
-    data = PaymentReceived.model_validate(event.data)
+@handles(PaymentReceived)
+async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudEvent) -> None:
     await repository.lock_account(session, data.tax_account)
     if await session.get(Payment, data.payment_id) is not None:
         return
@@ -270,8 +278,8 @@ async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
     await recompute(session, data.tax_account)
 
 
-async def on_reversal(session: AsyncSession, event: CloudEvent) -> None:
-    data = PaymentReversed.model_validate(event.data)
+@handles(PaymentReversed)
+async def on_reversal(session: AsyncSession, data: PaymentReversed, event: CloudEvent) -> None:
     await repository.lock_account(session, data.tax_account)
     if await session.get(PaymentReversal, data.reversal_id) is not None:
         return

@@ -10,19 +10,19 @@ from registry.bonds import repository as bonds
 from registry.bonds.service import drawn, record_draw
 from registry.lodgings import repository as lodgings
 from registry.lodgings.service import bond_draw_citation
-from servicekit.consumer import EventConsumer
+from servicekit.consumer import EventConsumer, handles
 from servicekit.settings import ServiceSettings
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import NOTICES, BondDrawRequested
 
 
-async def on_bond_draw_requested(session: AsyncSession, event: CloudEvent) -> None:
+@handles(BondDrawRequested)
+async def on_bond_draw_requested(session: AsyncSession, req: BondDrawRequested, event: CloudEvent) -> None:
     """Record the draw on the lodging's bond valid on the request date, up to what remains.
 
     Idempotent twice over: the consumer inbox, and the unique ``request_event_id``.
     A lodging with no valid bond gets no draw (the deficiency stays on its account).
     """
-    req = BondDrawRequested.model_validate(event.data)
     if await bonds.draw_requested(session, event.id):
         return
     lodging = await lodgings.by_tax_account(session, req.tax_account)
@@ -55,6 +55,6 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[NOTICES],
             sessionmaker=sessionmaker,
-            handlers={"roomtax.assessment.bond.draw.requested.v1": on_bond_draw_requested},
+            handlers=[on_bond_draw_requested],
         )
     ]

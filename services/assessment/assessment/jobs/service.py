@@ -99,9 +99,7 @@ async def estimate_non_filers(
                 await session.flush()
                 await emit(
                     session,
-                    event_type="roomtax.assessment.account.assessed.v1",
-                    key=lodging.tax_account,
-                    data=AccountAssessed(
+                    AccountAssessed(
                         tax_account=lodging.tax_account,
                         jurisdiction=jur,
                         lodging_class=in_force.lodging_class,
@@ -115,6 +113,7 @@ async def estimate_non_filers(
                         reasons=[f"no declaration filed by {as_of.isoformat()}; estimated by {est.method}"],
                         section=law.ESTIMATE_SECTION[jur],
                     ),
+                    key=lodging.tax_account,
                 )
                 raised.append(
                     {

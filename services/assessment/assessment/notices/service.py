@@ -90,9 +90,7 @@ async def issue_notice(
     facts.notices.append(notice)
     await emit(
         session,
-        event_type="roomtax.assessment.notice.issued.v1",
-        key=facts.tax_account,
-        data=NoticeIssued(
+        NoticeIssued(
             notice_id=notice.id,
             tax_account=notice.tax_account,
             jurisdiction=notice.jurisdiction,
@@ -109,6 +107,7 @@ async def issue_notice(
             total=notice.total,
             section=section,
         ),
+        key=facts.tax_account,
     )
     return notice
 
@@ -260,10 +259,7 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
         await session.flush()
         await emit(
             session,
-            event_type="roomtax.assessment.bond.draw.requested.v1",
-            key=notice.tax_account,
-            event_id=event_id,
-            data=BondDrawRequested(
+            BondDrawRequested(
                 notice_id=notice.id,
                 tax_account=notice.tax_account,
                 period=notice.period,
@@ -273,6 +269,8 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
                 f"({notice.response_deadline.isoformat()}); "
                 f"{draw_section}",
             ),
+            key=notice.tax_account,
+            event_id=event_id,
         )
         made.append(request)
     return made

@@ -34,9 +34,6 @@ from taxcore.events import registry as registry_events
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period, due_date
 
-FILED = "roomtax.filing.declaration.filed.v1"
-AMENDED = "roomtax.filing.declaration.amended.v1"
-
 
 def period_problem(lodging: Lodging, period: Period, filed_on: date) -> str | None:
     """Why ``lodging`` cannot file for ``period`` on ``filed_on`` (the day the return is
@@ -207,7 +204,7 @@ def new_version(
         declared_total=declared.total,
         findings=[ev.Finding.model_validate(f) for f in rec.findings],
     )
-    event = OutboxEvent(event_type=AMENDED if previous else FILED, key=lodging.tax_account, data=data)
+    event = OutboxEvent.of(data, key=lodging.tax_account)
     return NewVersion(row=row, event=event)
 
 

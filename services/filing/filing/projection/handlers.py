@@ -14,13 +14,13 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.models import Authorization, Certificate, Lodging, Party
-from servicekit.consumer import Handler
+from servicekit.consumer import Handler, handler_map, handles
 from taxcore.events import CloudEvent
 from taxcore.events import registry as ev
 
 
-async def on_lodging_snapshot(session: AsyncSession, event: CloudEvent) -> None:
-    snap = ev.LodgingSnapshot.model_validate(event.data)
+@handles(ev.LodgingRegistered, ev.LodgingUpdated, ev.LodgingStatusChanged, ev.LodgingAttributesChanged)
+async def on_lodging_snapshot(session: AsyncSession, snap: ev.LodgingSnapshot, event: CloudEvent) -> None:
     values = {
         "lodging_id": snap.lodging_id,
         "tax_account": snap.tax_account,
@@ -44,8 +44,8 @@ async def on_lodging_snapshot(session: AsyncSession, event: CloudEvent) -> None:
     await session.execute(stmt)
 
 
-async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
-    auth = ev.AuthorizationGranted.model_validate(event.data)
+@handles(ev.AuthorizationGranted, ev.AuthorizationEnded)
+async def on_authorization(session: AsyncSession, auth: ev.AuthorizationGranted, event: CloudEvent) -> None:
     values = {**auth.model_dump(), "as_of": event.time}
     stmt = insert(Authorization).values(**values)
     stmt = stmt.on_conflict_do_update(
@@ -56,8 +56,8 @@ async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
     await session.execute(stmt)
 
 
-async def on_certificate_issued(session: AsyncSession, event: CloudEvent) -> None:
-    cert = ev.CertificateIssued.model_validate(event.data)
+@handles(ev.CertificateIssued)
+async def on_certificate_issued(session: AsyncSession, cert: ev.CertificateIssued, event: CloudEvent) -> None:
     stmt = insert(Certificate).values(**cert.model_dump()).on_conflict_do_nothing()
     await session.execute(stmt)
 
@@ -73,24 +73,24 @@ async def _party(session: AsyncSession, kind: str, party_id: str, name: str, eve
     await session.execute(stmt)
 
 
-async def on_operator_registered(session: AsyncSession, event: CloudEvent) -> None:
-    op = ev.OperatorRegistered.model_validate(event.data)
+@handles(ev.OperatorRegistered)
+async def on_operator_registered(session: AsyncSession, op: ev.OperatorRegistered, event: CloudEvent) -> None:
     await _party(session, "operator", op.operator_id, op.name, event)
 
 
-async def on_facilitator_registered(session: AsyncSession, event: CloudEvent) -> None:
-    fac = ev.FacilitatorRegistered.model_validate(event.data)
+@handles(ev.FacilitatorRegistered)
+async def on_facilitator_registered(
+    session: AsyncSession, fac: ev.FacilitatorRegistered, event: CloudEvent
+) -> None:
     await _party(session, "facilitator", fac.facilitator_id, fac.name, event)
 
 
-HANDLERS: dict[str, Handler] = {
-    "roomtax.registry.lodging.registered.v1": on_lodging_snapshot,
-    "roomtax.registry.lodging.updated.v1": on_lodging_snapshot,
-    "roomtax.registry.lodging.status_changed.v1": on_lodging_snapshot,
-    "roomtax.registry.lodging.attributes_changed.v1": on_lodging_snapshot,
-    "roomtax.registry.authorization.granted.v1": on_authorization,
-    "roomtax.registry.authorization.ended.v1": on_authorization,
-    "roomtax.registry.certificate.issued.v1": on_certificate_issued,
-    "roomtax.registry.operator.registered.v1": on_operator_registered,
-    "roomtax.registry.facilitator.registered.v1": on_facilitator_registered,
-}
+HANDLERS: dict[str, Handler] = handler_map(
+    [
+        on_lodging_snapshot,
+        on_authorization,
+        on_certificate_issued,
+        on_operator_registered,
+        on_facilitator_registered,
+    ]
+)

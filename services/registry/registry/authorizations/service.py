@@ -49,10 +49,7 @@ async def grant(
     await session.flush()
     await session.refresh(auth)
     await emit(
-        session,
-        event_type="roomtax.registry.authorization.granted.v1",
-        key=lodging.tax_account,
-        data=ev.AuthorizationGranted.model_validate(event_data(auth, lodging)),
+        session, ev.AuthorizationGranted.model_validate(event_data(auth, lodging)), key=lodging.tax_account
     )
     return auth
 
@@ -67,9 +64,6 @@ async def end(
     auth.ends_on = ends_on
     await session.flush()
     await emit(
-        session,
-        event_type="roomtax.registry.authorization.ended.v1",
-        key=lodging.tax_account,
-        data=ev.AuthorizationEnded.model_validate(event_data(auth, lodging)),
+        session, ev.AuthorizationEnded.model_validate(event_data(auth, lodging)), key=lodging.tax_account
     )
     return auth

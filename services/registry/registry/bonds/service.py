@@ -24,9 +24,7 @@ async def _bond_event(session: AsyncSession, lodging: Lodging, bond: Bond) -> No
     """The bond as it now stands (posted, released or cancelled), for the projections."""
     await emit(
         session,
-        event_type="roomtax.registry.bond.posted.v1",
-        key=lodging.tax_account,
-        data=ev.BondPosted(
+        ev.BondPosted(
             bond_id=bond.id,
             lodging_id=lodging.id,
             tax_account=lodging.tax_account,
@@ -37,6 +35,7 @@ async def _bond_event(session: AsyncSession, lodging: Lodging, bond: Bond) -> No
             expires_on=bond.expires_on,
             status=bond.status,
         ),
+        key=lodging.tax_account,
     )
 
 
@@ -103,9 +102,7 @@ async def record_draw(
     await session.refresh(draw)
     await emit(
         session,
-        event_type="roomtax.registry.bond.drawn.v1",
-        key=lodging.tax_account,
-        data=ev.BondDrawn(
+        ev.BondDrawn(
             draw_id=draw.id,
             bond_id=bond.id,
             tax_account=lodging.tax_account,
@@ -115,5 +112,6 @@ async def record_draw(
             request_event_id=request_event_id,
             remaining=remaining - amount,
         ),
+        key=lodging.tax_account,
     )
     return draw

@@ -42,13 +42,12 @@ async def issue(session: AsyncSession, *, lodging: Lodging, body: CertificateCre
     await session.refresh(cert)
     await emit(
         session,
-        event_type="roomtax.registry.certificate.issued.v1",
-        key=lodging.tax_account,
-        data=ev.CertificateIssued(
+        ev.CertificateIssued(
             certificate_id=cert.id,
             lodging_id=lodging.id,
             tax_account=lodging.tax_account,
             **data,
         ),
+        key=lodging.tax_account,
     )
     return cert

@@ -125,12 +125,7 @@ async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
         ),
     )
     await session.flush()
-    await emit(
-        session,
-        event_type="roomtax.registry.lodging.registered.v1",
-        key=lodging.tax_account,
-        data=ev.LodgingRegistered.model_validate(snapshot(lodging)),
-    )
+    await emit(session, ev.LodgingRegistered.model_validate(snapshot(lodging)), key=lodging.tax_account)
     return lodging
 
 
@@ -145,12 +140,7 @@ async def update(session: AsyncSession, *, lodging: Lodging, data: LodgingUpdate
         lodging.address = data.address.model_dump()
         lodging.municipality = data.address.municipality
     await session.flush()
-    await emit(
-        session,
-        event_type="roomtax.registry.lodging.updated.v1",
-        key=lodging.tax_account,
-        data=ev.LodgingUpdated.model_validate(snapshot(lodging)),
-    )
+    await emit(session, ev.LodgingUpdated.model_validate(snapshot(lodging)), key=lodging.tax_account)
     return lodging
 
 
@@ -177,12 +167,7 @@ async def change_status(session: AsyncSession, *, lodging: Lodging, data: Status
         ),
     )
     await session.flush()
-    await emit(
-        session,
-        event_type="roomtax.registry.lodging.status_changed.v1",
-        key=lodging.tax_account,
-        data=ev.LodgingStatusChanged.model_validate(snapshot(lodging)),
-    )
+    await emit(session, ev.LodgingStatusChanged.model_validate(snapshot(lodging)), key=lodging.tax_account)
     return lodging
 
 
@@ -234,10 +219,7 @@ async def change_attributes(
     lodging.lodging_class, lodging.casino = new_class, new_casino
     await session.flush()
     await emit(
-        session,
-        event_type="roomtax.registry.lodging.attributes_changed.v1",
-        key=lodging.tax_account,
-        data=ev.LodgingAttributesChanged.model_validate(snapshot(lodging)),
+        session, ev.LodgingAttributesChanged.model_validate(snapshot(lodging)), key=lodging.tax_account
     )
     return lodging
 

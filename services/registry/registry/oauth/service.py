@@ -17,7 +17,7 @@ from registry.parties import repository as parties
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, NotFound, Unauthorized, ValidationFailed
 from servicekit.outbox import emit
-from servicekit.revocations import EVENT_TYPE, record_revocation
+from servicekit.revocations import record_revocation
 from taxcore.events import registry as ev
 from taxcore.events.registry import AccessRevoked
 
@@ -38,7 +38,7 @@ async def revoke_access(
     it up within ``revocation_refresh_seconds``. Users (``kind="user"``) go the same way.
     """
     revocation = AccessRevoked(kind=kind, subject_id=subject_id, revoked_at=revoked_at, reason=reason)
-    event_id = await emit(session, event_type=EVENT_TYPE, key=subject_id, data=revocation)
+    event_id = await emit(session, revocation, key=subject_id)
     await record_revocation(session, revocation, event_id=event_id)
     return revocation
 
@@ -59,15 +59,14 @@ async def authenticate(session: AsyncSession, *, client_id: str, secret: str) ->
 async def _event(session: AsyncSession, client: OAuthClient, change: str) -> None:
     await emit(
         session,
-        event_type="roomtax.registry.client.changed.v1",
-        key=client.client_id,
-        data=ev.ClientChanged(
+        ev.ClientChanged(
             client_id=client.client_id,
             role=client.role,
             operator_id=client.operator_id,
             facilitator_id=client.facilitator_id,
             change=change,
         ),
+        key=client.client_id,
     )
 
 

@@ -20,9 +20,8 @@ async def register_operator(session: AsyncSession, *, body: PartyCreate) -> Oper
     await session.refresh(operator)
     await emit(
         session,
-        event_type="roomtax.registry.operator.registered.v1",
+        ev.OperatorRegistered(operator_id=operator.id, name=operator.name, email=operator.email),
         key=operator.id,
-        data=ev.OperatorRegistered(operator_id=operator.id, name=operator.name, email=operator.email),
     )
     return operator
 
@@ -36,11 +35,10 @@ async def register_facilitator(session: AsyncSession, *, body: FacilitatorCreate
     await session.refresh(facilitator)
     await emit(
         session,
-        event_type="roomtax.registry.facilitator.registered.v1",
-        key=facilitator.id,
-        data=ev.FacilitatorRegistered(
+        ev.FacilitatorRegistered(
             facilitator_id=facilitator.id, name=facilitator.name, email=facilitator.email
         ),
+        key=facilitator.id,
     )
     return facilitator
 

@@ -65,9 +65,7 @@ def principal_of(user: User) -> Principal:
 async def _changed(session: AsyncSession, user: User, change: str, by: str) -> None:
     await emit(
         session,
-        event_type="roomtax.registry.user.changed.v1",
-        key=user.id,
-        data=ev.UserChanged(
+        ev.UserChanged(
             user_id=user.id,
             role=user.role,
             operator_id=user.operator_id,
@@ -75,6 +73,7 @@ async def _changed(session: AsyncSession, user: User, change: str, by: str) -> N
             change=change,
             by=by,
         ),
+        key=user.id,
     )
 
 
