@@ -27,6 +27,7 @@ from assessment.notices import repository as notices
 from assessment.notices.service import issue_notice
 from servicekit.consumer import handles
 from servicekit.outbox import emit
+from servicekit.projections import upsert_latest
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import AccountAssessed
 from taxcore.events.filing import DeclarationAmended, DeclarationFiled, PaymentReceived, PaymentReversed
@@ -49,10 +50,8 @@ from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compu
 @handles(LodgingRegistered, LodgingUpdated, LodgingStatusChanged, LodgingAttributesChanged)
 async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudEvent) -> None:
     """Keep the latest snapshot (an older snapshot delivered late does not overwrite a newer one)."""
-    row = await session.get(LodgingView, snap.tax_account, with_for_update=True)
-    if row is not None and row.snapshot_at > event.time:
-        return
     values = {
+        "tax_account": snap.tax_account,
         "lodging_id": snap.lodging_id,
         "jurisdiction": snap.jurisdiction,
         "lodging_class": snap.lodging_class,
@@ -66,22 +65,16 @@ async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudE
         "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
         "snapshot_at": event.time,
     }
-    if row is None:
-        session.add(LodgingView(tax_account=snap.tax_account, **values))
-    else:
-        for k, v in values.items():
-            setattr(row, k, v)
-    await session.flush()
+    if not await upsert_latest(session, LodgingView, values, key=["tax_account"], as_of="snapshot_at"):
+        return  # an older snapshot delivered late
     await repository.lock_account(session, snap.tax_account)
     await recompute(session, snap.tax_account)
 
 
 @handles(BondPosted)
 async def on_bond(session: AsyncSession, bond: BondPosted, event: CloudEvent) -> None:
-    row = await session.get(BondView, bond.bond_id, with_for_update=True)
-    if row is not None and row.snapshot_at > event.time:
-        return
     values = {
+        "bond_id": bond.bond_id,
         "tax_account": bond.tax_account,
         "kind": bond.kind,
         "amount": bond.amount,
@@ -90,12 +83,7 @@ async def on_bond(session: AsyncSession, bond: BondPosted, event: CloudEvent) ->
         "status": bond.status,
         "snapshot_at": event.time,
     }
-    if row is None:
-        session.add(BondView(bond_id=bond.bond_id, **values))
-    else:
-        for k, v in values.items():
-            setattr(row, k, v)
-    await session.flush()
+    await upsert_latest(session, BondView, values, key=["bond_id"], as_of="snapshot_at")
 
 
 @handles(BondDrawn)

@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.models import Authorization, Certificate, Lodging, Party
 from servicekit.consumer import Handler, handler_map, handles
+from servicekit.projections import upsert_latest
 from taxcore.events import CloudEvent
 from taxcore.events import registry as ev
 
@@ -35,25 +36,13 @@ async def on_lodging_snapshot(session: AsyncSession, snap: ev.LodgingSnapshot, e
         "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
         "as_of": event.time,
     }
-    stmt = insert(Lodging).values(**values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Lodging.lodging_id],
-        set_={k: stmt.excluded[k] for k in values if k != "lodging_id"},
-        where=Lodging.as_of <= stmt.excluded.as_of,
-    )
-    await session.execute(stmt)
+    await upsert_latest(session, Lodging, values, key=["lodging_id"], as_of="as_of")
 
 
 @handles(ev.AuthorizationGranted, ev.AuthorizationEnded)
 async def on_authorization(session: AsyncSession, auth: ev.AuthorizationGranted, event: CloudEvent) -> None:
     values = {**auth.model_dump(), "as_of": event.time}
-    stmt = insert(Authorization).values(**values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Authorization.authorization_id],
-        set_={k: stmt.excluded[k] for k in values if k != "authorization_id"},
-        where=Authorization.as_of <= stmt.excluded.as_of,
-    )
-    await session.execute(stmt)
+    await upsert_latest(session, Authorization, values, key=["authorization_id"], as_of="as_of")
 
 
 @handles(ev.CertificateIssued)
@@ -64,13 +53,7 @@ async def on_certificate_issued(session: AsyncSession, cert: ev.CertificateIssue
 
 async def _party(session: AsyncSession, kind: str, party_id: str, name: str, event: CloudEvent) -> None:
     values = {"kind": kind, "party_id": party_id, "name": name, "as_of": event.time}
-    stmt = insert(Party).values(**values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Party.kind, Party.party_id],
-        set_={"name": stmt.excluded.name, "as_of": stmt.excluded.as_of},
-        where=Party.as_of <= stmt.excluded.as_of,
-    )
-    await session.execute(stmt)
+    await upsert_latest(session, Party, values, key=["kind", "party_id"], as_of="as_of")
 
 
 @handles(ev.OperatorRegistered)
