@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from assessment import intake
-from assessment.casework.intake import on_authorization
+from assessment.accounts import handlers as intake
+from assessment.casework.handlers import on_authorization
 from servicekit.consumer import EventConsumer, Handler, handler_map
 from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings

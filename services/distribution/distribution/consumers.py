@@ -4,19 +4,11 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from distribution.ledger.service import record_collection
-from servicekit.consumer import EventConsumer, handles
+from distribution.ledger.handlers import on_collection_posted
+from servicekit.consumer import EventConsumer
 from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
-from taxcore.events import CloudEvent
-from taxcore.events.assessment import COLLECTIONS, CollectionPosted
-
-COLLECTION_POSTED = CollectionPosted.event_type
-
-
-@handles(CollectionPosted)
-async def on_collection_posted(session: AsyncSession, posting: CollectionPosted, event: CloudEvent) -> None:
-    await record_collection(session, event_id=event.id, posting=posting)
+from taxcore.events.assessment import COLLECTIONS
 
 
 def consumers(
