@@ -19,7 +19,7 @@ from pathlib import Path
 import asyncpg
 
 from distribution.app import build_app
-from distribution.consumers import COLLECTION_POSTED, on_collection_posted
+from distribution.ledger.handlers import COLLECTION_POSTED, on_collection_posted
 from distribution.settings import DistributionSettings
 from servicekit.consumer import EventConsumer
 from servicekit.testing import auth, database_url, fresh_database, running_app

@@ -27,8 +27,8 @@ import contextlib
 import json
 import logging
 import traceback
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
 from aiokafka.errors import KafkaError, OffsetOutOfRangeError
@@ -37,7 +37,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from servicekit import metrics
-from taxcore.events import CloudEvent
+from taxcore.events import CloudEvent, EventData
 
 log = logging.getLogger("servicekit.consumer")
 CONSUMER_REWINDS = Counter(
@@ -48,6 +48,53 @@ CONSUMER_REWINDS = Counter(
 
 Handler = Callable[[AsyncSession, CloudEvent], Awaitable[None]]
 
+C = TypeVar("C", bound=EventData)
+
+
+class ContractHandler(Generic[C]):
+    """A handler of one or more event contracts: called as a :data:`Handler`, it parses the
+    event's data with the contract of its type and passes the model (and the envelope, for
+    its id and time) to the function. Made by :func:`handles`."""
+
+    def __init__(
+        self, contracts: tuple[type[C], ...], fn: Callable[[AsyncSession, C, CloudEvent], Awaitable[None]]
+    ) -> None:
+        self.contracts = {c.event_type: c for c in contracts}
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "handler")
+        self.__doc__ = fn.__doc__
+
+    async def __call__(self, session: AsyncSession, event: CloudEvent) -> None:
+        await self.fn(session, self.contracts[event.type].model_validate(event.data), event)
+
+
+def handles(
+    *contracts: type[C],
+) -> Callable[[Callable[[AsyncSession, C, CloudEvent], Awaitable[None]]], ContractHandler[C]]:
+    """Decorator: ``@handles(PaymentReceived)`` over ``async def f(session, payment, event)``.
+
+    Several contracts sharing a base (the four lodging snapshots) may share a handler typed by
+    the base. :class:`EventConsumer` takes a list of these as its ``handlers``.
+    """
+    if not contracts:
+        raise TypeError("handles() needs at least one event contract")
+
+    def wrap(fn: Callable[[AsyncSession, C, CloudEvent], Awaitable[None]]) -> ContractHandler[C]:
+        return ContractHandler(contracts, fn)
+
+    return wrap
+
+
+def handler_map(handlers: Iterable[ContractHandler[Any]]) -> dict[str, Handler]:
+    """``{event type: handler}`` of contract handlers; a type handled twice is an error."""
+    out: dict[str, Handler] = {}
+    for handler in handlers:
+        for event_type in handler.contracts:
+            if event_type in out:
+                raise ValueError(f"{event_type} has two handlers")
+            out[event_type] = handler
+    return out
+
 
 class EventConsumer:
     def __init__(
@@ -57,7 +104,7 @@ class EventConsumer:
         bootstrap: str,
         topics: list[str],
         sessionmaker: async_sessionmaker[AsyncSession],
-        handlers: Mapping[str, Handler],
+        handlers: Mapping[str, Handler] | Iterable[ContractHandler[Any]],
         max_attempts: int = 3,
         retry_delay: float = 0.2,
         session_timeout_ms: int = 3_000,
@@ -67,7 +114,7 @@ class EventConsumer:
         self.bootstrap = bootstrap
         self.topics = topics
         self.sessionmaker = sessionmaker
-        self.handlers = dict(handlers)
+        self.handlers = dict(handlers) if isinstance(handlers, Mapping) else handler_map(handlers)
         self.max_attempts = max_attempts
         self.retry_delay = retry_delay
         # Tansu completes a group join after about half the session timeout; 3 s keeps a
@@ -255,4 +302,4 @@ class EventConsumer:
                 await probe.stop()
 
 
-__all__ = ["EventConsumer", "Handler", "TopicPartition"]
+__all__ = ["ContractHandler", "EventConsumer", "Handler", "TopicPartition", "handler_map", "handles"]

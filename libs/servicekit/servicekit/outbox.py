@@ -54,7 +54,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from servicekit import metrics
-from taxcore.events import CONTRACTS, CloudEvent
+from taxcore.events import CONTRACTS, CloudEvent, EventData
 
 log = logging.getLogger("servicekit.outbox")
 CHANNEL = "outbox"
@@ -94,21 +94,39 @@ def _envelope(
     return {"e": eid, "t": topic, "k": key, "y": event_type, "p": envelope.model_dump_json(exclude_none=True)}
 
 
+def typed(event: EventData) -> tuple[str, str]:
+    """The type and topic an event's contract class carries (``taxcore.events.contract``)."""
+    model = type(event)
+    if "event_type" not in vars(model):
+        raise TypeError(f"{model.__qualname__} is not an event contract (no @contract of its own)")
+    return model.event_type, model.topic
+
+
 async def emit(
     session: AsyncSession,
+    event: EventData | None = None,
     *,
-    event_type: str,
     key: str,
-    data: BaseModel | Mapping[str, Any],
+    event_type: str | None = None,
+    data: BaseModel | Mapping[str, Any] | None = None,
     subject: str | None = None,
     topic: str | None = None,
     event_id: str | None = None,
 ) -> str:
     """Queue an event in the caller's transaction; returns the event id.
 
-    ``topic`` defaults to the one registered for ``event_type`` in
+    ``emit(session, PaymentReceived(...), key=account)``: the contract class gives the
+    type and topic. The older form ``emit(session, event_type=..., key=..., data=...)``
+    still works; its ``topic`` defaults to the one registered for ``event_type`` in
     :data:`taxcore.events.CONTRACTS`.
     """
+    if event is not None:
+        if event_type is not None or data is not None:
+            raise TypeError("emit takes an event contract, or event_type and data, not both")
+        event_type, topic = typed(event)
+        data = event
+    if event_type is None or data is None:
+        raise TypeError("emit needs an event contract (or event_type and data)")
     row = _envelope(
         session, event_type=event_type, key=key, data=data, subject=subject, topic=topic, event_id=event_id
     )
@@ -133,6 +151,14 @@ class OutboxEvent:
     subject: str | None = None
     topic: str | None = None
     event_id: str | None = None
+
+    @classmethod
+    def of(
+        cls, event: EventData, *, key: str, subject: str | None = None, event_id: str | None = None
+    ) -> OutboxEvent:
+        """The event of a contract (its class gives the type and topic)."""
+        event_type, topic = typed(event)
+        return cls(event_type, key, event, subject=subject, topic=topic, event_id=event_id)
 
 
 async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> list[str]:

@@ -28,14 +28,14 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from servicekit.auth import LEEWAY_SECONDS
-from servicekit.consumer import EventConsumer
+from servicekit.consumer import EventConsumer, handles
 from servicekit.settings import ServiceSettings
 from taxcore.events import CloudEvent
 from taxcore.events.registry import REVOCATIONS, AccessRevoked
 
 log = logging.getLogger("servicekit.revocations")
 
-EVENT_TYPE = "roomtax.registry.access.revoked.v1"
+EVENT_TYPE = AccessRevoked.event_type
 TABLE = "revoked_principals"
 
 
@@ -80,8 +80,9 @@ async def record_revocation(
     )
 
 
-async def on_access_revoked(session: AsyncSession, event: CloudEvent) -> None:
-    await record_revocation(session, AccessRevoked.model_validate(event.data), event_id=event.id)
+@handles(AccessRevoked)
+async def on_access_revoked(session: AsyncSession, revocation: AccessRevoked, event: CloudEvent) -> None:
+    await record_revocation(session, revocation, event_id=event.id)
 
 
 def revocation_consumer(
@@ -93,7 +94,7 @@ def revocation_consumer(
         bootstrap=settings.kafka_bootstrap,
         topics=[REVOCATIONS],
         sessionmaker=sessionmaker,
-        handlers={EVENT_TYPE: on_access_revoked},
+        handlers=[on_access_revoked],
     )
 
 

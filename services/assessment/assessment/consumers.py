@@ -4,31 +4,21 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from assessment import intake
-from assessment.casework.intake import on_authorization
-from servicekit.consumer import EventConsumer, Handler
+from assessment.accounts import handlers as intake
+from assessment.casework.handlers import on_authorization
+from servicekit.consumer import EventConsumer, Handler, handler_map
 from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
 from taxcore.events.filing import DECLARATIONS, PAYMENTS
 from taxcore.events.registry import LODGINGS
 
-REGISTRY_HANDLERS: dict[str, Handler] = {
-    "roomtax.registry.lodging.registered.v1": intake.on_lodging,
-    "roomtax.registry.lodging.updated.v1": intake.on_lodging,
-    "roomtax.registry.lodging.status_changed.v1": intake.on_lodging,
-    "roomtax.registry.lodging.attributes_changed.v1": intake.on_lodging,
-    "roomtax.registry.bond.posted.v1": intake.on_bond,
-    "roomtax.registry.bond.drawn.v1": intake.on_bond_drawn,
-    "roomtax.registry.authorization.granted.v1": on_authorization,
-    "roomtax.registry.authorization.ended.v1": on_authorization,
-}
+REGISTRY_HANDLERS: dict[str, Handler] = handler_map(
+    [intake.on_lodging, intake.on_bond, intake.on_bond_drawn, on_authorization]
+)
 
-FILING_HANDLERS: dict[str, Handler] = {
-    "roomtax.filing.declaration.filed.v1": intake.on_declaration,
-    "roomtax.filing.declaration.amended.v1": intake.on_declaration,
-    "roomtax.filing.payment.received.v1": intake.on_payment,
-    "roomtax.filing.payment.reversed.v1": intake.on_reversal,
-}
+FILING_HANDLERS: dict[str, Handler] = handler_map(
+    [intake.on_declaration, intake.on_payment, intake.on_reversal]
+)
 
 
 def consumers(

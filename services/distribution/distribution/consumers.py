@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from distribution.ledger.service import record_collection
+from distribution.ledger.handlers import on_collection_posted
 from servicekit.consumer import EventConsumer
 from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
-from taxcore.events import CloudEvent
-from taxcore.events.assessment import COLLECTIONS, CollectionPosted
-
-COLLECTION_POSTED = "roomtax.assessment.collection.posted.v1"
-
-
-async def on_collection_posted(session: AsyncSession, event: CloudEvent) -> None:
-    await record_collection(session, event_id=event.id, posting=CollectionPosted.model_validate(event.data))
+from taxcore.events.assessment import COLLECTIONS
 
 
 def consumers(
@@ -27,7 +20,7 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[COLLECTIONS],
             sessionmaker=sessionmaker,
-            handlers={COLLECTION_POSTED: on_collection_posted},
+            handlers=[on_collection_posted],
         ),
         revocation_consumer(settings, sessionmaker),
     ]

@@ -12,7 +12,7 @@ import httpx
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from distribution.consumers import COLLECTION_POSTED, on_collection_posted
+from distribution.ledger.handlers import COLLECTION_POSTED, on_collection_posted
 from servicekit.consumer import EventConsumer
 from servicekit.testing import auth
 from taxcore.events import CloudEvent

@@ -18,7 +18,8 @@ from distribution_factories import ADMIN, AUDITOR
 from sqlalchemy import text
 
 from distribution.app import build_app
-from distribution.consumers import COLLECTION_POSTED, consumers
+from distribution.consumers import consumers
+from distribution.ledger.handlers import COLLECTION_POSTED
 from distribution.settings import DistributionSettings
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.outbox import OutboxRelay, emit, request_replay

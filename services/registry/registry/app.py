@@ -9,9 +9,10 @@ from registry.authorizations.endpoints import router as authorizations
 from registry.bonds.endpoints import router as bonds
 from registry.certificates.endpoints import router as certificates
 from registry.lodgings.endpoints import router as lodgings
-from registry.models import OAuthClient
-from registry.oauth.endpoints import ClientCreate, create_client
+from registry.oauth import repository as clients
 from registry.oauth.endpoints import router as oauth
+from registry.oauth.schemas import ClientCreate
+from registry.oauth.service import create_client
 from registry.parties.endpoints import router as parties
 from registry.settings import RegistrySettings
 from registry.users.endpoints import attempts as people_sign_in
@@ -22,7 +23,7 @@ from servicekit.app import create_app
 async def ensure_bootstrap_admin(sessionmaker: async_sessionmaker, settings: RegistrySettings) -> None:  # type: ignore[type-arg]
     """The first agency-admin client, from settings, so a new deployment can log in."""
     async with sessionmaker() as session, session.begin():
-        if await session.get(OAuthClient, settings.bootstrap_admin_client_id) is None:
+        if await clients.client(session, settings.bootstrap_admin_client_id) is None:
             await create_client(
                 session,
                 body=ClientCreate(name="bootstrap agency admin", role="agency-admin"),

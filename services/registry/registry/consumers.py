@@ -2,63 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import date
-
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from registry.bonds.service import drawn, record_draw
-from registry.lodgings.service import bond_draw_citation
-from registry.models import Bond, BondDraw, Lodging
+from registry.bonds.handlers import on_bond_draw_requested
 from servicekit.consumer import EventConsumer
 from servicekit.settings import ServiceSettings
-from taxcore.events import CloudEvent
-from taxcore.events.assessment import NOTICES, BondDrawRequested
-
-
-async def on_bond_draw_requested(session: AsyncSession, event: CloudEvent) -> None:
-    """Record the draw on the lodging's bond valid on the request date, up to what remains.
-
-    Idempotent twice over: the consumer inbox, and the unique ``request_event_id``.
-    A lodging with no valid bond gets no draw (the deficiency stays on its account).
-    """
-    req = BondDrawRequested.model_validate(event.data)
-    if (await session.execute(select(BondDraw.id).where(BondDraw.request_event_id == event.id))).first():
-        return
-    lodging = (
-        await session.execute(select(Lodging).where(Lodging.tax_account == req.tax_account))
-    ).scalar_one_or_none()
-    if lodging is None:
-        raise LookupError(f"bond draw requested for unknown account {req.tax_account}")
-    bond = (
-        (
-            await session.execute(
-                select(Bond).where(
-                    Bond.lodging_id == lodging.id,
-                    Bond.status == "active",
-                    Bond.effective_on <= req.requested_on,
-                    Bond.expires_on >= req.requested_on,
-                )
-            )
-        )
-        .scalars()
-        .first()
-    )
-    if bond is None:
-        return
-    amount = min(req.amount, bond.amount - drawn(bond))
-    if amount <= 0:
-        return
-    await record_draw(
-        session,
-        lodging,
-        bond,
-        amount=amount,
-        drawn_on=min(req.requested_on, date.max),
-        reason=" ".join(filter(None, (bond_draw_citation(lodging.jurisdiction, req.requested_on), "notice")))
-        + f" {req.notice_id} for {req.period}: {req.reason}",
-        request_event_id=event.id,
-    )
+from taxcore.events.assessment import NOTICES
 
 
 def consumers(
@@ -70,6 +19,6 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[NOTICES],
             sessionmaker=sessionmaker,
-            handlers={"roomtax.assessment.bond.draw.requested.v1": on_bond_draw_requested},
+            handlers=[on_bond_draw_requested],
         )
     ]

@@ -8,7 +8,7 @@ from fastapi import FastAPI
 from registry_factories import ADMIN, make_facilitator, make_lodging, make_operator, outbox_types, scalar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from registry.consumers import on_bond_draw_requested
+from registry.bonds.handlers import on_bond_draw_requested
 from servicekit.consumer import EventConsumer
 from servicekit.testing import auth
 from taxcore.events import CloudEvent

@@ -7,13 +7,16 @@ event is not about one lodging), so one lodging's events stay in order.
 
 Each service's payload models live in a module of this package
 (``events.registry``, ``events.filing``, ...) and register their type here with
-:func:`contract`, which is what the JSON Schema / AsyncAPI export walks.
+:func:`contract`, which is what the JSON Schema / AsyncAPI export walks. The
+decorator also sets the class's ``event_type`` and ``topic``, so an event is typed
+by its contract: ``emit(session, PaymentReceived(...), key=...)`` derives both, and a
+consumer's handler names the contract it handles (``servicekit.consumer.handles``).
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,9 +41,16 @@ class CloudEvent(BaseModel):
 
 
 class EventData(BaseModel):
-    """Base of every event payload: strict, decimals as strings in JSON."""
+    """Base of every event payload: strict, decimals as strings in JSON.
+
+    A contract (a class registered with :func:`contract`) carries its ``event_type``
+    and ``topic`` as class variables; a payload part nested in a contract has none.
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    event_type: ClassVar[str]
+    topic: ClassVar[str]
 
 
 M = TypeVar("M", bound=type[EventData])
@@ -50,13 +60,31 @@ CONTRACTS: dict[str, tuple[str, type[EventData]]] = {}
 
 
 def contract(event_type: str, topic: str) -> Any:
-    """Class decorator registering a payload model for an event type and topic."""
+    """Class decorator registering a payload model for an event type and topic (set on the class).
+
+    One type, one class: registering a type a second time for another class raises.
+    """
 
     def register(model: M) -> M:
+        known = CONTRACTS.get(event_type)
+        if known is not None and known[1].__qualname__ != model.__qualname__:
+            raise ValueError(f"{event_type} is already the type of {known[1].__qualname__}")
+        model.event_type = event_type
+        model.topic = topic
         CONTRACTS[event_type] = (topic, model)
         return model
 
     return register
+
+
+def is_contract(model: type[EventData]) -> bool:
+    """Whether ``model`` itself was registered (not only a subclass of a registered contract)."""
+    return "event_type" in vars(model) and CONTRACTS.get(model.event_type, ("", None))[1] is model
+
+
+def contract_of(event_type: str) -> type[EventData]:
+    """The payload model registered for ``event_type`` (KeyError when none is)."""
+    return CONTRACTS[event_type][1]
 
 
 def json_schemas() -> dict[str, Any]:

@@ -20,7 +20,7 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.casework import approvals, law
 from assessment.casework import facts as adjustments
-from assessment.casework.events import event_id, event_type
+from assessment.casework.events import event_id
 from assessment.casework.facts import balances_on
 from assessment.casework.models import (
     AbatementDecision,
@@ -82,10 +82,7 @@ async def request(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(AbatementRequested),
-        key=facts.tax_account,
-        event_id=event_id("abatement", row.id),
-        data=AbatementRequested(
+        AbatementRequested(
             abatement_id=row.id,
             tax_account=row.tax_account,
             period=period,
@@ -95,6 +92,8 @@ async def request(
             requested_on=row.requested_on,
             requested_by=by,
         ),
+        key=facts.tax_account,
+        event_id=event_id("abatement", row.id),
     )
     return row
 
@@ -123,10 +122,7 @@ async def _record_decision(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(AbatementDecided),
-        key=abatement.tax_account,
-        event_id=event_id("abatement-decision", abatement.id),
-        data=AbatementDecided(
+        AbatementDecided(
             abatement_id=abatement.id,
             tax_account=abatement.tax_account,
             period=abatement.period,
@@ -139,6 +135,8 @@ async def _record_decision(
             reasons=reasons,
             section=law.section(abatement.jurisdiction, "abatement", row.decided_on),
         ),
+        key=abatement.tax_account,
+        event_id=event_id("abatement-decision", abatement.id),
     )
     return row
 

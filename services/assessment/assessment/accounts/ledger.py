@@ -51,7 +51,7 @@ the order across periods is this service's documented reading):
 
 Because the liabilities used are those known on ``D``, a later amendment or a
 declaration superseding an estimate re-routes earlier payments; the
-collection postings then carry the difference (see ``postings.py``).
+collection postings then carry the difference (``accounts/service.py: post_collections``).
 
 Known limit: a charge that keeps accruing on an account already paid in full
 (a PR §47 fine on a period assessed by estimate while no declaration is filed)

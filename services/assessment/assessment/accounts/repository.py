@@ -33,6 +33,12 @@ async def lock_account(session: AsyncSession, tax_account: str) -> None:
     await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": tax_account})
 
 
+async def liability_recorded(session: AsyncSession, declaration_id: str) -> bool:
+    """Whether the declaration version's liability is already on the account."""
+    stmt = select(Liability.id).where(Liability.declaration_id == declaration_id)
+    return (await session.execute(stmt)).first() is not None
+
+
 _FACT_TABLES = (
     Liability,
     Estimate,
@@ -164,6 +170,22 @@ async def upsert_summaries(
     assert all(r["tax_account"] == tax_account for r in rows)
     params: dict[str, object] = {c: [r[c] for r in rows] for c in _SUMMARY_COLUMNS}
     await session.execute(_UPSERT_SUMMARIES, {"a": tax_account, **params})
+
+
+async def all_lodgings(session: AsyncSession) -> Sequence[LodgingView]:
+    return (await session.execute(select(LodgingView).order_by(LodgingView.tax_account))).scalars().all()
+
+
+async def filed_periods(session: AsyncSession, tax_account: str, *, on: date) -> set[str]:
+    """Periods of the account with a declaration filed on or before ``on``."""
+    stmt = select(Liability.period).where(Liability.tax_account == tax_account, Liability.filed_on <= on)
+    return {r[0] for r in (await session.execute(stmt)).all()}
+
+
+async def estimated_periods(session: AsyncSession, tax_account: str) -> set[str]:
+    """Periods of the account that already have an estimated assessment."""
+    stmt = select(Estimate.period).where(Estimate.tax_account == tax_account)
+    return {r[0] for r in (await session.execute(stmt)).all()}
 
 
 async def all_tax_accounts(session: AsyncSession) -> list[str]:

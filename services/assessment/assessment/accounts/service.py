@@ -76,11 +76,8 @@ async def post_collections(
         )
         session.add(row)
         events.append(
-            OutboxEvent(
-                event_type="roomtax.assessment.collection.posted.v1",
-                key=facts.tax_account,
-                event_id=pid,
-                data=CollectionPosted(
+            OutboxEvent.of(
+                CollectionPosted(
                     posting_id=pid,
                     payment_id=payment_id,
                     tax_account=facts.tax_account,
@@ -92,6 +89,8 @@ async def post_collections(
                     collected_on=pay.received_on,
                     section=row.section,
                 ),
+                key=facts.tax_account,
+                event_id=pid,
             )
         )
     if not events:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Path, Query
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
@@ -33,7 +32,7 @@ async def get_case(session: SessionDep, principal: PrincipalDep, case_id: Annota
 CaseDep = Annotated[Case, Depends(get_case)]
 
 
-async def _out(session: AsyncSession, case: Case) -> CaseOut:
+async def _out(session: SessionDep, case: Case) -> CaseOut:
     current = await service.view(session, case)
     hold = await service.collection_hold(session, case.tax_account, case.period, clock.today())
     return CaseOut.model_validate({**service.out(current), "collection_hold": hold})

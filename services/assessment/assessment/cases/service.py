@@ -29,7 +29,7 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.casework import approvals, law, repository
 from assessment.casework import facts as adjustments
-from assessment.casework.events import event_id, event_type
+from assessment.casework.events import event_id
 from assessment.casework.facts import balances_on
 from assessment.casework.models import AdjustmentFact, Case, CaseStep, Proposal, ProposalReview
 from assessment.models import Notice, NoticeResponse
@@ -101,10 +101,7 @@ async def add_step(
     amounts = {k: Decimal(v) for k, v in (details.get("amounts") or {}).items()}
     await emit(
         session,
-        event_type=event_type(CaseStepRecorded),
-        key=case.tax_account,
-        event_id=event_id("case-step", row.id),
-        data=CaseStepRecorded(
+        CaseStepRecorded(
             case_id=case.id,
             step_id=row.id,
             tax_account=case.tax_account,
@@ -123,6 +120,8 @@ async def add_step(
             appeal_deadline=details.get("appeal_deadline"),
             section=law.section(case.jurisdiction, "decision", on),
         ),
+        key=case.tax_account,
+        event_id=event_id("case-step", row.id),
     )
     return row
 

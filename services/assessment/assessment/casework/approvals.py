@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.casework import repository
-from assessment.casework.events import event_id, event_type
+from assessment.casework.events import event_id
 from assessment.casework.models import Proposal, ProposalReview
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
@@ -109,10 +109,7 @@ async def propose(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(ProposalMade),
-        key=tax_account,
-        event_id=event_id("proposal", row.id),
-        data=ProposalMade(
+        ProposalMade(
             proposal_id=row.id,
             tax_account=tax_account,
             period=period,
@@ -123,6 +120,8 @@ async def propose(
             proposed_on=row.proposed_on,
             admin_approval_required=needs_admin(amount, settings),
         ),
+        key=tax_account,
+        event_id=event_id("proposal", row.id),
     )
     return row
 
@@ -177,10 +176,7 @@ async def review(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(ProposalReviewed),
-        key=proposal.tax_account,
-        event_id=event_id("proposal-review", proposal.id),
-        data=ProposalReviewed(
+        ProposalReviewed(
             proposal_id=proposal.id,
             tax_account=proposal.tax_account,
             action=proposal.action,
@@ -191,6 +187,8 @@ async def review(
             reviewed_on=row.reviewed_on,
             note=note,
         ),
+        key=proposal.tax_account,
+        event_id=event_id("proposal-review", proposal.id),
     )
     if outcome == "approved":
         await EXECUTORS[proposal.action](session, proposal, row)

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Depends, Path, Query, Request
-from sqlalchemy import select
 
 from assessment.casework import approvals, repository
 from assessment.casework.models import Proposal, ProposalReview
@@ -48,10 +47,7 @@ async def list_proposals(
     tax_account: Annotated[str | None, Query()] = None,
     status: Annotated[str | None, Query(pattern="^(pending|approved|rejected)$")] = None,
 ) -> list[ProposalOut]:
-    stmt = select(Proposal).order_by(Proposal.seq).limit(500)
-    if tax_account:
-        stmt = stmt.where(Proposal.tax_account == tax_account)
-    rows = list((await session.execute(stmt)).scalars().all())
+    rows = await repository.recent_proposals(session, tax_account=tax_account, limit=500)
     reviews = await repository.reviews_of(session, [p.id for p in rows])
     items = [ProposalOut.model_validate(approvals.out(p, reviews.get(p.id), settings)) for p in rows]
     return [i for i in items if status is None or i.status == status]

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts, account_state, latest_fact_date, period_statements
 from assessment.accounts.service import recompute
-from assessment.casework.events import event_id, event_type
+from assessment.casework.events import event_id
 from assessment.casework.models import AdjustmentFact, AdjustmentReversal
 from servicekit.errors import ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
@@ -63,11 +63,8 @@ async def record(
     await emit_many(
         session,
         [
-            OutboxEvent(
-                event_type=event_type(AdjustmentRecorded),
-                key=facts.tax_account,
-                event_id=event_id("adjustment", row.id),
-                data=AdjustmentRecorded(
+            OutboxEvent.of(
+                AdjustmentRecorded(
                     fact_id=row.id,
                     tax_account=row.tax_account,
                     jurisdiction=row.jurisdiction,
@@ -83,6 +80,8 @@ async def record(
                     source_kind=row.source_kind,
                     source_id=row.source_id,
                 ),
+                key=facts.tax_account,
+                event_id=event_id("adjustment", row.id),
             )
             for row in rows
         ],
@@ -121,11 +120,8 @@ async def reverse(
     await emit_many(
         session,
         [
-            OutboxEvent(
-                event_type=event_type(AdjustmentReversed),
-                key=facts.tax_account,
-                event_id=event_id("adjustment-reversal", fact.id),
-                data=AdjustmentReversed(
+            OutboxEvent.of(
+                AdjustmentReversed(
                     fact_id=fact.id,
                     tax_account=fact.tax_account,
                     period=fact.period,
@@ -134,6 +130,8 @@ async def reverse(
                     proposed_by=proposed_by,
                     approved_by=approved_by,
                 ),
+                key=facts.tax_account,
+                event_id=event_id("adjustment-reversal", fact.id),
             )
         ],
     )

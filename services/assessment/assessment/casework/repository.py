@@ -6,6 +6,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.casework.models import (
+    AbatementDecision,
     AbatementRequest,
     AdjustmentFact,
     AdjustmentReversal,
@@ -76,6 +77,19 @@ async def account_steps(session: AsyncSession, tax_account: str) -> list[CaseSte
 async def account_abatements(session: AsyncSession, tax_account: str) -> list[AbatementRequest]:
     stmt = select(AbatementRequest).where(AbatementRequest.tax_account == tax_account)
     return list((await session.execute(stmt.order_by(AbatementRequest.seq))).scalars().all())
+
+
+async def account_abatement_decisions(session: AsyncSession, tax_account: str) -> list[AbatementDecision]:
+    stmt = select(AbatementDecision).where(AbatementDecision.tax_account == tax_account)
+    return list((await session.execute(stmt)).scalars().all())
+
+
+async def recent_proposals(session: AsyncSession, *, tax_account: str | None, limit: int) -> list[Proposal]:
+    """The first ``limit`` proposals in the order made (of one account when ``tax_account`` is set)."""
+    stmt = select(Proposal).order_by(Proposal.seq).limit(limit)
+    if tax_account:
+        stmt = stmt.where(Proposal.tax_account == tax_account)
+    return list((await session.execute(stmt)).scalars().all())
 
 
 async def facts_of_source(session: AsyncSession, source_kind: str, source_id: str) -> list[AdjustmentFact]:

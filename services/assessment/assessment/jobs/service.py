@@ -22,13 +22,12 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment import law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.service import recompute, refresh_summary
-from assessment.models import Estimate, Liability, LodgingView
+from assessment.models import Estimate
 from assessment.notices.service import request_lapsed_draws
 from assessment.settings import AssessmentSettings
 from servicekit.outbox import emit
@@ -44,29 +43,13 @@ from taxcore.rules.estimate import estimate_assessment
 async def estimate_non_filers(
     session: AsyncSession, *, as_of: date, industry_cost: Decimal | None
 ) -> dict[str, Any]:
-    lodgings = (await session.execute(select(LodgingView).order_by(LodgingView.tax_account))).scalars().all()
+    lodgings = await accounts_repo.all_lodgings(session)
     raised: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
     for lodging in lodgings:
         jur = lodging.jurisdiction
-        filed = {
-            r[0]
-            for r in (
-                await session.execute(
-                    select(Liability.period).where(
-                        Liability.tax_account == lodging.tax_account, Liability.filed_on <= as_of
-                    )
-                )
-            ).all()
-        }
-        estimated = {
-            r[0]
-            for r in (
-                await session.execute(
-                    select(Estimate.period).where(Estimate.tax_account == lodging.tax_account)
-                )
-            ).all()
-        }
+        filed = await accounts_repo.filed_periods(session, lodging.tax_account, on=as_of)
+        estimated = await accounts_repo.estimated_periods(session, lodging.tax_account)
         period = Period.of(lodging.registered_on)
         changed = False
         while True:
@@ -116,9 +99,7 @@ async def estimate_non_filers(
                 await session.flush()
                 await emit(
                     session,
-                    event_type="roomtax.assessment.account.assessed.v1",
-                    key=lodging.tax_account,
-                    data=AccountAssessed(
+                    AccountAssessed(
                         tax_account=lodging.tax_account,
                         jurisdiction=jur,
                         lodging_class=in_force.lodging_class,
@@ -132,6 +113,7 @@ async def estimate_non_filers(
                         reasons=[f"no declaration filed by {as_of.isoformat()}; estimated by {est.method}"],
                         section=law.ESTIMATE_SECTION[jur],
                     ),
+                    key=lodging.tax_account,
                 )
                 raised.append(
                     {

@@ -4,16 +4,14 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Query
 from fastapi.responses import Response
-from sqlalchemy import false, select
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import clock, law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
-from assessment.models import LodgingView, Notice
-from assessment.notices import service
+from assessment.models import Notice
+from assessment.notices import repository, service
 from assessment.notices.letter import render_letter
 from assessment.notices.schemas import NoticeCreate, NoticeOut, ResponseCreate
 from servicekit.app import router as make_router
@@ -27,10 +25,8 @@ router = make_router(prefix="/v1/notices", tags=["notices"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}
 
 
-async def _visible_notice(
-    session: AsyncSession, principal: Principal, notice_id: str
-) -> tuple[Notice, Facts]:
-    notice = await session.get(Notice, notice_id)
+async def _visible_notice(session: SessionDep, principal: Principal, notice_id: str) -> tuple[Notice, Facts]:
+    notice = await repository.notice(session, notice_id)
     facts = await accounts_repo.load_facts(session, notice.tax_account) if notice else None
     if notice is None or facts is None or not accounts_repo.visible(principal, facts.lodging):
         raise NotFound(f"no notice {notice_id!r}")
@@ -46,7 +42,7 @@ async def get_visible_notice(
 NoticeDep = Annotated[tuple[Notice, Facts], Depends(get_visible_notice)]
 
 
-async def to_out(session: AsyncSession, notice: Notice, facts: Facts) -> NoticeOut:
+async def to_out(session: SessionDep, notice: Notice, facts: Facts) -> NoticeOut:
     term = law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction)
     status = await service.status_of(session, facts, notice, clock.today())
     return NoticeOut.model_validate(
@@ -118,17 +114,9 @@ async def list_notices(
     cursor: CursorQuery = None,
 ) -> Page[NoticeOut]:
     after = decode_cursor(cursor, arity=2)
-    stmt = select(Notice).order_by(Notice.issued_on, Notice.id).limit(limit + 1)
-    if tax_account:
-        stmt = stmt.where(Notice.tax_account == tax_account)
-    if not principal.is_agency:
-        owner = principal.operator_id if principal.role == "operator" else None
-        mine = LodgingView.operator_id == owner if owner else false()
-        owned = select(LodgingView.tax_account).where(mine)
-        stmt = stmt.where(Notice.tax_account.in_(owned))
-    if after:
-        stmt = stmt.where((Notice.issued_on, Notice.id) > (after[0], after[1]))  # type: ignore[operator]
-    rows = (await session.execute(stmt)).scalars().all()
+    rows = await repository.visible_page(
+        session, principal, tax_account=tax_account, limit=limit, after=after
+    )
     facts_cache: dict[str, Facts] = {}
     items: list[NoticeOut] = []
     for n in rows[:limit]:

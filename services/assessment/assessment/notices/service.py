@@ -7,7 +7,6 @@ from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import clock, law
@@ -16,6 +15,7 @@ from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.cases import service as cases_service
 from assessment.casework import repository as casework_repo
 from assessment.models import BondDrawRequest, BondDrawView, BondView, Notice, NoticeResponse
+from assessment.notices import repository
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.events.assessment import BondDrawRequested, NoticeIssued
@@ -90,9 +90,7 @@ async def issue_notice(
     facts.notices.append(notice)
     await emit(
         session,
-        event_type="roomtax.assessment.notice.issued.v1",
-        key=facts.tax_account,
-        data=NoticeIssued(
+        NoticeIssued(
             notice_id=notice.id,
             tax_account=notice.tax_account,
             jurisdiction=notice.jurisdiction,
@@ -109,22 +107,14 @@ async def issue_notice(
             total=notice.total,
             section=section,
         ),
+        key=facts.tax_account,
     )
     return notice
 
 
-async def responses_of(session: AsyncSession, notice_id: str) -> list[NoticeResponse]:
-    stmt = (
-        select(NoticeResponse)
-        .where(NoticeResponse.notice_id == notice_id)
-        .order_by(NoticeResponse.responded_on, NoticeResponse.created_at)
-    )
-    return list((await session.execute(stmt)).scalars().all())
-
-
 async def status_of(session: AsyncSession, facts: Facts, notice: Notice, on: date) -> dict[str, Any]:
-    responses = [r for r in await responses_of(session, notice.id) if r.responded_on <= on]
-    request = await session.get(BondDrawRequest, notice.id)
+    responses = [r for r in await repository.responses_of(session, notice.id) if r.responded_on <= on]
+    request = await repository.draw_request(session, notice.id)
     bal = period_balance(facts, notice.period, on)
     owed = bal.balance if bal is not None else ZERO
     last = responses[-1].kind if responses else None
@@ -185,7 +175,7 @@ async def respond(
             f"the term to answer ended on {notice.response_deadline.isoformat()}",
             errors=[{"pointer": "#/body/responded_on", "detail": "after the response deadline"}],
         )
-    previous = await responses_of(session, notice.id)
+    previous = await repository.responses_of(session, notice.id)
     if previous:
         raise Conflict(f"the notice was already answered ({previous[-1].kind})")
     if kind == "accept":
@@ -232,18 +222,12 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
     event id is derived from it, so the registry records one draw however
     often this runs).
     """
-    stmt = (
-        select(Notice)
-        .where(Notice.response_deadline < as_of)
-        .where(~select(BondDrawRequest.notice_id).where(BondDrawRequest.notice_id == Notice.id).exists())
-        .order_by(Notice.issued_on, Notice.id)
-    )
     made: list[BondDrawRequest] = []
-    for notice in (await session.execute(stmt)).scalars().all():
+    for notice in await repository.lapsed_without_request(session, as_of):
         draw_section = notice_terms(notice.jurisdiction, notice.issued_on).bond_draw_section
         if draw_section is None:  # bonds are not required there (VI): nothing to draw on
             continue
-        responses = [r for r in await responses_of(session, notice.id) if r.responded_on <= as_of]
+        responses = [r for r in await repository.responses_of(session, notice.id) if r.responded_on <= as_of]
         if responses and responses[-1].kind == "dispute" and await _dispute_holds(session, notice, as_of):
             continue
         if await cases_service.collection_hold(session, notice.tax_account, notice.period, as_of):
@@ -255,31 +239,8 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
         bal = period_balance(facts, notice.period, as_of)
         if bal is None or bal.balance <= 0:
             continue
-        bonds = (
-            (
-                await session.execute(
-                    select(BondView)
-                    .where(
-                        BondView.tax_account == notice.tax_account,
-                        BondView.status == "active",
-                        BondView.effective_on <= as_of,
-                        BondView.expires_on >= as_of,
-                    )
-                    .order_by(BondView.effective_on)
-                )
-            )
-            .scalars()
-            .all()
-        )
-        draws = list(
-            (
-                await session.execute(
-                    select(BondDrawView).where(BondDrawView.tax_account == notice.tax_account)
-                )
-            )
-            .scalars()
-            .all()
-        )
+        bonds = await repository.active_bonds_on(session, notice.tax_account, as_of)
+        draws = await repository.draws_of(session, notice.tax_account)
         bond = next((b for b in bonds if _bond_remaining(b, draws) > 0), None)
         if bond is None:
             continue
@@ -298,10 +259,7 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
         await session.flush()
         await emit(
             session,
-            event_type="roomtax.assessment.bond.draw.requested.v1",
-            key=notice.tax_account,
-            event_id=event_id,
-            data=BondDrawRequested(
+            BondDrawRequested(
                 notice_id=notice.id,
                 tax_account=notice.tax_account,
                 period=notice.period,
@@ -311,6 +269,8 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
                 f"({notice.response_deadline.isoformat()}); "
                 f"{draw_section}",
             ),
+            key=notice.tax_account,
+            event_id=event_id,
         )
         made.append(request)
     return made
@@ -326,7 +286,7 @@ async def _dispute_holds(session: AsyncSession, notice: Notice, on: date) -> boo
 
 
 async def get_notice(session: AsyncSession, notice_id: str) -> Notice:
-    notice = await session.get(Notice, notice_id)
+    notice = await repository.notice(session, notice_id)
     if notice is None:
         raise NotFound(f"no notice {notice_id!r}")
     return notice

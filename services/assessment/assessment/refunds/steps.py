@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts
 from assessment.casework import law
-from assessment.casework.events import event_id, event_type
+from assessment.casework.events import event_id
 from assessment.casework.models import RefundStep
 from assessment.models import Refund
 from servicekit.outbox import emit
@@ -47,10 +47,7 @@ async def emit_step(
     details: dict[str, Any] = row.details if row is not None else {}
     await emit(
         session,
-        event_type=event_type(RefundStepRecorded),
-        key=refund.tax_account,
-        event_id=event_id("refund-step", refund.id, step),
-        data=RefundStepRecorded(
+        RefundStepRecorded(
             refund_id=refund.id,
             step_id=row.id if row is not None else refund.id,
             tax_account=refund.tax_account,
@@ -66,4 +63,6 @@ async def emit_step(
             approved_by=details.get("approved_by"),
             section=law.section(facts.jurisdiction, "refund", on),
         ),
+        key=refund.tax_account,
+        event_id=event_id("refund-step", refund.id, step),
     )

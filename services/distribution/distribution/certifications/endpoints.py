@@ -3,7 +3,6 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Query
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from distribution.certifications import repository, service
 from distribution.certifications.schemas import CertificationCreate, CertificationOut
@@ -83,12 +82,7 @@ async def list_certifications(
     summary="One certification",
 )
 async def get_certification(certification_id: str, session: SessionDep, _: AgencyReadDep) -> CertificationOut:
-    cert = await _get(session, certification_id)
-    return to_out(cert, cert.id in await repository.current_ids(session))
-
-
-async def _get(session: AsyncSession, certification_id: str) -> Certification:
-    cert = await session.get(Certification, certification_id)
+    cert = await repository.get(session, certification_id)
     if cert is None:
         raise NotFound(f"no certification {certification_id!r}")
-    return cert
+    return to_out(cert, cert.id in await repository.current_ids(session))

@@ -4,7 +4,6 @@ from decimal import Decimal
 from typing import Annotated
 
 from fastapi import Query
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from distribution.models import OpeningState
 from distribution.openings import repository, service
@@ -87,12 +86,7 @@ async def list_opening_states(
     summary="One opening state",
 )
 async def get_opening_state(opening_state_id: str, session: SessionDep, _: AgencyReadDep) -> OpeningStateOut:
-    opening = await _get(session, opening_state_id)
-    return to_out(opening, opening.id in await repository.current_ids(session))
-
-
-async def _get(session: AsyncSession, opening_state_id: str) -> OpeningState:
-    opening = await session.get(OpeningState, opening_state_id)
+    opening = await repository.get(session, opening_state_id)
     if opening is None:
         raise NotFound(f"no opening state {opening_state_id!r}")
-    return opening
+    return to_out(opening, opening.id in await repository.current_ids(session))

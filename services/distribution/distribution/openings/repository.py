@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from distribution import versions
 from distribution.models import OpeningState
 
 
@@ -17,32 +18,20 @@ async def lock(session: AsyncSession, jurisdiction: str) -> None:
     )
 
 
+async def get(session: AsyncSession, opening_state_id: str) -> OpeningState | None:
+    return await versions.get(session, OpeningState, opening_state_id)
+
+
 async def current(session: AsyncSession, jurisdiction: str) -> OpeningState | None:
-    stmt = (
-        select(OpeningState)
-        .where(OpeningState.jurisdiction == jurisdiction)
-        .order_by(OpeningState.version.desc())
-        .limit(1)
-    )
-    return (await session.execute(stmt)).scalar_one_or_none()
+    return await versions.latest(session, OpeningState, OpeningState.jurisdiction == jurisdiction)
 
 
 async def list_page(
     session: AsyncSession, *, jurisdiction: str | None, after: tuple[str, int] | None, limit: int
 ) -> Sequence[OpeningState]:
-    stmt = select(OpeningState).order_by(OpeningState.jurisdiction, OpeningState.version).limit(limit + 1)
-    if jurisdiction is not None:
-        stmt = stmt.where(OpeningState.jurisdiction == jurisdiction)
-    if after is not None:
-        j, version = after
-        stmt = stmt.where(
-            (OpeningState.jurisdiction > j)
-            | ((OpeningState.jurisdiction == j) & (OpeningState.version > version))
-        )
-    return (await session.execute(stmt)).scalars().all()
+    group = OpeningState.jurisdiction
+    return await versions.page(session, OpeningState, group, value=jurisdiction, after=after, limit=limit)
 
 
 async def current_ids(session: AsyncSession) -> set[str]:
-    superseded = select(OpeningState.supersedes_id).where(OpeningState.supersedes_id.is_not(None))
-    rows = await session.execute(select(OpeningState.id).where(OpeningState.id.not_in(superseded)))
-    return set(rows.scalars())
+    return await versions.current_ids(session, OpeningState)

@@ -6,10 +6,8 @@ from typing import Annotated
 
 from fastapi import Depends, Path, Query
 from fastapi.responses import JSONResponse, Response
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from distribution.models import JournalEntry, Run
+from distribution.models import Run
 from distribution.runs import repository, service
 from distribution.runs.schemas import RunCreate, RunOut
 from servicekit.app import router as make_router
@@ -48,11 +46,6 @@ def to_out(run: Run, *, preview: bool = False, entry_id: int | None = None) -> R
     )
 
 
-async def _entry_id(session: AsyncSession, run_id: str) -> int | None:
-    row = await session.execute(select(JournalEntry.id).where(JournalEntry.run_id == run_id))
-    return row.scalar_one_or_none()
-
-
 @router.post(
     "",
     response_model=RunOut,
@@ -65,9 +58,8 @@ async def create_run(body: RunCreate, session: SessionDep, _: AdminDep) -> JSONR
         session, jurisdiction=body.jurisdiction, month=body.month, preview=body.preview
     )
     preview = outcome.status == "preview"
-    out = to_out(
-        outcome.run, preview=preview, entry_id=None if preview else await _entry_id(session, outcome.run.id)
-    )
+    entry_id = None if preview else await repository.journal_entry_id(session, outcome.run.id)
+    out = to_out(outcome.run, preview=preview, entry_id=entry_id)
     status = 201 if outcome.status == "posted" else 200
     return JSONResponse(out.model_dump(mode="json"), status_code=status)
 
@@ -109,7 +101,7 @@ RunDep = Annotated[Run, Depends(get_run)]
     summary="A run's report: every allocation with its rule and citation",
 )
 async def read_run(run: RunDep, session: SessionDep) -> RunOut:
-    return to_out(run, entry_id=await _entry_id(session, run.id))
+    return to_out(run, entry_id=await repository.journal_entry_id(session, run.id))
 
 
 @router.get(

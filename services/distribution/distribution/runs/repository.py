@@ -8,7 +8,7 @@ from datetime import date
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from distribution.models import Collection, Run, RunCollection
+from distribution.models import Collection, JournalEntry, Run, RunCollection
 
 
 async def lock_jurisdiction(session: AsyncSession, jurisdiction: str) -> None:
@@ -75,3 +75,9 @@ async def collection_count(session: AsyncSession, run_id: str) -> int:
 async def earliest(session: AsyncSession, jurisdiction: str) -> Run | None:
     stmt = select(Run).where(Run.jurisdiction == jurisdiction).order_by(Run.month).limit(1)
     return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def journal_entry_id(session: AsyncSession, run_id: str) -> int | None:
+    """The journal entry a posted run wrote (None for a run not posted)."""
+    row = await session.execute(select(JournalEntry.id).where(JournalEntry.run_id == run_id))
+    return row.scalar_one_or_none()

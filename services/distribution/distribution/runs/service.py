@@ -51,7 +51,6 @@ from taxcore.rules.distribution import (
     takes_certification,
 )
 
-RUN_POSTED = "roomtax.distribution.run.posted.v1"
 BUCKETS = ("room_tax", "impact_fee", "other", "suspense")
 STATUTORY_BUCKET = {"tax": "room_tax", "impact_fee": "impact_fee"}
 
@@ -298,10 +297,7 @@ async def _post(session: AsyncSession, run: Run, taken: list[Collection]) -> Non
         entry_id = entry.id
     await emit(
         session,
-        event_type=RUN_POSTED,
-        key=j,
-        subject=run.id,
-        data=ev.RunPosted(
+        ev.RunPosted(
             run_id=run.id,
             jurisdiction=j,
             month=run.month,
@@ -321,4 +317,6 @@ async def _post(session: AsyncSession, run: Run, taken: list[Collection]) -> Non
             posted_at=run.posted_at,
             closed_through=run.closed_through,
         ),
+        key=j,
+        subject=run.id,
     )

@@ -20,10 +20,8 @@ projection knows it; any other number is treated as missing evidence.
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal
 from typing import Any
 
 from filing.declarations.schemas import DeclaredFigures, DeclaredLines
@@ -37,15 +35,8 @@ from taxcore.rules.declaration import DeclarationInput, DeclarationResult
 #: Exemptions whose evidence is a certificate the registry issues (kind = exemption name).
 CERTIFIED_EXEMPTIONS = frozenset({"pr_film_production"})
 
-_FILINGS = uuid.UUID("6f1c35a8-7c38-4d53-9a43-3f4a0b7c9e21")
-
 #: Every field of the return as filed, in the order of ``DeclaredLines`` (taxcore ``DeclarationInput``).
 LINE_FIELDS: tuple[str, ...] = tuple(DeclaredLines.model_fields)
-
-
-def filing_id(lodging_id: str, period: Period, filer_kind: str, filer_id: str) -> str:
-    """Stable id of one filer's filing for one lodging-period (every version shares it)."""
-    return str(uuid.uuid5(_FILINGS, f"{lodging_id}|{period}|{filer_kind}|{filer_id}"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +95,3 @@ def recompute(
             )
         findings.append(item)
     return Recomputed(submitted=submitted, input=inp, result=result, findings=findings)
-
-
-def tax_difference(declared_tax: Decimal | None, computed_tax: Decimal) -> Decimal | None:
-    return None if declared_tax is None else declared_tax - computed_tax

@@ -11,11 +11,10 @@ from filing.declarations.schemas import (
     DeclarationCreate,
     DeclarationOut,
     FilerKind,
-    LodgingPeriodOut,
     PeriodStr,
     Status,
 )
-from filing.deps import VisibleLodgingDep
+from filing.lodging_periods import parse_period
 from filing.models import Declaration
 from filing.projection import repository as projection
 from servicekit.app import router as make_router
@@ -111,7 +110,7 @@ async def file_declaration(
     lodging = await projection.get_visible(session, principal, body.lodging)
     if lodging is None:
         raise NotFound(f"no lodging {body.lodging!r}")
-    period = service.parse_period(body.period)
+    period = parse_period(body.period)
     declaration = await service.file_declaration(
         session, principal, lodging=lodging, body=body, period=period, filer=body.filer, today=clock.today()
     )
@@ -187,21 +186,3 @@ async def list_declarations(
         latest_only=latest,
     )
     return paginate(rows, limit=limit, key=lambda r: [r[0].seq], to_item=lambda r: to_out(r[0], latest=r[1]))
-
-
-@router.get(
-    "/lodgings/{lodging_id}/periods/{period}",
-    response_model=LodgingPeriodOut,
-    responses=NotFound.openapi(),
-    summary="What each filer (operator, facilitators) covered for a lodging-period, and what was paid",
-)
-async def lodging_period(
-    lodging: VisibleLodgingDep,
-    period: Annotated[str, Path(pattern=r"^\d{4}-\d{2}$")],
-    session: SessionDep,
-    principal: PrincipalDep,
-) -> LodgingPeriodOut:
-    view = await service.lodging_period(
-        session, principal, lodging=lodging, period=service.parse_period(period, root="path")
-    )
-    return LodgingPeriodOut.model_validate(view)

@@ -13,7 +13,6 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal
 from typing import Any
 
 import asyncpg
@@ -21,10 +20,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.declarations import repository
-from filing.declarations.compute import Recomputed, filing_id, recompute
+from filing.declarations.compute import Recomputed, recompute
 from filing.declarations.schemas import DeclarationAmend, DeclarationCreate, DeclaredFigures, Filer
+from filing.lodging_periods import filing_id
 from filing.models import Declaration, Lodging
-from filing.payments import repository as payments
 from filing.projection import repository as projection
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -34,16 +33,6 @@ from taxcore.events import filing as ev
 from taxcore.events import registry as registry_events
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period, due_date
-
-FILED = "roomtax.filing.declaration.filed.v1"
-AMENDED = "roomtax.filing.declaration.amended.v1"
-
-
-def parse_period(text: str, *, field: str = "period", root: str = "body") -> Period:
-    try:
-        return Period.parse(text)
-    except ValueError as exc:
-        raise ValidationFailed.on(field, f"expected YYYY-MM, got {text!r}", root=root) from exc
 
 
 def period_problem(lodging: Lodging, period: Period, filed_on: date) -> str | None:
@@ -215,7 +204,7 @@ def new_version(
         declared_total=declared.total,
         findings=[ev.Finding.model_validate(f) for f in rec.findings],
     )
-    event = OutboxEvent(event_type=AMENDED if previous else FILED, key=lodging.tax_account, data=data)
+    event = OutboxEvent.of(data, key=lodging.tax_account)
     return NewVersion(row=row, event=event)
 
 
@@ -322,62 +311,3 @@ async def amend(
         amends=original,
         today=today,
     )
-
-
-async def lodging_period(
-    session: AsyncSession, principal: Principal, *, lodging: Lodging, period: Period
-) -> dict[str, Any]:
-    """Each filer's latest version and the totals, with what was paid for the period."""
-    latest = await repository.latest_for_lodging_period(
-        session, principal, lodging_id=lodging.lodging_id, period=str(period)
-    )
-    zero = Decimal("0.00")
-    paid = await payments.paid_for_period(
-        session, principal, lodging_id=lodging.lodging_id, period=str(period)
-    )
-    return {
-        "lodging": lodging_ref(lodging, period),
-        "period": str(period),
-        "due_date": due_date(lodging.jurisdiction, period),
-        "filers": [
-            {
-                "filer": {"kind": d.filer_kind, "id": d.filer_id},
-                "declaration_id": d.id,
-                "version": d.version,
-                "filed_on": d.filed_on,
-                "late": d.late,
-                "flagged": d.flagged,
-                "room_nights": int(d.input.get("room_nights", 0)),
-                "taxable_base": d.taxable_base,
-                "tax": d.tax,
-                "impact_fee": d.impact_fee,
-                "total_due": d.total_due,
-                "declared_tax": d.declared_tax,
-                "declared_total": d.declared_total,
-            }
-            for d in latest
-        ],
-        "totals": {
-            "room_nights": sum(int(d.input.get("room_nights", 0)) for d in latest),
-            "taxable_base": sum((d.taxable_base for d in latest), zero),
-            "tax": sum((d.tax for d in latest), zero),
-            "impact_fee": sum((d.impact_fee for d in latest), zero),
-            "total_due": sum((d.total_due for d in latest), zero),
-            "declared_tax": sum((d.declared_tax or zero for d in latest), zero),
-        },
-        "paid_for_period": sum((amount for _, amount in paid), zero),
-        "paid_by": [{"payer": {"kind": k[0], "id": k[1]}, "amount": amount} for k, amount in paid],
-    }
-
-
-def lodging_ref(lodging: Lodging, period: Period) -> dict[str, Any]:
-    """The lodging as it was in ``period`` (its class and casino licence then)."""
-    in_force = registry_events.attributes_in(lodging, period)
-    return {
-        "lodging_id": lodging.lodging_id,
-        "tax_account": lodging.tax_account,
-        "jurisdiction": lodging.jurisdiction,
-        "lodging_class": in_force.lodging_class,
-        "casino": in_force.casino,
-        "name": lodging.name,
-    }

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.declarations.schemas import Filer
-from filing.declarations.service import parse_period
+from filing.lodging_periods import parse_period
 from filing.models import Lodging, Payment, PaymentReversal
 from filing.payments import receipts, repository
 from filing.payments.schemas import METHOD_LABELS, PaymentCreate, ReversalCreate
@@ -130,9 +130,7 @@ async def record_payment(
     await session.flush()
     await emit(
         session,
-        event_type="roomtax.filing.payment.received.v1",
-        key=lodging.tax_account,
-        data=ev.PaymentReceived(
+        ev.PaymentReceived(
             payment_id=payment.id,
             tax_account=lodging.tax_account,
             jurisdiction=lodging.jurisdiction,
@@ -143,6 +141,7 @@ async def record_payment(
             payer_id=payer.id,
             periods=[ev.PeriodAmount(period=p.period, amount=p.amount) for p in body.periods],
         ),
+        key=lodging.tax_account,
     )
     return payment
 
@@ -170,9 +169,7 @@ async def reverse_payment(
     await session.flush()
     await emit(
         session,
-        event_type="roomtax.filing.payment.reversed.v1",
-        key=payment.tax_account,
-        data=ev.PaymentReversed(
+        ev.PaymentReversed(
             reversal_id=reversal.id,
             payment_id=payment.id,
             tax_account=payment.tax_account,
@@ -181,6 +178,7 @@ async def reverse_payment(
             reversed_on=reversed_on,
             reason=body.reason,
         ),
+        key=payment.tax_account,
     )
     return reversal
 

@@ -14,13 +14,14 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.models import Authorization, Certificate, Lodging, Party
-from servicekit.consumer import Handler
+from servicekit.consumer import Handler, handler_map, handles
+from servicekit.projections import upsert_latest
 from taxcore.events import CloudEvent
 from taxcore.events import registry as ev
 
 
-async def on_lodging_snapshot(session: AsyncSession, event: CloudEvent) -> None:
-    snap = ev.LodgingSnapshot.model_validate(event.data)
+@handles(ev.LodgingRegistered, ev.LodgingUpdated, ev.LodgingStatusChanged, ev.LodgingAttributesChanged)
+async def on_lodging_snapshot(session: AsyncSession, snap: ev.LodgingSnapshot, event: CloudEvent) -> None:
     values = {
         "lodging_id": snap.lodging_id,
         "tax_account": snap.tax_account,
@@ -35,62 +36,44 @@ async def on_lodging_snapshot(session: AsyncSession, event: CloudEvent) -> None:
         "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
         "as_of": event.time,
     }
-    stmt = insert(Lodging).values(**values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Lodging.lodging_id],
-        set_={k: stmt.excluded[k] for k in values if k != "lodging_id"},
-        where=Lodging.as_of <= stmt.excluded.as_of,
-    )
-    await session.execute(stmt)
+    await upsert_latest(session, Lodging, values, key=["lodging_id"], as_of="as_of")
 
 
-async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
-    auth = ev.AuthorizationGranted.model_validate(event.data)
+@handles(ev.AuthorizationGranted, ev.AuthorizationEnded)
+async def on_authorization(session: AsyncSession, auth: ev.AuthorizationGranted, event: CloudEvent) -> None:
     values = {**auth.model_dump(), "as_of": event.time}
-    stmt = insert(Authorization).values(**values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Authorization.authorization_id],
-        set_={k: stmt.excluded[k] for k in values if k != "authorization_id"},
-        where=Authorization.as_of <= stmt.excluded.as_of,
-    )
-    await session.execute(stmt)
+    await upsert_latest(session, Authorization, values, key=["authorization_id"], as_of="as_of")
 
 
-async def on_certificate_issued(session: AsyncSession, event: CloudEvent) -> None:
-    cert = ev.CertificateIssued.model_validate(event.data)
+@handles(ev.CertificateIssued)
+async def on_certificate_issued(session: AsyncSession, cert: ev.CertificateIssued, event: CloudEvent) -> None:
     stmt = insert(Certificate).values(**cert.model_dump()).on_conflict_do_nothing()
     await session.execute(stmt)
 
 
 async def _party(session: AsyncSession, kind: str, party_id: str, name: str, event: CloudEvent) -> None:
     values = {"kind": kind, "party_id": party_id, "name": name, "as_of": event.time}
-    stmt = insert(Party).values(**values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=[Party.kind, Party.party_id],
-        set_={"name": stmt.excluded.name, "as_of": stmt.excluded.as_of},
-        where=Party.as_of <= stmt.excluded.as_of,
-    )
-    await session.execute(stmt)
+    await upsert_latest(session, Party, values, key=["kind", "party_id"], as_of="as_of")
 
 
-async def on_operator_registered(session: AsyncSession, event: CloudEvent) -> None:
-    op = ev.OperatorRegistered.model_validate(event.data)
+@handles(ev.OperatorRegistered)
+async def on_operator_registered(session: AsyncSession, op: ev.OperatorRegistered, event: CloudEvent) -> None:
     await _party(session, "operator", op.operator_id, op.name, event)
 
 
-async def on_facilitator_registered(session: AsyncSession, event: CloudEvent) -> None:
-    fac = ev.FacilitatorRegistered.model_validate(event.data)
+@handles(ev.FacilitatorRegistered)
+async def on_facilitator_registered(
+    session: AsyncSession, fac: ev.FacilitatorRegistered, event: CloudEvent
+) -> None:
     await _party(session, "facilitator", fac.facilitator_id, fac.name, event)
 
 
-HANDLERS: dict[str, Handler] = {
-    "roomtax.registry.lodging.registered.v1": on_lodging_snapshot,
-    "roomtax.registry.lodging.updated.v1": on_lodging_snapshot,
-    "roomtax.registry.lodging.status_changed.v1": on_lodging_snapshot,
-    "roomtax.registry.lodging.attributes_changed.v1": on_lodging_snapshot,
-    "roomtax.registry.authorization.granted.v1": on_authorization,
-    "roomtax.registry.authorization.ended.v1": on_authorization,
-    "roomtax.registry.certificate.issued.v1": on_certificate_issued,
-    "roomtax.registry.operator.registered.v1": on_operator_registered,
-    "roomtax.registry.facilitator.registered.v1": on_facilitator_registered,
-}
+HANDLERS: dict[str, Handler] = handler_map(
+    [
+        on_lodging_snapshot,
+        on_authorization,
+        on_certificate_issued,
+        on_operator_registered,
+        on_facilitator_registered,
+    ]
+)

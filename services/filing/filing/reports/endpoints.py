@@ -1,22 +1,24 @@
-"""Dashboard reads: the per-period filing-compliance summary."""
+"""Reports: the per-period filing-compliance summary, and what a lodging-period's filers covered."""
 
 from __future__ import annotations
 
 from datetime import date
 from typing import Annotated
 
-from fastapi import Query
+from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
 from filing import clock
 from filing.declarations import repository as declarations
-from filing.declarations.schemas import PeriodStr
-from filing.declarations.service import parse_period
+from filing.declarations.schemas import LodgingPeriodOut, PeriodStr
+from filing.deps import VisibleLodgingDep
+from filing.lodging_periods import parse_period
 from filing.projection import repository as projection
+from filing.reports import service
 from servicekit.app import router as make_router
-from servicekit.auth import AgencyReadDep
+from servicekit.auth import AgencyReadDep, PrincipalDep
 from servicekit.db import SessionDep
-from servicekit.errors import ValidationFailed
+from servicekit.errors import NotFound, ValidationFailed
 from taxcore.jurisdictions import require_jurisdiction
 from taxcore.obligations import declaration_filers, must_file_lodging
 from taxcore.periods import due_date
@@ -97,3 +99,21 @@ async def compliance(
         late_accounts=late_accounts,
         not_filed_accounts=missing,
     )
+
+
+@router.get(
+    "/lodgings/{lodging_id}/periods/{period}",
+    response_model=LodgingPeriodOut,
+    responses=NotFound.openapi(),
+    summary="What each filer (operator, facilitators) covered for a lodging-period, and what was paid",
+)
+async def lodging_period(
+    lodging: VisibleLodgingDep,
+    period: Annotated[str, Path(pattern=r"^\d{4}-\d{2}$")],
+    session: SessionDep,
+    principal: PrincipalDep,
+) -> LodgingPeriodOut:
+    view = await service.lodging_period(
+        session, principal=principal, lodging=lodging, period=parse_period(period, root="path")
+    )
+    return LodgingPeriodOut.model_validate(view)

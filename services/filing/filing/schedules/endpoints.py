@@ -13,8 +13,9 @@ from starlette.datastructures import UploadFile
 
 from filing import clock
 from filing.declarations.schemas import PeriodStr
-from filing.declarations.service import parse_period, received_date
+from filing.declarations.service import received_date
 from filing.deps import SettingsDep
+from filing.lodging_periods import parse_period
 from filing.models import RemittanceSchedule
 from filing.schedules import service
 from filing.schedules.schemas import ROW_COLUMNS, ScheduleCreate, ScheduleOut

@@ -20,9 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.bulk import collection_paused
 from filing.declarations import repository as declarations
-from filing.declarations.compute import CERTIFIED_EXEMPTIONS, filing_id, recompute
+from filing.declarations.compute import CERTIFIED_EXEMPTIONS, recompute
 from filing.declarations.schemas import Filer
 from filing.declarations.service import NewVersion, new_version, period_problem, store
+from filing.lodging_periods import filing_id
 from filing.models import Lodging, RemittanceSchedule
 from filing.projection import repository as projection
 from filing.schedules.schemas import ScheduleRow

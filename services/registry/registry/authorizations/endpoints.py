@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-from sqlalchemy import select
-
-from registry.authorizations import service
+from registry.authorizations import repository, service
 from registry.authorizations.schemas import AuthorizationCreate, AuthorizationEnd, AuthorizationOut
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.models import Authorization, Lodging
@@ -36,7 +34,11 @@ def to_out(a: Authorization, lodging: Lodging) -> AuthorizationOut:
 )
 async def grant(body: AuthorizationCreate, lodging: AdminLodgingDep, session: SessionDep) -> AuthorizationOut:
     auth = await service.grant(
-        session, lodging, facilitator_id=body.facilitator_id, starts_on=body.starts_on, ends_on=body.ends_on
+        session,
+        lodging=lodging,
+        facilitator_id=body.facilitator_id,
+        starts_on=body.starts_on,
+        ends_on=body.ends_on,
     )
     return to_out(auth, lodging)
 
@@ -45,14 +47,8 @@ async def grant(body: AuthorizationCreate, lodging: AdminLodgingDep, session: Se
 async def list_authorizations(
     lodging: LodgingDep, session: SessionDep, principal: PrincipalDep
 ) -> list[AuthorizationOut]:
-    stmt = (
-        select(Authorization)
-        .where(Authorization.lodging_id == lodging.id)
-        .order_by(Authorization.starts_on, Authorization.id)
-    )
-    if principal.role == "facilitator":
-        stmt = stmt.where(Authorization.facilitator_id == (principal.facilitator_id or ""))
-    return [to_out(a, lodging) for a in (await session.execute(stmt)).scalars()]
+    only = (principal.facilitator_id or "") if principal.role == "facilitator" else None
+    return [to_out(a, lodging) for a in await repository.of_lodging(session, lodging.id, facilitator_id=only)]
 
 
 @router.post(
@@ -64,7 +60,7 @@ async def list_authorizations(
 async def end(
     authorization_id: str, body: AuthorizationEnd, lodging: AdminLodgingDep, session: SessionDep
 ) -> AuthorizationOut:
-    auth = await session.get(Authorization, authorization_id)
+    auth = await repository.authorization(session, authorization_id)
     if auth is None or auth.lodging_id != lodging.id:
         raise NotFound(f"no authorization {authorization_id!r} for this lodging")
-    return to_out(await service.end(session, lodging, auth, ends_on=body.ends_on), lodging)
+    return to_out(await service.end(session, lodging=lodging, auth=auth, ends_on=body.ends_on), lodging)

@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 
-from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from registry.authorizations import repository
 from registry.models import Authorization, Facilitator, Lodging
 from servicekit.errors import Conflict, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.events import registry as ev
-
-FAR_FUTURE = date(9999, 12, 31)
 
 
 def event_data(auth: Authorization, lodging: Lodging) -> dict[str, object]:
@@ -26,27 +24,8 @@ def event_data(auth: Authorization, lodging: Lodging) -> dict[str, object]:
     }
 
 
-async def _overlapping(
-    session: AsyncSession,
-    lodging_id: str,
-    facilitator_id: str,
-    starts: date,
-    ends: date | None,
-    exclude: str | None = None,
-) -> Authorization | None:
-    stmt = select(Authorization).where(
-        Authorization.lodging_id == lodging_id,
-        Authorization.facilitator_id == facilitator_id,
-        or_(Authorization.ends_on.is_(None), Authorization.ends_on >= starts),
-        Authorization.starts_on <= (ends or FAR_FUTURE),
-    )
-    if exclude:
-        stmt = stmt.where(and_(Authorization.id != exclude))
-    return (await session.execute(stmt)).scalars().first()
-
-
 async def grant(
-    session: AsyncSession, lodging: Lodging, *, facilitator_id: str, starts_on: date, ends_on: date | None
+    session: AsyncSession, *, lodging: Lodging, facilitator_id: str, starts_on: date, ends_on: date | None
 ) -> Authorization:
     facilitator = await session.get(Facilitator, facilitator_id)
     if facilitator is None:
@@ -57,7 +36,7 @@ async def grant(
         )
     if starts_on < lodging.registered_on:
         raise ValidationFailed.on("starts_on", "is before the lodging's registration date")
-    clash = await _overlapping(session, lodging.id, facilitator_id, starts_on, ends_on)
+    clash = await repository.overlapping(session, lodging.id, facilitator_id, starts_on, ends_on)
     if clash is not None:
         raise Conflict(
             f"overlaps authorization {clash.id} ({clash.starts_on} to {clash.ends_on or 'open'})",
@@ -70,16 +49,13 @@ async def grant(
     await session.flush()
     await session.refresh(auth)
     await emit(
-        session,
-        event_type="roomtax.registry.authorization.granted.v1",
-        key=lodging.tax_account,
-        data=ev.AuthorizationGranted.model_validate(event_data(auth, lodging)),
+        session, ev.AuthorizationGranted.model_validate(event_data(auth, lodging)), key=lodging.tax_account
     )
     return auth
 
 
 async def end(
-    session: AsyncSession, lodging: Lodging, auth: Authorization, *, ends_on: date
+    session: AsyncSession, *, lodging: Lodging, auth: Authorization, ends_on: date
 ) -> Authorization:
     if ends_on < auth.starts_on:
         raise ValidationFailed.on("ends_on", "is before the authorization's start")
@@ -88,9 +64,6 @@ async def end(
     auth.ends_on = ends_on
     await session.flush()
     await emit(
-        session,
-        event_type="roomtax.registry.authorization.ended.v1",
-        key=lodging.tax_account,
-        data=ev.AuthorizationEnded.model_validate(event_data(auth, lodging)),
+        session, ev.AuthorizationEnded.model_validate(event_data(auth, lodging)), key=lodging.tax_account
     )
     return auth

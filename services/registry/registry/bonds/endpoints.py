@@ -1,8 +1,6 @@
 from __future__ import annotations
 
-from sqlalchemy import select
-
-from registry.bonds import service
+from registry.bonds import repository, service
 from registry.bonds.schemas import BondCreate, BondOut, BondStatusChange, DrawCreate, DrawOut
 from registry.deps import AdminLodgingDep, LodgingDep
 from registry.models import Bond, BondDraw, Lodging
@@ -47,7 +45,7 @@ def to_out(b: Bond) -> BondOut:
 
 
 async def _bond(session: SessionDep, lodging: Lodging, bond_id: str) -> Bond:
-    bond = await session.get(Bond, bond_id)
+    bond = await repository.bond(session, bond_id)
     if bond is None or bond.lodging_id != lodging.id:
         raise NotFound(f"no bond {bond_id!r} for this lodging")
     return bond
@@ -61,7 +59,7 @@ async def _bond(session: SessionDep, lodging: Lodging, bond_id: str) -> Bond:
     summary="Post a bond (PR §27: cash deposit, letter of credit or surety)",
 )
 async def post_bond(body: BondCreate, lodging: AdminLodgingDep, session: SessionDep) -> BondOut:
-    return to_out(await service.post_bond(session, lodging, data=body))
+    return to_out(await service.post_bond(session, lodging=lodging, data=body))
 
 
 @router.get("", response_model=list[BondOut], responses=NotFound.openapi())
@@ -70,8 +68,7 @@ async def list_bonds(lodging: LodgingDep, session: SessionDep, principal: Princi
         # The bond and its draws are the operator's (a draw is an unpaid deficiency, which
         # the assessment service keeps from facilitators too): another's data, a 404.
         raise NotFound(f"no bonds for lodging {lodging.tax_account!r}")
-    stmt = select(Bond).where(Bond.lodging_id == lodging.id).order_by(Bond.effective_on, Bond.id)
-    return [to_out(b) for b in (await session.execute(stmt)).scalars()]
+    return [to_out(b) for b in await repository.of_lodging(session, lodging.id)]
 
 
 @router.post(
@@ -81,7 +78,7 @@ async def change_status(
     bond_id: str, body: BondStatusChange, lodging: AdminLodgingDep, session: SessionDep
 ) -> BondOut:
     bond = await _bond(session, lodging, bond_id)
-    return to_out(await service.change_status(session, lodging, bond, status=body.status))
+    return to_out(await service.change_status(session, lodging=lodging, bond=bond, status=body.status))
 
 
 @router.post(
@@ -97,6 +94,11 @@ async def record_draw(
     bond = await _bond(session, lodging, bond_id)
     return draw_out(
         await service.record_draw(
-            session, lodging, bond, amount=body.amount, drawn_on=body.drawn_on, reason=body.reason
+            session,
+            lodging=lodging,
+            bond=bond,
+            amount=body.amount,
+            drawn_on=body.drawn_on,
+            reason=body.reason,
         )
     )

@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from registry.bonds import repository
 from registry.bonds.schemas import BondCreate
 from registry.models import Bond, BondDraw, Lodging
 from servicekit.errors import Conflict, ValidationFailed
@@ -24,9 +24,7 @@ async def _bond_event(session: AsyncSession, lodging: Lodging, bond: Bond) -> No
     """The bond as it now stands (posted, released or cancelled), for the projections."""
     await emit(
         session,
-        event_type="roomtax.registry.bond.posted.v1",
-        key=lodging.tax_account,
-        data=ev.BondPosted(
+        ev.BondPosted(
             bond_id=bond.id,
             lodging_id=lodging.id,
             tax_account=lodging.tax_account,
@@ -37,24 +35,12 @@ async def _bond_event(session: AsyncSession, lodging: Lodging, bond: Bond) -> No
             expires_on=bond.expires_on,
             status=bond.status,
         ),
+        key=lodging.tax_account,
     )
 
 
-async def post_bond(session: AsyncSession, lodging: Lodging, *, data: BondCreate) -> Bond:
-    clash = (
-        (
-            await session.execute(
-                select(Bond).where(
-                    Bond.lodging_id == lodging.id,
-                    Bond.status == "active",
-                    Bond.effective_on <= data.expires_on,
-                    Bond.expires_on >= data.effective_on,
-                )
-            )
-        )
-        .scalars()
-        .first()
-    )
+async def post_bond(session: AsyncSession, *, lodging: Lodging, data: BondCreate) -> Bond:
+    clash = await repository.active_overlapping(session, lodging.id, data.effective_on, data.expires_on)
     if clash is not None:
         raise Conflict(
             f"overlaps active bond {clash.id} ({clash.effective_on} to {clash.expires_on}); "
@@ -79,7 +65,7 @@ async def post_bond(session: AsyncSession, lodging: Lodging, *, data: BondCreate
     return bond
 
 
-async def change_status(session: AsyncSession, lodging: Lodging, bond: Bond, *, status: str) -> Bond:
+async def change_status(session: AsyncSession, *, lodging: Lodging, bond: Bond, status: str) -> Bond:
     if bond.status != "active":
         raise Conflict(
             f"the bond is already {bond.status}",
@@ -93,9 +79,9 @@ async def change_status(session: AsyncSession, lodging: Lodging, bond: Bond, *, 
 
 async def record_draw(
     session: AsyncSession,
+    *,
     lodging: Lodging,
     bond: Bond,
-    *,
     amount: Decimal,
     drawn_on: date,
     reason: str,
@@ -116,9 +102,7 @@ async def record_draw(
     await session.refresh(draw)
     await emit(
         session,
-        event_type="roomtax.registry.bond.drawn.v1",
-        key=lodging.tax_account,
-        data=ev.BondDrawn(
+        ev.BondDrawn(
             draw_id=draw.id,
             bond_id=bond.id,
             tax_account=lodging.tax_account,
@@ -128,5 +112,6 @@ async def record_draw(
             request_event_id=request_event_id,
             remaining=remaining - amount,
         ),
+        key=lodging.tax_account,
     )
     return draw

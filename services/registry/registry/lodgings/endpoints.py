@@ -97,7 +97,7 @@ async def get_lodging(lodging: LodgingDep) -> LodgingOut:
 
 @router.patch("/{lodging_id}", response_model=LodgingOut, responses=ERRORS)
 async def update_lodging(body: LodgingUpdate, lodging: AdminLodgingDep, session: SessionDep) -> LodgingOut:
-    return to_out(await service.update(session, lodging, data=body))
+    return to_out(await service.update(session, lodging=lodging, data=body))
 
 
 @router.post(
@@ -107,7 +107,7 @@ async def update_lodging(body: LodgingUpdate, lodging: AdminLodgingDep, session:
     summary="Change status (active, suspended, closed) from an effective date",
 )
 async def change_status(body: StatusChange, lodging: AdminLodgingDep, session: SessionDep) -> LodgingOut:
-    return to_out(await service.change_status(session, lodging, data=body))
+    return to_out(await service.change_status(session, lodging=lodging, data=body))
 
 
 @router.post(
@@ -119,7 +119,7 @@ async def change_status(body: StatusChange, lodging: AdminLodgingDep, session: S
 async def change_attributes(
     body: AttributeChange, lodging: AdminLodgingDep, session: SessionDep, principal: PrincipalDep
 ) -> LodgingOut:
-    return to_out(await service.change_attributes(session, lodging, data=body, actor=principal.actor))
+    return to_out(await service.change_attributes(session, lodging=lodging, data=body, actor=principal.actor))
 
 
 @router.get(
@@ -129,4 +129,5 @@ async def change_attributes(
     summary="Is the lodging compliant (valid bond per PR §27, active)?",
 )
 async def get_compliance(lodging: LodgingDep, session: SessionDep, as_of: date | None = None) -> Compliance:
-    return Compliance.model_validate(await service.compliance(session, lodging, on=as_of or date.today()))
+    found = await service.compliance(session, lodging=lodging, on=as_of or date.today())
+    return Compliance.model_validate(found)

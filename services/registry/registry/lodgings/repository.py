@@ -33,6 +33,11 @@ async def get_visible(session: AsyncSession, principal: Principal, lodging_id: s
     return (await session.execute(stmt)).scalar_one_or_none()
 
 
+async def by_tax_account(session: AsyncSession, tax_account: str) -> Lodging | None:
+    stmt = select(Lodging).where(Lodging.tax_account == tax_account)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
 async def next_serial(session: AsyncSession, jurisdiction: str) -> int:
     """Allocate the next serial; the row lock serializes registrations per jurisdiction."""
     row = await session.get(AccountSequence, jurisdiction, with_for_update=True)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import date
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from registry.accounts import format_account
+from registry.bonds import repository as bonds
 from registry.lodgings import repository
 from registry.lodgings.schemas import AttributeChange, LodgingCreate, LodgingUpdate, StatusChange
-from registry.models import Bond, Lodging, LodgingAttribute, LodgingStatus, Operator
+from registry.models import Lodging, LodgingAttribute, LodgingStatus, Operator
 from servicekit.errors import Conflict, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.errors import TaxcoreError
@@ -125,16 +125,11 @@ async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
         ),
     )
     await session.flush()
-    await emit(
-        session,
-        event_type="roomtax.registry.lodging.registered.v1",
-        key=lodging.tax_account,
-        data=ev.LodgingRegistered.model_validate(snapshot(lodging)),
-    )
+    await emit(session, ev.LodgingRegistered.model_validate(snapshot(lodging)), key=lodging.tax_account)
     return lodging
 
 
-async def update(session: AsyncSession, lodging: Lodging, *, data: LodgingUpdate) -> Lodging:
+async def update(session: AsyncSession, *, lodging: Lodging, data: LodgingUpdate) -> Lodging:
     changes = data.model_dump(exclude_unset=True)
     if not changes:
         raise ValidationFailed.on("body", "no field to change")
@@ -145,16 +140,11 @@ async def update(session: AsyncSession, lodging: Lodging, *, data: LodgingUpdate
         lodging.address = data.address.model_dump()
         lodging.municipality = data.address.municipality
     await session.flush()
-    await emit(
-        session,
-        event_type="roomtax.registry.lodging.updated.v1",
-        key=lodging.tax_account,
-        data=ev.LodgingUpdated.model_validate(snapshot(lodging)),
-    )
+    await emit(session, ev.LodgingUpdated.model_validate(snapshot(lodging)), key=lodging.tax_account)
     return lodging
 
 
-async def change_status(session: AsyncSession, lodging: Lodging, *, data: StatusChange) -> Lodging:
+async def change_status(session: AsyncSession, *, lodging: Lodging, data: StatusChange) -> Lodging:
     if data.effective_from < lodging.registered_on:
         raise ValidationFailed.on("effective_from", "is before the lodging's registration date")
     latest = lodging.statuses[-1] if lodging.statuses else None
@@ -177,17 +167,12 @@ async def change_status(session: AsyncSession, lodging: Lodging, *, data: Status
         ),
     )
     await session.flush()
-    await emit(
-        session,
-        event_type="roomtax.registry.lodging.status_changed.v1",
-        key=lodging.tax_account,
-        data=ev.LodgingStatusChanged.model_validate(snapshot(lodging)),
-    )
+    await emit(session, ev.LodgingStatusChanged.model_validate(snapshot(lodging)), key=lodging.tax_account)
     return lodging
 
 
 async def change_attributes(
-    session: AsyncSession, lodging: Lodging, *, data: AttributeChange, actor: str
+    session: AsyncSession, *, lodging: Lodging, data: AttributeChange, actor: str
 ) -> Lodging:
     """Append a class / casino-licence entry in force from ``data.effective_from``.
 
@@ -234,34 +219,18 @@ async def change_attributes(
     lodging.lodging_class, lodging.casino = new_class, new_casino
     await session.flush()
     await emit(
-        session,
-        event_type="roomtax.registry.lodging.attributes_changed.v1",
-        key=lodging.tax_account,
-        data=ev.LodgingAttributesChanged.model_validate(snapshot(lodging)),
+        session, ev.LodgingAttributesChanged.model_validate(snapshot(lodging)), key=lodging.tax_account
     )
     return lodging
 
 
-async def compliance(session: AsyncSession, lodging: Lodging, *, on: date) -> dict[str, object]:
+async def compliance(session: AsyncSession, *, lodging: Lodging, on: date) -> dict[str, object]:
     """A lodging that must keep a bond (``bonds.required``, PR §27(B), (D)) and has no valid one on
     ``on`` is non-compliant."""
     reasons: list[str] = []
     requirement = bond_requirement(lodging.jurisdiction, on)
     required = requirement is not None and requirement.value is True
-    bond = (
-        (
-            await session.execute(
-                select(Bond).where(
-                    Bond.lodging_id == lodging.id,
-                    Bond.status == "active",
-                    Bond.effective_on <= on,
-                    Bond.expires_on >= on,
-                )
-            )
-        )
-        .scalars()
-        .first()
-    )
+    bond = await bonds.active_overlapping(session, lodging.id, on, on)
     if required and bond is None and requirement is not None:
         reasons.append(f"no valid bond on this date ({lodging.jurisdiction} {requirement.section})")
     if bond is not None and sum((d.amount for d in bond.draws), start=bond.amount * 0) >= bond.amount:

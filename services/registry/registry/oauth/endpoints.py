@@ -3,68 +3,19 @@
 from __future__ import annotations
 
 import base64
-import secrets
-from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import Form, Header, Request
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
 
-from registry.models import Facilitator, OAuthClient, Operator
-from registry.oauth.secrets import hash_secret, new_secret, verify_secret
-from registry.oauth.service import revoke_access
+from registry.models import OAuthClient
+from registry.oauth import repository, service
+from registry.oauth.schemas import ClientCreate, ClientOut, ClientSecretOut, TokenOut
 from servicekit.app import router as make_router
-from servicekit.auth import AdminDep, Principal, Role, TokenIssuer
+from servicekit.auth import AdminDep, TokenIssuer
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, Unauthorized, ValidationFailed
-from servicekit.outbox import emit
-from taxcore.events import registry as ev
 
 router = make_router(prefix="/v1", tags=["oauth"])
-
-
-class TokenOut(BaseModel):
-    access_token: str
-    token_type: Literal["Bearer"] = "Bearer"
-    expires_in: int
-    role: str
-
-
-class ClientCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=100)
-    role: Role
-    operator_id: str | None = Field(default=None, max_length=100)
-    facilitator_id: str | None = Field(default=None, max_length=100)
-
-    @model_validator(mode="after")
-    def _binding(self) -> ClientCreate:
-        if self.role == "operator" and not self.operator_id:
-            raise ValueError("an operator client must be bound to operator_id")
-        if self.role == "facilitator" and not self.facilitator_id:
-            raise ValueError("a facilitator client must be bound to facilitator_id")
-        if self.role not in ("operator",) and self.operator_id:
-            raise ValueError("operator_id is only for operator clients")
-        if self.role not in ("facilitator",) and self.facilitator_id:
-            raise ValueError("facilitator_id is only for facilitator clients")
-        return self
-
-
-class ClientOut(BaseModel):
-    client_id: str
-    name: str
-    role: str
-    operator_id: str | None
-    facilitator_id: str | None
-    created_at: datetime
-    rotated_at: datetime | None
-    revoked_at: datetime | None
-
-
-class ClientSecretOut(ClientOut):
-    client_secret: str = Field(description="shown once; store it now")
 
 
 def to_out(c: OAuthClient) -> ClientOut:
@@ -119,61 +70,10 @@ async def token(
     cid, secret = creds
     if not cid or not secret:
         raise Unauthorized("client_id and client_secret are required (form fields or HTTP Basic)")
-    client = await session.get(OAuthClient, cid)
-    if client is None or client.revoked_at is not None or not verify_secret(secret, client.secret_hash):
-        raise Unauthorized("unknown client, wrong secret, or revoked client")
+    principal = await service.authenticate(session, client_id=cid, secret=secret)
     issuer: TokenIssuer = request.app.state.token_issuer
-    access, ttl = issuer.issue(
-        Principal(
-            client_id=client.client_id,
-            role=client.role,
-            operator_id=client.operator_id,
-            facilitator_id=client.facilitator_id,
-        )
-    )
-    return TokenOut(access_token=access, expires_in=ttl, role=client.role)
-
-
-async def _event(session: AsyncSession, client: OAuthClient, change: str) -> None:
-    await emit(
-        session,
-        event_type="roomtax.registry.client.changed.v1",
-        key=client.client_id,
-        data=ev.ClientChanged(
-            client_id=client.client_id,
-            role=client.role,
-            operator_id=client.operator_id,
-            facilitator_id=client.facilitator_id,
-            change=change,
-        ),
-    )
-
-
-async def create_client(
-    session: AsyncSession, *, body: ClientCreate, client_id: str | None = None, secret: str | None = None
-) -> tuple[OAuthClient, str]:
-    if body.operator_id is not None and await session.get(Operator, body.operator_id) is None:
-        raise ValidationFailed.on("operator_id", "no operator with this id")
-    if body.facilitator_id is not None and await session.get(Facilitator, body.facilitator_id) is None:
-        raise ValidationFailed.on("facilitator_id", "no facilitator with this id")
-    if (await session.execute(select(OAuthClient).where(OAuthClient.name == body.name))).first():
-        raise Conflict(
-            f"a client named {body.name!r} exists", errors=[{"pointer": "#/body/name", "detail": "duplicate"}]
-        )
-    secret = secret or new_secret()
-    client = OAuthClient(
-        client_id=client_id or "rtx_" + secrets.token_hex(8),
-        name=body.name,
-        secret_hash=hash_secret(secret),
-        role=body.role,
-        operator_id=body.operator_id,
-        facilitator_id=body.facilitator_id,
-    )
-    session.add(client)
-    await session.flush()
-    await session.refresh(client)
-    await _event(session, client, "created")
-    return client, secret
+    access, ttl = issuer.issue(principal)
+    return TokenOut(access_token=access, expires_in=ttl, role=principal.role)
 
 
 @router.post(
@@ -184,23 +84,13 @@ async def create_client(
     summary="Create an API client bound to a role (and an operator or facilitator)",
 )
 async def create(body: ClientCreate, session: SessionDep, _: AdminDep) -> ClientSecretOut:
-    client, secret = await create_client(session, body=body)
+    client, secret = await service.create_client(session, body=body)
     return ClientSecretOut(**to_out(client).model_dump(), client_secret=secret)
 
 
 @router.get("/oauth-clients", response_model=list[ClientOut])
 async def list_clients(session: SessionDep, _: AdminDep) -> list[ClientOut]:
-    rows = (await session.execute(select(OAuthClient).order_by(OAuthClient.created_at))).scalars()
-    return [to_out(c) for c in rows]
-
-
-async def _client(session: AsyncSession, client_id: str) -> OAuthClient:
-    client = await session.get(OAuthClient, client_id)
-    if client is None:
-        raise NotFound(f"no client {client_id!r}")
-    if client.revoked_at is not None:
-        raise Conflict("the client is revoked")
-    return client
+    return [to_out(c) for c in await repository.all_clients(session)]
 
 
 @router.post(
@@ -210,12 +100,7 @@ async def _client(session: AsyncSession, client_id: str) -> OAuthClient:
     summary="Rotate the client's secret (the old one stops working at once)",
 )
 async def rotate(client_id: str, session: SessionDep, _: AdminDep) -> ClientSecretOut:
-    client = await _client(session, client_id)
-    secret = new_secret()
-    client.secret_hash = hash_secret(secret)
-    client.rotated_at = datetime.now(UTC)
-    await session.flush()
-    await _event(session, client, "rotated")
+    client, secret = await service.rotate_client(session, client_id=client_id)
     return ClientSecretOut(**to_out(client).model_dump(), client_secret=secret)
 
 
@@ -226,15 +111,5 @@ async def rotate(client_id: str, session: SessionDep, _: AdminDep) -> ClientSecr
     summary="Revoke the client: every service refuses its tokens within seconds",
 )
 async def revoke(client_id: str, session: SessionDep, principal: AdminDep) -> ClientOut:
-    client = await _client(session, client_id)
-    client.revoked_at = datetime.now(UTC)
-    await session.flush()
-    await _event(session, client, "revoked")
-    await revoke_access(
-        session,
-        kind="client",
-        subject_id=client.client_id,
-        revoked_at=client.revoked_at,
-        reason=f"client revoked by {principal.actor}",
-    )
+    client = await service.revoke_client(session, client_id=client_id, by=principal.actor)
     return to_out(client)

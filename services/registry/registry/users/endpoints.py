@@ -137,7 +137,7 @@ async def sign_out(body: RefreshIn, session: SessionDep) -> None:
 
 @router.get("/me", response_model=UserOut, responses=Forbidden.openapi(), summary="The signed-in person")
 async def me(session: SessionDep, principal: PrincipalDep) -> UserOut:
-    return service.to_out(await service.get_user(session, _person(principal)))
+    return service.to_out(await service.get_user(session, user_id=_person(principal)))
 
 
 @router.post(
@@ -162,7 +162,7 @@ async def list_users(
 
 @router.get("/users/{user_id}", response_model=UserOut, responses=NotFound.openapi())
 async def get_user(user_id: str, session: SessionDep, _: StaffReadDep) -> UserOut:
-    return service.to_out(await service.get_user(session, user_id))
+    return service.to_out(await service.get_user(session, user_id=user_id))
 
 
 @router.post(

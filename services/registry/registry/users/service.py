@@ -65,9 +65,7 @@ def principal_of(user: User) -> Principal:
 async def _changed(session: AsyncSession, user: User, change: str, by: str) -> None:
     await emit(
         session,
-        event_type="roomtax.registry.user.changed.v1",
-        key=user.id,
-        data=ev.UserChanged(
+        ev.UserChanged(
             user_id=user.id,
             role=user.role,
             operator_id=user.operator_id,
@@ -75,6 +73,7 @@ async def _changed(session: AsyncSession, user: User, change: str, by: str) -> N
             change=change,
             by=by,
         ),
+        key=user.id,
     )
 
 
@@ -105,7 +104,7 @@ async def create_user(session: AsyncSession, *, body: UserCreate, by: str) -> Us
     return user
 
 
-async def get_user(session: AsyncSession, user_id: str) -> User:
+async def get_user(session: AsyncSession, *, user_id: str) -> User:
     user = await session.get(User, user_id)
     if user is None:
         raise NotFound(f"no user {user_id!r}")
@@ -113,7 +112,7 @@ async def get_user(session: AsyncSession, user_id: str) -> User:
 
 
 async def disable_user(session: AsyncSession, *, user_id: str, by: str, now: datetime) -> User:
-    user = await get_user(session, user_id)
+    user = await get_user(session, user_id=user_id)
     if user.disabled_at is not None:
         raise Conflict("the user is already disabled")
     user.disabled_at, user.disabled_by = now, by
@@ -217,7 +216,7 @@ async def refresh(
     row = await repository.live_session(session, session_id, now)
     if row is None or not secrets.compare_digest(row.refresh_hash, digest(secret)):
         raise Unauthorized("the session has ended: sign in again")
-    user = await get_user(session, row.user_id)
+    user = await get_user(session, user_id=row.user_id)
     if user.disabled_at is not None:
         raise Unauthorized("the session has ended: sign in again")
     row.last_used_at = now
@@ -245,7 +244,7 @@ async def change_password(
     now: datetime,
 ) -> SessionOut | DomainError:
     """Every other session ends; the caller gets a fresh one (a new session id)."""
-    user = await get_user(session, user_id)
+    user = await get_user(session, user_id=user_id)
     if user.disabled_at is not None:
         return Unauthorized("the account is disabled")
     if not verify_password(current, user.password_hash):

@@ -5,14 +5,15 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.casework.models import FacilitatorAuthorization
+from servicekit.consumer import handles
 from taxcore.events import CloudEvent
 from taxcore.events.registry import AuthorizationEnded, AuthorizationGranted
 
 
-async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
+@handles(AuthorizationGranted, AuthorizationEnded)
+async def on_authorization(session: AsyncSession, data: AuthorizationGranted, event: CloudEvent) -> None:
     """Granted: the facilitator sees the lodging's cases; ended: no more (idempotent upsert)."""
-    ended = event.type == "roomtax.registry.authorization.ended.v1"
-    data = (AuthorizationEnded if ended else AuthorizationGranted).model_validate(event.data)
+    ended = isinstance(data, AuthorizationEnded)
     row = await session.get(FacilitatorAuthorization, data.authorization_id, with_for_update=True)
     if row is None:
         row = FacilitatorAuthorization(

@@ -7,10 +7,8 @@ own (unique ids), so a replay through another consumer name changes nothing.
 
 from __future__ import annotations
 
-from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import law
@@ -18,7 +16,6 @@ from assessment.accounts import repository
 from assessment.accounts.service import recompute
 from assessment.casework.fees import charge_returned_payment_fee
 from assessment.models import (
-    BondDrawRequest,
     BondDrawView,
     BondView,
     Liability,
@@ -26,12 +23,23 @@ from assessment.models import (
     Payment,
     PaymentReversal,
 )
+from assessment.notices import repository as notices
 from assessment.notices.service import issue_notice
+from servicekit.consumer import handles
 from servicekit.outbox import emit
+from servicekit.projections import upsert_latest
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import AccountAssessed
-from taxcore.events.filing import DeclarationFiled, PaymentReceived, PaymentReversed
-from taxcore.events.registry import BondDrawn, BondPosted, LodgingSnapshot
+from taxcore.events.filing import DeclarationAmended, DeclarationFiled, PaymentReceived, PaymentReversed
+from taxcore.events.registry import (
+    BondDrawn,
+    BondPosted,
+    LodgingAttributesChanged,
+    LodgingRegistered,
+    LodgingSnapshot,
+    LodgingStatusChanged,
+    LodgingUpdated,
+)
 from taxcore.money import ZERO, fmt
 from taxcore.periods import Period, due_date
 from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compute_allowed
@@ -39,13 +47,11 @@ from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compu
 # --------------------------------------------------------------------------- registry
 
 
-async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
+@handles(LodgingRegistered, LodgingUpdated, LodgingStatusChanged, LodgingAttributesChanged)
+async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudEvent) -> None:
     """Keep the latest snapshot (an older snapshot delivered late does not overwrite a newer one)."""
-    snap = LodgingSnapshot.model_validate(event.data)
-    row = await session.get(LodgingView, snap.tax_account, with_for_update=True)
-    if row is not None and row.snapshot_at > event.time:
-        return
     values = {
+        "tax_account": snap.tax_account,
         "lodging_id": snap.lodging_id,
         "jurisdiction": snap.jurisdiction,
         "lodging_class": snap.lodging_class,
@@ -59,22 +65,16 @@ async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
         "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
         "snapshot_at": event.time,
     }
-    if row is None:
-        session.add(LodgingView(tax_account=snap.tax_account, **values))
-    else:
-        for k, v in values.items():
-            setattr(row, k, v)
-    await session.flush()
+    if not await upsert_latest(session, LodgingView, values, key=["tax_account"], as_of="snapshot_at"):
+        return  # an older snapshot delivered late
     await repository.lock_account(session, snap.tax_account)
     await recompute(session, snap.tax_account)
 
 
-async def on_bond(session: AsyncSession, event: CloudEvent) -> None:
-    bond = BondPosted.model_validate(event.data)
-    row = await session.get(BondView, bond.bond_id, with_for_update=True)
-    if row is not None and row.snapshot_at > event.time:
-        return
+@handles(BondPosted)
+async def on_bond(session: AsyncSession, bond: BondPosted, event: CloudEvent) -> None:
     values = {
+        "bond_id": bond.bond_id,
         "tax_account": bond.tax_account,
         "kind": bond.kind,
         "amount": bond.amount,
@@ -83,17 +83,12 @@ async def on_bond(session: AsyncSession, event: CloudEvent) -> None:
         "status": bond.status,
         "snapshot_at": event.time,
     }
-    if row is None:
-        session.add(BondView(bond_id=bond.bond_id, **values))
-    else:
-        for k, v in values.items():
-            setattr(row, k, v)
-    await session.flush()
+    await upsert_latest(session, BondView, values, key=["bond_id"], as_of="snapshot_at")
 
 
-async def on_bond_drawn(session: AsyncSession, event: CloudEvent) -> None:
+@handles(BondDrawn)
+async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEvent) -> None:
     """A bond draw is money the agency collected: a payment designated to the notice's period."""
-    draw = BondDrawn.model_validate(event.data)
     if await session.get(BondDrawView, draw.draw_id) is not None:
         return
     session.add(
@@ -109,11 +104,7 @@ async def on_bond_drawn(session: AsyncSession, event: CloudEvent) -> None:
     await session.flush()
     if draw.request_event_id is None:
         return
-    request = (
-        await session.execute(
-            select(BondDrawRequest).where(BondDrawRequest.event_id == draw.request_event_id)
-        )
-    ).scalar_one_or_none()
+    request = await notices.draw_request_of_event(session, draw.request_event_id)
     if request is None:
         return
     await repository.lock_account(session, draw.tax_account)
@@ -172,14 +163,11 @@ def _deficiency(data: DeclarationFiled, result: DeclarationResult) -> tuple[Deci
     return deficiency, "; ".join(reasons) or None
 
 
-async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
+@handles(DeclarationFiled, DeclarationAmended)
+async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: CloudEvent) -> None:
     """A declaration version: taxcore's tax is the liability; the difference is a deficiency."""
-    data = DeclarationFiled.model_validate(event.data)
     await repository.lock_account(session, data.tax_account)
-    existing = (
-        await session.execute(select(Liability.id).where(Liability.declaration_id == data.declaration_id))
-    ).first()
-    if existing is not None:
+    if await repository.liability_recorded(session, data.declaration_id):
         return
     inp = DeclarationInput.model_validate(data.input)
     result = recompute_declaration(inp)
@@ -221,9 +209,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
             latest[r.filing_id] = r
     await emit(
         session,
-        event_type="roomtax.assessment.account.assessed.v1",
-        key=data.tax_account,
-        data=AccountAssessed(
+        AccountAssessed(
             tax_account=data.tax_account,
             jurisdiction=data.jurisdiction,
             lodging_class=data.lodging_class,
@@ -239,6 +225,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
             reasons=[reason] if reason else [],
             section=law.LIABILITY_SECTION[data.jurisdiction],
         ),
+        key=data.tax_account,
     )
     clerical = [f for f in data.findings if f.code in law.CLERICAL_CODES]
     if clerical and deficiency > 0:
@@ -256,8 +243,8 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
     await recompute(session, data.tax_account, facts=facts)  # facts include the row and any notice
 
 
-async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
-    data = PaymentReceived.model_validate(event.data)
+@handles(PaymentReceived)
+async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudEvent) -> None:
     await repository.lock_account(session, data.tax_account)
     if await session.get(Payment, data.payment_id) is not None:
         return
@@ -279,8 +266,8 @@ async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
     await recompute(session, data.tax_account)
 
 
-async def on_reversal(session: AsyncSession, event: CloudEvent) -> None:
-    data = PaymentReversed.model_validate(event.data)
+@handles(PaymentReversed)
+async def on_reversal(session: AsyncSession, data: PaymentReversed, event: CloudEvent) -> None:
     await repository.lock_account(session, data.tax_account)
     if await session.get(PaymentReversal, data.reversal_id) is not None:
         return
@@ -296,7 +283,3 @@ async def on_reversal(session: AsyncSession, event: CloudEvent) -> None:
     await session.flush()
     if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
         await recompute(session, data.tax_account)
-
-
-def event_time(event: CloudEvent) -> datetime:
-    return event.time
