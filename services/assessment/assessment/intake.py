@@ -27,6 +27,7 @@ from assessment.models import (
     PaymentReversal,
 )
 from assessment.notices.service import issue_notice
+from assessment.plans import service as plans
 from servicekit.outbox import emit
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import AccountAssessed
@@ -277,6 +278,7 @@ async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
     )
     await session.flush()
     await recompute(session, data.tax_account)
+    await plans.on_payment(session, data.tax_account, data.received_on)  # installments it paid
 
 
 async def on_reversal(session: AsyncSession, event: CloudEvent) -> None:

@@ -14,6 +14,7 @@ from assessment.casework import repository
 from assessment.casework.models import AbatementDecision
 from assessment.casework.schemas import Timeline, TimelineEntry
 from assessment.deps import FactsDep
+from assessment.plans import service as plans
 from servicekit.app import router as make_router
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound
@@ -235,6 +236,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 seq=rv.seq,
             )
         )
+    out.extend(_entry(**e) for e in await plans.timeline_entries(session, facts))
     out.sort(key=lambda e: (e[0], e[1], e[2]))
     return [e[3] for e in out]
 
