@@ -9,6 +9,7 @@ from assessment.accounts.endpoints import router as accounts
 from assessment.cases.endpoints import router as cases
 from assessment.casework.endpoints import router as proposals
 from assessment.dashboard.endpoints import router as dashboard
+from assessment.indicators.endpoints import router as indicators
 from assessment.jobs.endpoints import router as jobs
 from assessment.notices.endpoints import router as notices
 from assessment.plans.endpoints import router as plans
@@ -44,5 +45,6 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             plans,
             jobs,
             dashboard,
+            indicators,
         ],
     )
