@@ -6,32 +6,34 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import select, text
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
-
-from assessment.models import LodgingView
 
 PRINCIPAL = "('tax', 'impact_fee')"
 
 
-async def lodgings(session: AsyncSession, jurisdiction: str) -> list[LodgingView]:
-    stmt = (
-        select(LodgingView).where(LodgingView.jurisdiction == jurisdiction).order_by(LodgingView.tax_account)
-    )
-    return list((await session.execute(stmt)).scalars().all())
+async def filing_lodgings(session: AsyncSession, jurisdiction: str) -> list[Any]:
+    """What decides who must file: each lodging's registration date and status history."""
+    sql = "SELECT tax_account, registered_on, statuses FROM lodgings WHERE jurisdiction = :j"
+    return list(await session.execute(text(sql), {"j": jurisdiction}))
 
 
-async def first_filings(
-    session: AsyncSession, *, jurisdiction: str, first: str, last: str, as_of: date
+async def filed_on_time(
+    session: AsyncSession, *, jurisdiction: str, due: dict[str, date], kinds: list[str], as_of: date
 ) -> list[Any]:
-    """The first filing of each filer kind per lodging-period of the window known on ``as_of``."""
+    """Per lodging, the periods of ``due`` whose first filing by one of ``kinds`` known on
+    ``as_of`` was on or before the period's due date."""
     sql = """
-    SELECT tax_account, period, filer_kind, min(filed_on) AS filed_on
-    FROM liabilities
-    WHERE jurisdiction = :j AND period BETWEEN :f AND :t AND filed_on <= :d
-    GROUP BY tax_account, period, filer_kind
+    SELECT l.tax_account, array_agg(l.period) AS periods FROM (
+      SELECT tax_account, period, min(filed_on) AS filed_on FROM liabilities
+      WHERE jurisdiction = :j AND period = ANY(:periods) AND filer_kind = ANY(:kinds) AND filed_on <= :d
+      GROUP BY tax_account, period
+    ) l JOIN unnest(CAST(:periods AS text[]), CAST(:dues AS date[])) AS d(period, due) ON d.period = l.period
+    WHERE l.filed_on <= d.due
+    GROUP BY l.tax_account
     """
-    return list(await session.execute(text(sql), {"j": jurisdiction, "f": first, "t": last, "d": as_of}))
+    params = {"j": jurisdiction, "periods": list(due), "dues": list(due.values()), "kinds": kinds, "d": as_of}
+    return list(await session.execute(text(sql), params))
 
 
 async def payment_timeliness(

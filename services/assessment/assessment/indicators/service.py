@@ -13,6 +13,7 @@ and fines accrue daily and are on the statements, not in these ratios).
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
@@ -23,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment.indicators import repository
 from servicekit.errors import ValidationFailed
 from taxcore.money import fmt
-from taxcore.obligations import declaration_filers, must_file_lodging
+from taxcore.obligations import declaration_filers, must_file
 from taxcore.periods import Period, due_date
 
 HUNDRED = Decimal(100)
@@ -92,27 +93,37 @@ def periods_between(first: Period, last: Period) -> list[Period]:
 async def on_time_filing(
     session: AsyncSession, jurisdiction: str, periods: list[Period], as_of: date
 ) -> dict[str, Any]:
-    first, last = str(periods[0]), str(periods[-1])
-    filed: dict[tuple[str, str], list[tuple[str, date]]] = defaultdict(list)
-    for r in await repository.first_filings(
-        session, jurisdiction=jurisdiction, first=first, last=last, as_of=as_of
-    ):
-        filed[(r.tax_account, r.period)].append((r.filer_kind, r.filed_on))
     due = {str(p): due_date(jurisdiction, p) for p in periods}
-    kinds = {str(p): declaration_filers(jurisdiction, p) for p in periods}
+    due = {p: d for p, d in due.items() if d < as_of}  # expected only once the due date has passed
+    by_kinds: dict[frozenset[str], dict[str, date]] = defaultdict(dict)
+    for p in periods:
+        if str(p) in due:
+            by_kinds[declaration_filers(jurisdiction, p)][str(p)] = due[str(p)]
+    on_time_periods: dict[str, set[str]] = defaultdict(set)
+    for kinds, dues in by_kinds.items():
+        for r in await repository.filed_on_time(
+            session, jurisdiction=jurisdiction, due=dues, kinds=sorted(kinds), as_of=as_of
+        ):
+            on_time_periods[r.tax_account].update(r.periods)
+    # must_file is a function of the registration date and the status history: lodgings that
+    # share them share the answer (computed once per history, not once per lodging-period)
+    expected_for: dict[tuple[date, str], frozenset[str]] = {}
+    due_periods = [p for p in periods if str(p) in due]
     expected = on_time = 0
-    for lodging in await repository.lodgings(session, jurisdiction):
-        for p in periods:
-            key = str(p)
-            if due[key] >= as_of or not must_file_lodging(lodging, p):
-                continue
-            expected += 1
-            met = min(
-                (on for kind, on in filed.get((lodging.tax_account, key), []) if kind in kinds[key]),
-                default=None,
+    for lodging in await repository.filing_lodgings(session, jurisdiction):
+        key = (lodging.registered_on, json.dumps(lodging.statuses, sort_keys=True))
+        owed = expected_for.get(key)
+        if owed is None:
+            history = [
+                (date.fromisoformat(str(s["effective_from"])), str(s["status"])) for s in lodging.statuses
+            ]
+            owed = expected_for[key] = frozenset(
+                str(p)
+                for p in due_periods
+                if must_file(jurisdiction, p, registered_on=lodging.registered_on, history=history)
             )
-            if met is not None and met <= due[key]:
-                on_time += 1
+        expected += len(owed)
+        on_time += len(owed & on_time_periods.get(lodging.tax_account, set()))
     return _figure(
         "P4-10",
         "on_time_filing_rate",
