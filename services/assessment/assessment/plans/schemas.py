@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,12 +17,17 @@ class LineIn(BaseModel):
 class PlanCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     as_of: date | None = Field(default=None, description="the balance date (default today)")
-    periods: list[str] | None = Field(
-        default=None, min_length=1, description="periods planned (default every period owing on as_of)"
+    periods: list[Annotated[str, Field(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")]] | None = Field(
+        default=None,
+        min_length=1,
+        max_length=600,
+        description="periods planned (default every period owing on as_of)",
     )
     down_payment: LineIn | None = None
     installments: list[LineIn] = Field(min_length=1, max_length=120)
-    request_id: str | None = Field(default=None, description="the taxpayer's request this grants")
+    request_id: str | None = Field(
+        default=None, max_length=64, description="the taxpayer's request this grants"
+    )
 
 
 class InstallmentOut(BaseModel):
