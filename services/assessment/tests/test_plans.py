@@ -18,6 +18,7 @@ from assessment_factories import ADMIN, AUDITOR, Bus, new_account, rows, stateme
 from casework_factories import MAKER, disputed, today_is
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.plans.schedule import Receipt, Term, evaluate
 from servicekit.testing import auth
 
 DB = async_sessionmaker[AsyncSession]
@@ -353,9 +354,46 @@ class TestPlanIsolation:
         ):
             assert (await client.post(url, json=payload, headers=other)).status_code == 404, url
         assert (await client.get("/v1/plan-requests", headers=other)).status_code == 403
+        assert (await client.post("/v1/jobs/payment-plans", headers=other)).status_code == 403
+        assert (await client.post("/v1/jobs/payment-plans", headers=AUDITOR)).status_code == 403
         assert (
             await client.get("/v1/plan-requests", headers=auth("dashboard", user_id="u-d"))
         ).status_code == 403
         assert [
             p["id"] for p in (await client.get(f"/v1/accounts/{account}/plans", headers=OPERATOR)).json()
         ] == [plan.json()["id"]]
+
+
+class TestSchedule:
+    """``plans.schedule.evaluate``: installments filled in order, a returned payment undone."""
+
+    TERMS = [Term(0, date(2026, 1, 10), Decimal("100.00")), Term(1, date(2026, 2, 10), Decimal("100.00"))]
+
+    def test_returned_payment_defaults_after_the_grace(self) -> None:
+        moves = [
+            Receipt(date(2026, 1, 5), Decimal("100.00")),
+            Receipt(date(2026, 2, 1), Decimal("100.00")),
+            Receipt(date(2026, 2, 20), Decimal("-100.00")),  # the second payment returned
+        ]
+        late = evaluate(self.TERMS, moves, grace_days=15, on=date(2026, 2, 25))
+        assert (late.status, late.paid) == ("current", Decimal("100.00"))
+        assert [(i.status, i.paid_on) for i in late.installments] == [
+            ("paid", date(2026, 1, 5)),
+            ("late", None),
+        ]
+        missed = evaluate(self.TERMS, moves, grace_days=15, on=date(2026, 2, 26))
+        assert (missed.status, missed.since, missed.defaulted_by) == (
+            "defaulted",
+            date(2026, 2, 26),
+            self.TERMS[1],
+        )
+        assert [i.status for i in missed.installments] == ["paid", "missed"]
+
+    def test_completed_the_day_the_money_reaches_the_plan(self) -> None:
+        moves = [Receipt(date(2026, 1, 5), Decimal("150.00")), Receipt(date(2026, 2, 1), Decimal("50.00"))]
+        done = evaluate(self.TERMS, moves, grace_days=15, on=date(2026, 3, 31))
+        assert (done.status, done.since) == ("completed", date(2026, 2, 1))
+        assert [(i.paid, i.paid_on) for i in done.installments] == [
+            (Decimal("100.00"), date(2026, 1, 5)),
+            (Decimal("100.00"), date(2026, 2, 1)),
+        ]
