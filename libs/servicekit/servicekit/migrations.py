@@ -21,6 +21,21 @@ from sqlalchemy import MetaData, pool
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.ext.asyncio import async_engine_from_config
 
+#: the type of every money column (NUMERIC(18,2), ``servicekit.db.Money``)
+MONEY = sa.Numeric(precision=18, scale=2)
+
+
+def created_at_column() -> sa.Column[object]:
+    """``created_at`` of an append-only row (``servicekit.db.Created``)."""
+    return sa.Column(
+        "created_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False
+    )
+
+
+def sequence_column(sequence: str, name: str = "seq") -> sa.Column[object]:
+    """A write-order column filled from an existing sequence (``nextval``)."""
+    return sa.Column(name, sa.BigInteger(), server_default=sa.text(f"nextval('{sequence}')"), nullable=False)
+
 
 def create_chassis_tables() -> None:
     op.execute("SET LOCAL lock_timeout = '5s'")

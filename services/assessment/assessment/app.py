@@ -9,8 +9,10 @@ from assessment.accounts.endpoints import router as accounts
 from assessment.cases.endpoints import router as cases
 from assessment.casework.endpoints import router as proposals
 from assessment.dashboard.endpoints import router as dashboard
+from assessment.indicators.endpoints import router as indicators
 from assessment.jobs.endpoints import router as jobs
 from assessment.notices.endpoints import router as notices
+from assessment.plans.endpoints import router as plans
 from assessment.refunds.endpoints import router as refunds
 from assessment.settings import AssessmentSettings
 from assessment.timeline.endpoints import router as timeline
@@ -40,7 +42,9 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             refunds,
             write_offs,
             proposals,
+            plans,
             jobs,
             dashboard,
+            indicators,
         ],
     )

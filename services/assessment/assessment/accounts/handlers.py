@@ -25,6 +25,7 @@ from assessment.models import (
 )
 from assessment.notices import repository as notices
 from assessment.notices.service import issue_notice
+from assessment.plans import service as plans
 from servicekit.consumer import handles
 from servicekit.outbox import emit
 from servicekit.projections import upsert_latest
@@ -264,6 +265,7 @@ async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudE
     )
     await session.flush()
     await recompute(session, data.tax_account)
+    await plans.on_payment(session, data.tax_account, data.received_on)  # installments it paid
 
 
 @handles(PaymentReversed)

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 from assessment import clock
 from assessment.jobs import service
 from assessment.notices.service import request_lapsed_draws
+from assessment.plans import service as plans
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep
 from servicekit.db import SessionDep
@@ -83,5 +84,31 @@ async def run_lapsed_notices(
                 "event_id": r.event_id,
             }
             for r in made
+        ],
+    )
+
+
+class PlanStepsOut(BaseModel):
+    as_of: date
+    steps: list[dict[str, Any]]
+
+
+@router.post(
+    "/payment-plans",
+    response_model=PlanStepsOut,
+    responses=ValidationFailed.openapi(),
+    summary="Record installments paid, plans completed and plans defaulted (with their notices)",
+)
+async def run_payment_plans(
+    session: SessionDep,
+    _: AdminDep,
+    as_of: Annotated[date | None, Query(description="run as of this date; default today")] = None,
+) -> PlanStepsOut:
+    on = _as_of(as_of)
+    made = await plans.run(session, as_of=on)
+    return PlanStepsOut(
+        as_of=on,
+        steps=[
+            {"plan_id": s.subject_id, "tax_account": s.tax_account, "step": s.step, "on": s.on} for s in made
         ],
     )

@@ -29,6 +29,7 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.service import recompute, refresh_summary
 from assessment.models import Estimate
 from assessment.notices.service import request_lapsed_draws
+from assessment.plans import service as plans
 from assessment.settings import AssessmentSettings
 from servicekit.outbox import emit
 from servicekit.schedule import DailySchedule, scheduled_daily
@@ -145,6 +146,8 @@ async def run_daily(
 ) -> None:
     async with sessionmaker() as session, session.begin():
         await estimate_non_filers(session, as_of=on, industry_cost=settings.estimate_industry_cost)
+    async with sessionmaker() as session, session.begin():
+        await plans.run(session, as_of=on)  # a plan defaulted today lets its periods' collection resume
     async with sessionmaker() as session, session.begin():
         await request_lapsed_draws(session, as_of=on)
     async with sessionmaker() as session, session.begin():

@@ -16,6 +16,7 @@ from assessment.cases import service as cases_service
 from assessment.casework import repository as casework_repo
 from assessment.models import BondDrawRequest, BondDrawView, BondView, Notice, NoticeResponse
 from assessment.notices import repository
+from assessment.plans.hold import plan_hold
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.events.assessment import BondDrawRequested, NoticeIssued
@@ -60,6 +61,12 @@ async def issue_notice(
         if source_declaration_id is not None:
             return None
         raise Conflict(f"nothing is owed for {period} on {issued_on.isoformat()}: no deficiency to notify")
+    hold = await plan_hold(session, facts, period, issued_on)
+    if hold is not None:  # a current payment plan: no new notice for its periods
+        if source_declaration_id is not None:
+            return None
+        detail = f"{period}: {hold}; no notice is issued for its periods while it is"
+        raise Conflict(detail, errors=[{"pointer": "#/body/period", "detail": detail}])
     out = {c.component: c.outstanding for c in bal.components}
     term = law.cited(law.NOTICE_RESPONSE_DAYS, facts.jurisdiction)
     section = (
@@ -239,6 +246,8 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
         bal = period_balance(facts, notice.period, as_of)
         if bal is None or bal.balance <= 0:
             continue
+        if await plan_hold(session, facts, notice.period, as_of) is not None:
+            continue  # a current payment plan: no bond draw for its periods
         bonds = await repository.active_bonds_on(session, notice.tax_account, as_of)
         draws = await repository.draws_of(session, notice.tax_account)
         bond = next((b for b in bonds if _bond_remaining(b, draws) > 0), None)

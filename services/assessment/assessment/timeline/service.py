@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts
 from assessment.casework import repository
+from assessment.plans import service as plans
 from taxcore.money import fmt
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -223,5 +224,6 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 seq=rv.seq,
             )
         )
+    out.extend(_entry(**e) for e in await plans.timeline_entries(session, facts))
     out.sort(key=lambda e: (e[0], e[1], e[2]))
     return [e[3] for e in out]

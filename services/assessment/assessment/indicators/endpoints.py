@@ -1,0 +1,75 @@
+"""``GET /v1/indicators``: the TADAT outcome indicators, agency-only."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Literal
+
+from fastapi import Query
+from pydantic import BaseModel, Field
+
+from assessment import clock
+from assessment.indicators import service
+from servicekit.app import router as make_router
+from servicekit.auth import PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Forbidden, ValidationFailed
+from taxcore.errors import TaxcoreError
+from taxcore.periods import Period
+
+router = make_router(prefix="/v1/indicators", tags=["indicators"])
+PERIOD = r"^\d{4}-(0[1-9]|1[0-2])$"
+
+
+class Window(BaseModel):
+    from_: str = Field(alias="from", serialization_alias="from")
+    to: str
+    starts_on: date
+    ends_on: date
+    as_of: date
+
+
+class Indicator(BaseModel):
+    code: str = Field(description="TADAT performance indicator (P4-10, P5-11, ...)")
+    name: str
+    value: str | None = Field(description="the figure (a decimal as a string); null with a reason")
+    unit: Literal["percent", "count", "days", "amount"]
+    numerator: str | None
+    denominator: str | None
+    definition: str
+    reason: str | None
+
+
+class IndicatorsOut(BaseModel):
+    jurisdiction: str
+    window: Window
+    indicators: list[Indicator]
+
+
+@router.get(
+    "",
+    response_model=IndicatorsOut,
+    response_model_by_alias=True,
+    responses={**Forbidden.openapi(), **ValidationFailed.openapi()},
+    summary="TADAT indicators for a jurisdiction and a window of periods, each with its definition",
+)
+async def get_indicators(
+    session: SessionDep,
+    principal: PrincipalDep,
+    jurisdiction: Annotated[str, Query(pattern=r"^[A-Z]{2}$")],
+    from_: Annotated[str, Query(alias="from", pattern=PERIOD, description="first period, YYYY-MM")],
+    to: Annotated[str, Query(pattern=PERIOD, description="last period, YYYY-MM")],
+    as_of: Annotated[date | None, Query(description="records known on this day (default today)")] = None,
+) -> IndicatorsOut:
+    if not principal.is_agency:
+        raise Forbidden("the indicators are for the agency")
+    on = as_of or clock.today()
+    if on > clock.today():
+        raise ValidationFailed.on("as_of", "is in the future", root="query")
+    try:
+        result = await service.compute(
+            session, jurisdiction=jurisdiction, first=Period.parse(from_), last=Period.parse(to), as_of=on
+        )
+    except TaxcoreError as exc:  # a jurisdiction without parameters for the window
+        raise ValidationFailed.on("jurisdiction", exc.message, root="query") from None
+    return IndicatorsOut.model_validate(result)

@@ -1,0 +1,284 @@
+"""TADAT indicators from assessment's own records, for a jurisdiction and a window of periods.
+
+Every figure says what it counts (``definition``), the numbers it is made of
+(``numerator``, ``denominator``) and, when it cannot be computed, why (``reason``).
+They are read from this service's projection of filing and payment events: the
+lodgings projection (who must file, taxcore's ``obligations.must_file``), the
+liabilities (when each return was filed), ``account_summaries`` (each period's principal
+as the ledger last computed it, case-work decisions included), ``collection_postings``
+(what of each payment went to each period and component, dated the day it was received),
+the cases and the refunds. Core tax means principal: tax and impact fee (penalties, interest
+and fines accrue daily and are on the statements, not in these ratios).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment.indicators import repository
+from servicekit.errors import ValidationFailed
+from taxcore.money import fmt
+from taxcore.obligations import declaration_filers, must_file
+from taxcore.periods import Period, due_date
+
+HUNDRED = Decimal(100)
+PCT = Decimal("0.01")
+P6_REASON = (
+    "audits and automated cross-checks (issue 15, first half) are not in this service's records yet: "
+    "no audit or cross-check table to read; reported when they land"
+)
+
+
+def percent(numerator: Decimal | int, denominator: Decimal | int) -> Decimal | None:
+    if not denominator:
+        return None
+    return (Decimal(numerator) * HUNDRED / Decimal(denominator)).quantize(PCT, rounding=ROUND_HALF_UP)
+
+
+def median(days: list[int]) -> Decimal | None:
+    if not days:
+        return None
+    s = sorted(days)
+    mid = len(s) // 2
+    return Decimal(s[mid]) if len(s) % 2 else Decimal(s[mid - 1] + s[mid]) / 2
+
+
+def year_before(d: date) -> date:
+    try:
+        return d.replace(year=d.year - 1)
+    except ValueError:  # 29 February
+        return d.replace(year=d.year - 1, day=28)
+
+
+def _figure(
+    code: str,
+    name: str,
+    value: Decimal | int | None,
+    unit: str,
+    definition: str,
+    *,
+    numerator: str | None = None,
+    denominator: str | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    if value is None and reason is None:
+        reason = "nothing to measure in the window (the denominator is zero)"
+    return {
+        "code": code,
+        "name": name,
+        "value": None if value is None else str(value),
+        "unit": unit,
+        "numerator": numerator,
+        "denominator": denominator,
+        "definition": definition,
+        "reason": reason,
+    }
+
+
+def periods_between(first: Period, last: Period) -> list[Period]:
+    out: list[Period] = []
+    p = first
+    while str(p) <= str(last):
+        out.append(p)
+        p = p.next()
+    return out
+
+
+async def on_time_filing(
+    session: AsyncSession, jurisdiction: str, periods: list[Period], as_of: date
+) -> dict[str, Any]:
+    due = {str(p): due_date(jurisdiction, p) for p in periods}
+    due = {p: d for p, d in due.items() if d < as_of}  # expected only once the due date has passed
+    by_kinds: dict[frozenset[str], dict[str, date]] = defaultdict(dict)
+    for p in periods:
+        if str(p) in due:
+            by_kinds[declaration_filers(jurisdiction, p)][str(p)] = due[str(p)]
+    on_time_periods: dict[str, set[str]] = defaultdict(set)
+    for kinds, dues in by_kinds.items():
+        for r in await repository.filed_on_time(
+            session, jurisdiction=jurisdiction, due=dues, kinds=sorted(kinds), as_of=as_of
+        ):
+            on_time_periods[r.tax_account].update(r.periods)
+    # must_file is a function of the registration date and the status history: lodgings that
+    # share them share the answer (computed once per history, not once per lodging-period)
+    expected_for: dict[tuple[date, str], frozenset[str]] = {}
+    due_periods = [p for p in periods if str(p) in due]
+    expected = on_time = 0
+    for lodging in await repository.filing_lodgings(session, jurisdiction):
+        key = (lodging.registered_on, json.dumps(lodging.statuses, sort_keys=True))
+        owed = expected_for.get(key)
+        if owed is None:
+            history = [
+                (date.fromisoformat(str(s["effective_from"])), str(s["status"])) for s in lodging.statuses
+            ]
+            owed = expected_for[key] = frozenset(
+                str(p)
+                for p in due_periods
+                if must_file(jurisdiction, p, registered_on=lodging.registered_on, history=history)
+            )
+        expected += len(owed)
+        on_time += len(owed & on_time_periods.get(lodging.tax_account, set()))
+    return _figure(
+        "P4-10",
+        "on_time_filing_rate",
+        percent(on_time, expected),
+        "percent",
+        "Declarations filed by the due date as a percentage of the declarations expected: every "
+        "lodging-period of the window that must file (taxcore obligations.must_file: a month with an "
+        "active day after registration) and whose due date is before as_of; a declaration counts when "
+        "a filer that meets the lodging's obligation (obligations.declaration_filers) filed it on or "
+        "before the due date (PR §28; VI §54(f)).",
+        numerator=str(on_time),
+        denominator=str(expected),
+    )
+
+
+async def compute(
+    session: AsyncSession, *, jurisdiction: str, first: Period, last: Period, as_of: date
+) -> dict[str, Any]:
+    if str(last) < str(first):
+        raise ValidationFailed.on("to", "is before from", root="query")
+    periods = periods_between(first, last)
+    if len(periods) > 120:
+        raise ValidationFailed.on("to", "the window is longer than 120 months", root="query")
+    starts_on, ends_on = first.first_day, last.last_day
+    end = min(ends_on, as_of)
+    figures = [await on_time_filing(session, jurisdiction, periods, as_of)]
+
+    pay = await repository.payment_timeliness(
+        session, jurisdiction=jurisdiction, first=str(first), last=str(last), as_of=as_of
+    )
+    scope = (
+        "lodging-periods of the window due before as_of with principal (tax and impact fee) assessed, "
+        "as the ledger last computed it (declaration, else estimate; case-work decisions included)"
+    )
+    figures.append(
+        _figure(
+            "P5-11",
+            "on_time_payment_rate_by_number",
+            percent(pay["on_time"], pay["expected"]),
+            "percent",
+            f"Payments made in full by the due date as a percentage of the payments due: of the {scope}, "
+            "those whose principal was collected in full from payments received on or before the due date.",
+            numerator=str(pay["on_time"]),
+            denominator=str(pay["expected"]),
+        )
+    )
+    figures.append(
+        _figure(
+            "P5-11",
+            "on_time_payment_rate_by_value",
+            percent(pay["on_time_value"], pay["due_value"]),
+            "percent",
+            f"Value paid by the due date as a percentage of the value due: over the {scope}, the principal "
+            "collected from payments received on or before each due date (at most what was due) over the "
+            "principal due.",
+            numerator=fmt(pay["on_time_value"]),
+            denominator=fmt(pay["due_value"]),
+        )
+    )
+
+    year_ago = year_before(end)
+    arr = await repository.arrears(session, jurisdiction=jurisdiction, end=end, year_ago=year_ago)
+    figures.append(
+        _figure(
+            "P5-12",
+            "arrears_to_collections",
+            percent(arr["stock"], arr["collections"]),
+            "percent",
+            f"Core tax arrears at the end of the window ({end.isoformat()}: the last day of 'to', or "
+            "as_of if earlier) as a percentage of the year's collections: unpaid principal on that day "
+            "of every period due before it (written-off periods left out), over everything collected "
+            "(every component) from payments received in the 12 months ending that day "
+            f"({(year_ago + timedelta(days=1)).isoformat()} to {end.isoformat()}).",
+            numerator=fmt(arr["stock"]),
+            denominator=fmt(arr["collections"]),
+        )
+    )
+    figures.append(
+        _figure(
+            "P5-12",
+            "arrears_older_than_12_months",
+            percent(arr["older"], arr["stock"]),
+            "percent",
+            "The share of those arrears more than 12 months old: unpaid principal of periods due before "
+            f"{year_ago.isoformat()}, over the arrears.",
+            numerator=fmt(arr["older"]),
+            denominator=fmt(arr["stock"]),
+        )
+    )
+    for code, name, definition in (
+        (
+            "P6-13",
+            "audit_coverage",
+            "Lodgings audited in the window as a percentage of the lodgings registered.",
+        ),
+        ("P6-13", "audit_yield", "Additional assessment from audits closed in the window."),
+        (
+            "P6-14",
+            "crosscheck_coverage",
+            "Lodging-periods with intermediary data cross-checked, as a percentage of those with "
+            "intermediary data.",
+        ),
+    ):
+        figures.append(
+            _figure(
+                code, name, None, "percent" if "coverage" in name else "amount", definition, reason=P6_REASON
+            )
+        )
+
+    cases = await repository.cases(session, jurisdiction=jurisdiction)
+    opened = [c for c in cases if starts_on <= c.opened_on <= end]
+    decided = [
+        (c.decided_on - c.opened_on).days for c in cases if c.decided_on and starts_on <= c.decided_on <= end
+    ]
+    figures.append(
+        _figure(
+            "P7",
+            "disputes_opened",
+            len(opened),
+            "count",
+            "Disputes of deficiency notices (cases) opened in the window (PR §13-§15, §34; VI §54(d)).",
+        )
+    )
+    figures.append(
+        _figure(
+            "P7",
+            "median_days_to_decision",
+            median(decided),
+            "days",
+            "Median calendar days from a case's opening to its decision, over the cases decided in "
+            "the window.",
+            denominator=str(len(decided)),
+        )
+    )
+    refunds = await repository.refunds_paid(session, jurisdiction=jurisdiction, start=starts_on, end=end)
+    days = [(r.paid_on - r.requested_on).days for r in refunds]
+    figures.append(
+        _figure(
+            "P8",
+            "median_days_refund_request_to_payment",
+            median(days),
+            "days",
+            "Median calendar days from a refund's request to its payment, over the refunds paid in "
+            "the window (PR §42).",
+            denominator=str(len(days)),
+        )
+    )
+    return {
+        "jurisdiction": jurisdiction,
+        "window": {
+            "from": str(first),
+            "to": str(last),
+            "starts_on": starts_on,
+            "ends_on": ends_on,
+            "as_of": as_of,
+        },
+        "indicators": figures,
+    }

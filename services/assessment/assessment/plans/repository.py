@@ -1,0 +1,71 @@
+"""Every query of payment plans."""
+
+from __future__ import annotations
+
+from sqlalchemy import exists, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
+
+
+async def account_plans(session: AsyncSession, tax_account: str) -> list[PaymentPlan]:
+    stmt = select(PaymentPlan).where(PaymentPlan.tax_account == tax_account).order_by(PaymentPlan.seq)
+    return list((await session.execute(stmt)).scalars().all())
+
+
+async def has_plans(session: AsyncSession, tax_account: str) -> bool:
+    stmt = select(exists().where(PaymentPlan.tax_account == tax_account))
+    return bool((await session.execute(stmt)).scalar())
+
+
+async def installments(session: AsyncSession, plan_ids: list[str]) -> dict[str, list[PlanInstallment]]:
+    out: dict[str, list[PlanInstallment]] = {p: [] for p in plan_ids}
+    if not plan_ids:
+        return out
+    stmt = (
+        select(PlanInstallment)
+        .where(PlanInstallment.plan_id.in_(plan_ids))
+        .order_by(PlanInstallment.plan_id, PlanInstallment.number)
+    )
+    for row in (await session.execute(stmt)).scalars().all():
+        out[row.plan_id].append(row)
+    return out
+
+
+async def steps(session: AsyncSession, subject_ids: list[str]) -> dict[str, list[PlanStep]]:
+    out: dict[str, list[PlanStep]] = {s: [] for s in subject_ids}
+    if not subject_ids:
+        return out
+    stmt = select(PlanStep).where(PlanStep.subject_id.in_(subject_ids)).order_by(PlanStep.seq)
+    for row in (await session.execute(stmt)).scalars().all():
+        out[row.subject_id].append(row)
+    return out
+
+
+async def account_requests(session: AsyncSession, tax_account: str) -> list[PlanRequest]:
+    stmt = select(PlanRequest).where(PlanRequest.tax_account == tax_account).order_by(PlanRequest.seq)
+    return list((await session.execute(stmt)).scalars().all())
+
+
+async def pending_requests(session: AsyncSession) -> list[PlanRequest]:
+    """The agency's queue: requests neither granted (a plan names them) nor declined."""
+    granted = select(PaymentPlan.id).where(PaymentPlan.request_id == PlanRequest.id)
+    declined = select(PlanStep.id).where(PlanStep.subject_id == PlanRequest.id, PlanStep.key == "declined")
+    stmt = select(PlanRequest).where(~granted.exists(), ~declined.exists()).order_by(PlanRequest.seq)
+    return list((await session.execute(stmt)).scalars().all())
+
+
+async def plan_of_request(session: AsyncSession, request_id: str) -> PaymentPlan | None:
+    stmt = select(PaymentPlan).where(PaymentPlan.request_id == request_id)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def open_plan_accounts(session: AsyncSession) -> list[str]:
+    """Accounts with a plan not yet recorded as completed or defaulted."""
+    closed = select(PlanStep.id).where(
+        PlanStep.subject_id == PaymentPlan.id, PlanStep.key.in_(("completed", "defaulted"))
+    )
+    stmt = (
+        select(PaymentPlan.tax_account).where(~closed.exists()).distinct().order_by(PaymentPlan.tax_account)
+    )
+    return list((await session.execute(stmt)).scalars().all())

@@ -1,0 +1,121 @@
+"""A plan's schedule against the account's payments: pure, for any date.
+
+The money that counts toward a plan is every payment of the account received after the
+plan's balance date (the balance already counts what came before), less what its payer
+designated for periods outside the plan (that money pays those periods), less what was
+returned (a reversed payment counts as never received, as in taxcore). It fills the
+installments in order, the down payment (number 0) first: installment ``n`` is paid on
+the day the money counted reaches the schedule's cumulative amount through ``n``.
+
+On a date ``D`` the plan is:
+
+- ``completed`` from the day the money counted reaches the planned amount;
+- ``defaulted`` from the day after an installment's grace period (``due_on +
+  grace_days``) ends with the money counted below its cumulative amount (a later
+  payment does not revive it: the agency grants a new plan);
+- ``current`` otherwise (from its grant).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Literal
+
+from taxcore.money import ZERO
+
+PlanStatus = Literal["current", "completed", "defaulted"]
+InstallmentStatus = Literal["paid", "due", "late", "missed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    number: int
+    due_on: date
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """A payment's part that counts toward the plan (negative: money returned)."""
+
+    on: date
+    amount: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class InstallmentState:
+    term: Term
+    paid: Decimal
+    paid_on: date | None
+    status: InstallmentStatus
+
+
+@dataclass(frozen=True, slots=True)
+class PlanState:
+    status: PlanStatus
+    since: date | None  # completed_on or defaulted_on
+    paid: Decimal
+    installments: list[InstallmentState]
+    defaulted_by: Term | None = None
+
+
+def _counted(moves: Iterable[Receipt], on: date) -> Decimal:
+    return sum((m.amount for m in moves if m.on <= on), ZERO)
+
+
+def _reached(moves: list[Receipt], target: Decimal) -> date | None:
+    """The first day the running total reaches ``target`` (and stays there from then)."""
+    total = ZERO
+    reached: date | None = None
+    for m in sorted(moves, key=lambda m: m.on):
+        total += m.amount
+        if total >= target:
+            reached = reached or m.on
+        else:
+            reached = None  # money returned took it below again
+    return reached
+
+
+def evaluate(terms: list[Term], moves: list[Receipt], *, grace_days: int, on: date) -> PlanState:
+    """The plan's status and each installment's on ``on`` (see the module docstring)."""
+    terms = sorted(terms, key=lambda t: t.number)
+    planned = sum((t.amount for t in terms), ZERO)
+    known = [m for m in moves if m.on <= on]
+    paid = _counted(known, on)
+    cumulative = ZERO
+    defaulted: tuple[date, Term] | None = None
+    for t in terms:
+        cumulative += t.amount
+        check_on = t.due_on + timedelta(days=grace_days + 1)
+        if check_on <= on and _counted(known, check_on - timedelta(days=1)) < cumulative:
+            defaulted = (check_on, t)
+            break
+    completed_on = _reached(known, planned) if paid >= planned else None
+    if completed_on is not None and (defaulted is None or completed_on < defaulted[0]):
+        status: PlanStatus = "completed"
+        since: date | None = completed_on
+        defaulted = None
+    elif defaulted is not None:
+        status, since = "defaulted", defaulted[0]
+    else:
+        status, since = "current", None
+    states: list[InstallmentState] = []
+    cumulative = ZERO
+    for t in terms:
+        before = cumulative
+        cumulative += t.amount
+        part = min(max(paid - before, ZERO), t.amount)
+        if part >= t.amount:
+            states.append(InstallmentState(t, part, _reached(known, cumulative), "paid"))
+            continue
+        if on <= t.due_on:
+            st: InstallmentStatus = "due"
+        elif on <= t.due_on + timedelta(days=grace_days):
+            st = "late"
+        else:
+            st = "missed"
+        states.append(InstallmentState(t, part, None, st))
+    return PlanState(status, since, paid, states, defaulted[1] if defaulted else None)

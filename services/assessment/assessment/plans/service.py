@@ -1,0 +1,573 @@
+"""Payment plans (installment agreements): request, grant, progress, default.
+
+An agency person (a case proposer role) grants a plan for the balance of some periods of
+an account as of a date: a down payment and installments that add up to it exactly. A
+plan lowers nothing -- interest and the §46/§54(i) charges keep accruing and stay on the
+statement -- it defers collection: while it is current (``plans.schedule``) no deficiency
+notice is issued for its periods and no bond is drawn for them (``plans.hold``, read by
+``notices.service``). So it is decided by one person, not proposed and approved
+(maker-checker is for what lowers what is owed or pays money out).
+
+The account's payments fill the installments (``plans.schedule``); each installment paid,
+the plan completed, and a default (an installment unpaid past ``cases.plan_grace_days``)
+is recorded once as a step with its event. A default issues a notice of each planned
+period's deficiency on that day, and collection resumes: the notices' terms run, then the
+bond draw (PR §33).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from assessment import clock, law
+from assessment.accounts import repository as accounts_repo
+from assessment.accounts.ledger import Facts, account_state, period_statements
+from assessment.accounts.service import recompute
+from assessment.cases import service as cases_service
+from assessment.casework import approvals
+from assessment.casework.events import event_id, event_type
+from assessment.notices.service import issue_notice
+from assessment.plans import repository
+from assessment.plans.hold import state
+from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
+from assessment.settings import AssessmentSettings
+from servicekit.auth import Principal
+from servicekit.errors import Forbidden, NotFound, ValidationFailed
+from servicekit.outbox import emit
+from taxcore.events.plans import (
+    InstallmentTerm,
+    PlanCompleted,
+    PlanDefaulted,
+    PlanGranted,
+    PlanInstallmentPaid,
+    PlanRequestDeclined,
+    PlanRequested,
+)
+from taxcore.money import ZERO, fmt
+
+GRACE_DAYS = "cases.plan_grace_days"
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    due_on: date
+    amount: Decimal
+
+
+def owed_on(facts: Facts, on: date) -> dict[str, Decimal]:
+    """Each period's balance on ``on``, where something is owed."""
+    st = account_state(facts, on)
+    return {
+        s.basis.period: s.balance.balance
+        for s in period_statements(st, on, explain=False)
+        if s.balance.balance > 0
+    }
+
+
+async def current_plans(session: AsyncSession, facts: Facts, on: date) -> list[PaymentPlan]:
+    plans = [p for p in await repository.account_plans(session, facts.tax_account) if p.granted_on <= on]
+    schedules = await repository.installments(session, [p.id for p in plans])
+    return [p for p in plans if state(facts, p, schedules[p.id], on).status == "current"]
+
+
+def _check_schedule(as_of: date, down: Line | None, lines: list[Line], planned: Decimal) -> None:
+    if down is not None and down.due_on <= as_of:
+        raise ValidationFailed.on(
+            "down_payment.due_on", f"must be after the balance date {as_of.isoformat()}"
+        )
+    last = down.due_on if down is not None else as_of
+    for i, line in enumerate(lines):
+        if line.due_on <= last:
+            raise ValidationFailed.on(
+                f"installments[{i}].due_on",
+                f"must be after {last.isoformat()} (the balance date or the installment before)",
+            )
+        last = line.due_on
+    scheduled = sum((x.amount for x in lines), down.amount if down is not None else ZERO)
+    if scheduled != planned:
+        raise ValidationFailed.on(
+            "installments",
+            f"the down payment and installments add up to {fmt(scheduled)}, not the planned amount "
+            f"{fmt(planned)} (the balance on {as_of.isoformat()})",
+        )
+
+
+async def grant(
+    session: AsyncSession,
+    facts: Facts,
+    *,
+    principal: Principal,
+    settings: AssessmentSettings,
+    as_of: date,
+    periods: list[str] | None,
+    down_payment: Line | None,
+    installments: list[Line],
+    request_id: str | None,
+) -> PaymentPlan:
+    """Grant a plan; every check comes before the first write (a refusal changes nothing)."""
+    who = approvals.may_propose(principal, settings)
+    today = clock.today()
+    if as_of > today:
+        raise ValidationFailed.on("as_of", "is in the future")
+    if request_id is not None:
+        req = await session.get(PlanRequest, request_id)
+        if req is None or req.tax_account != facts.tax_account:
+            raise ValidationFailed.on("request_id", "no plan request of this account with this id")
+        if (
+            await repository.plan_of_request(session, request_id) is not None
+            or (await repository.steps(session, [request_id]))[request_id]
+        ):
+            raise approvals.conflict("the request was already granted or declined", "#/body/request_id")
+    owed = owed_on(facts, as_of)
+    if periods is None:
+        periods = sorted(owed)
+        if not periods:
+            raise approvals.conflict(
+                f"nothing is owed on {as_of.isoformat()}: no balance to plan", "#/body/as_of"
+            )
+    for i, p in enumerate(periods):
+        if p not in owed:
+            raise ValidationFailed.on(f"periods[{i}]", f"{p} owes nothing on {as_of.isoformat()}")
+    if len(set(periods)) != len(periods):
+        raise ValidationFailed.on("periods", "lists a period twice")
+    for i, p in enumerate(periods):
+        hold = await cases_service.collection_hold(session, facts.tax_account, p, today)
+        if hold is not None:
+            raise approvals.conflict(f"{p} cannot be planned: {hold}", f"#/body/periods/{i}")
+    for other in await current_plans(session, facts, today):
+        shared = sorted(set(other.periods) & set(periods))
+        if shared:
+            raise approvals.conflict(
+                f"{', '.join(shared)} already in payment plan {other.id}, current", "#/body/periods"
+            )
+    planned = sum((owed[p] for p in periods), ZERO)
+    _check_schedule(as_of, down_payment, installments, planned)
+    grace = law.cited_on(GRACE_DAYS, facts.jurisdiction, today)
+    plan = PaymentPlan(
+        tax_account=facts.tax_account,
+        jurisdiction=facts.jurisdiction,
+        periods=sorted(periods),
+        balance_as_of=as_of,
+        planned_amount=planned,
+        granted_on=today,
+        granted_by=f"user:{who}",
+        request_id=request_id,
+        grace_days=grace.value,
+        section=grace.section,
+    )
+    session.add(plan)
+    await session.flush()
+    lines = ([down_payment] if down_payment is not None else []) + installments
+    first = 0 if down_payment is not None else 1
+    rows = [
+        PlanInstallment(plan_id=plan.id, number=n, due_on=x.due_on, amount=x.amount)
+        for n, x in enumerate(lines, start=first)
+    ]
+    session.add_all(rows)
+    await session.flush()
+    await emit(
+        session,
+        event_type=event_type(PlanGranted),
+        key=facts.tax_account,
+        event_id=event_id("plan", plan.id),
+        data=PlanGranted(
+            plan_id=plan.id,
+            tax_account=plan.tax_account,
+            jurisdiction=plan.jurisdiction,
+            periods=plan.periods,
+            balance_as_of=as_of,
+            planned_amount=planned,
+            schedule=[InstallmentTerm(number=r.number, due_on=r.due_on, amount=r.amount) for r in rows],
+            grace_days=plan.grace_days,
+            granted_on=today,
+            granted_by=plan.granted_by,
+            request_id=request_id,
+            section=plan.section,
+        ),
+    )
+    return plan
+
+
+async def request(
+    session: AsyncSession, facts: Facts, *, principal: Principal, installments: int, explanation: str
+) -> PlanRequest:
+    if principal.role != "operator":
+        raise Forbidden("the taxpayer (operator) requests a payment plan; the agency grants one directly")
+    if not owed_on(facts, clock.today()):
+        raise approvals.conflict("nothing is owed: no balance to plan", "#/body/installments")
+    row = PlanRequest(
+        tax_account=facts.tax_account,
+        jurisdiction=facts.jurisdiction,
+        installments=installments,
+        explanation=explanation,
+        requested_on=clock.today(),
+        requested_by=principal.actor,
+    )
+    session.add(row)
+    await session.flush()
+    await emit(
+        session,
+        event_type=event_type(PlanRequested),
+        key=facts.tax_account,
+        event_id=event_id("plan-request", row.id),
+        data=PlanRequested(
+            request_id=row.id,
+            tax_account=row.tax_account,
+            installments=installments,
+            requested_on=row.requested_on,
+            requested_by=row.requested_by,
+        ),
+    )
+    return row
+
+
+async def decline(
+    session: AsyncSession,
+    req: PlanRequest,
+    *,
+    principal: Principal,
+    settings: AssessmentSettings,
+    reasons: str,
+) -> PlanStep:
+    who = f"user:{approvals.may_propose(principal, settings)}"
+    if (
+        await repository.plan_of_request(session, req.id) is not None
+        or (await repository.steps(session, [req.id]))[req.id]
+    ):
+        raise approvals.conflict("the request was already granted or declined", "#/request/status")
+    step = PlanStep(
+        subject_id=req.id,
+        tax_account=req.tax_account,
+        key="declined",
+        step="declined",
+        on=clock.today(),
+        by=who,
+        details={"reasons": reasons},
+    )
+    session.add(step)
+    await session.flush()
+    await emit(
+        session,
+        event_type=event_type(PlanRequestDeclined),
+        key=req.tax_account,
+        event_id=event_id("plan-request", req.id, "declined"),
+        data=PlanRequestDeclined(
+            request_id=req.id,
+            tax_account=req.tax_account,
+            declined_on=step.on,
+            declined_by=who,
+            reasons=reasons,
+        ),
+    )
+    return step
+
+
+async def _step(
+    session: AsyncSession, plan: PaymentPlan, key: str, step: str, on: date, details: dict[str, Any]
+) -> PlanStep | None:
+    """Record a step once (a savepoint: a second run finds the unique key and does nothing)."""
+    row = PlanStep(
+        subject_id=plan.id,
+        tax_account=plan.tax_account,
+        key=key,
+        step=step,
+        on=on,
+        by="assessment",
+        details=details,
+    )
+    try:
+        async with session.begin_nested():
+            session.add(row)
+            await session.flush()
+    except IntegrityError:
+        return None
+    return row
+
+
+async def progress(session: AsyncSession, facts: Facts, *, on: date, defaults: bool) -> list[PlanStep]:
+    """Record what the account's payments did to its plans by ``on``: installments paid, a plan
+    completed, and (``defaults``: the daily job) a plan defaulted, with its notices."""
+    plans = [p for p in await repository.account_plans(session, facts.tax_account) if p.granted_on <= on]
+    schedules = await repository.installments(session, [p.id for p in plans])
+    done = await repository.steps(session, [p.id for p in plans])
+    made: list[PlanStep] = []
+    for plan in plans:
+        keys = {s.key for s in done[plan.id]}
+        if keys & {"completed", "defaulted"}:
+            continue
+        current = state(facts, plan, schedules[plan.id], on)
+        for inst in current.installments:
+            key = f"installment_paid:{inst.term.number}"
+            if inst.status != "paid" or key in keys or inst.paid_on is None:
+                continue
+            row = await _step(
+                session,
+                plan,
+                key,
+                "installment_paid",
+                inst.paid_on,
+                {"number": inst.term.number, "amount": fmt(inst.term.amount)},
+            )
+            if row is None:
+                continue
+            made.append(row)
+            await emit(
+                session,
+                event_type=event_type(PlanInstallmentPaid),
+                key=plan.tax_account,
+                event_id=event_id("plan", plan.id, key),
+                data=PlanInstallmentPaid(
+                    plan_id=plan.id,
+                    tax_account=plan.tax_account,
+                    number=inst.term.number,
+                    amount=inst.term.amount,
+                    due_on=inst.term.due_on,
+                    paid_on=inst.paid_on,
+                ),
+            )
+        if current.status == "completed" and current.since is not None:
+            row = await _step(
+                session, plan, "completed", "completed", current.since, {"paid": fmt(current.paid)}
+            )
+            if row is not None:
+                made.append(row)
+                await emit(
+                    session,
+                    event_type=event_type(PlanCompleted),
+                    key=plan.tax_account,
+                    event_id=event_id("plan", plan.id, "completed"),
+                    data=PlanCompleted(
+                        plan_id=plan.id,
+                        tax_account=plan.tax_account,
+                        completed_on=current.since,
+                        paid=current.paid,
+                    ),
+                )
+        elif defaults and current.status == "defaulted" and current.defaulted_by is not None:
+            row = await _default(session, facts, plan, current.defaulted_by.number, on)
+            if row is not None:
+                made.append(row)
+    return made
+
+
+async def _default(
+    session: AsyncSession, facts: Facts, plan: PaymentPlan, number: int, on: date
+) -> PlanStep | None:
+    schedule = (await repository.installments(session, [plan.id]))[plan.id]
+    current = state(facts, plan, schedule, on)
+    missed = next(i for i in current.installments if i.term.number == number)
+    defaulted_on = current.since or on
+    step = await _step(
+        session,
+        plan,
+        "defaulted",
+        "defaulted",
+        defaulted_on,
+        {
+            "number": number,
+            "due_on": missed.term.due_on.isoformat(),
+            "unpaid": fmt(missed.term.amount - missed.paid),
+        },
+    )
+    if step is None:
+        return None
+    notices: list[str] = []
+    for period, owed in sorted(owed_on(facts, on).items()):
+        if period not in plan.periods or owed <= 0:
+            continue
+        notice = await issue_notice(
+            session,
+            facts,
+            period=period,
+            kind="deficiency",
+            reason=f"payment plan {plan.id} defaulted: installment {number} of {fmt(missed.term.amount)} "
+            f"due {missed.term.due_on.isoformat()} unpaid after {plan.grace_days} days of grace "
+            f"({plan.section}); collection resumes",
+            issued_on=on,
+            issued_by="assessment",
+        )
+        if notice is not None:
+            notices.append(notice.id)
+    step.details = {**step.details, "notice_ids": notices}
+    await session.flush()
+    await emit(
+        session,
+        event_type=event_type(PlanDefaulted),
+        key=plan.tax_account,
+        event_id=event_id("plan", plan.id, "defaulted"),
+        data=PlanDefaulted(
+            plan_id=plan.id,
+            tax_account=plan.tax_account,
+            defaulted_on=defaulted_on,
+            number=number,
+            due_on=missed.term.due_on,
+            unpaid=missed.term.amount - missed.paid,
+            grace_days=plan.grace_days,
+            notice_ids=notices,
+            section=plan.section,
+        ),
+    )
+    return step
+
+
+async def run(session: AsyncSession, *, as_of: date) -> list[PlanStep]:
+    """The daily job: every open plan's progress and defaults as of ``as_of`` (before bond draws)."""
+    made: list[PlanStep] = []
+    for tax_account in await repository.open_plan_accounts(session):
+        await accounts_repo.lock_account(session, tax_account)
+        facts = await accounts_repo.load_facts(session, tax_account)
+        if facts is None:  # pragma: no cover - a plan is only granted on a known account
+            continue
+        steps = await progress(session, facts, on=as_of, defaults=True)
+        made.extend(steps)
+        if any(s.step == "defaulted" for s in steps):
+            await recompute(session, tax_account, facts=facts)
+    return made
+
+
+async def on_payment(session: AsyncSession, tax_account: str, on: date) -> None:
+    """After a payment (consumer): the installments it paid, as of its day (deterministic)."""
+    if not await repository.has_plans(session, tax_account):
+        return
+    facts = await accounts_repo.load_facts(session, tax_account)
+    if facts is not None:
+        await progress(session, facts, on=on, defaults=False)
+
+
+async def get_plan(session: AsyncSession, plan_id: str) -> PaymentPlan:
+    plan = await session.get(PaymentPlan, plan_id)
+    if plan is None:
+        raise NotFound(f"no payment plan {plan_id!r}")
+    return plan
+
+
+async def out(session: AsyncSession, facts: Facts, plan: PaymentPlan, *, on: date) -> dict[str, Any]:
+    schedule = (await repository.installments(session, [plan.id]))[plan.id]
+    current = state(facts, plan, schedule, on)
+    steps = (await repository.steps(session, [plan.id]))[plan.id]
+    return {
+        "id": plan.id,
+        "tax_account": plan.tax_account,
+        "jurisdiction": plan.jurisdiction,
+        "periods": plan.periods,
+        "balance_as_of": plan.balance_as_of,
+        "planned_amount": plan.planned_amount,
+        "granted_on": plan.granted_on,
+        "granted_by": plan.granted_by,
+        "request_id": plan.request_id,
+        "grace_days": plan.grace_days,
+        "section": plan.section,
+        "as_of": on,
+        "status": current.status,
+        "status_since": current.since,
+        "paid": current.paid,
+        "remaining": plan.planned_amount - min(current.paid, plan.planned_amount),
+        "schedule": [
+            {
+                "number": i.term.number,
+                "due_on": i.term.due_on,
+                "amount": i.term.amount,
+                "paid": i.paid,
+                "paid_on": i.paid_on,
+                "status": i.status,
+                "grace_ends_on": i.term.due_on + timedelta(days=plan.grace_days),
+            }
+            for i in current.installments
+        ],
+        "steps": [{"step": s.step, "on": s.on, "by": s.by, "details": s.details} for s in steps],
+    }
+
+
+async def request_out(session: AsyncSession, req: PlanRequest) -> dict[str, Any]:
+    plan = await repository.plan_of_request(session, req.id)
+    declined = next(
+        (s for s in (await repository.steps(session, [req.id]))[req.id] if s.key == "declined"), None
+    )
+    status = "granted" if plan is not None else "declined" if declined is not None else "pending"
+    return {
+        "id": req.id,
+        "tax_account": req.tax_account,
+        "installments": req.installments,
+        "explanation": req.explanation,
+        "requested_on": req.requested_on,
+        "requested_by": req.requested_by,
+        "status": status,
+        "plan_id": plan.id if plan is not None else None,
+        "declined": (
+            {"on": declined.on, "by": declined.by, "reasons": declined.details["reasons"]}
+            if declined
+            else None
+        ),
+    }
+
+
+async def timeline_entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
+    """The account's plan facts for its timeline (``timeline.endpoints._entry`` keywords)."""
+    plans = await repository.account_plans(session, facts.tax_account)
+    requests = await repository.account_requests(session, facts.tax_account)
+    steps = await repository.steps(session, [p.id for p in plans] + [r.id for r in requests])
+    schedules = await repository.installments(session, [p.id for p in plans])
+    out: list[dict[str, Any]] = []
+    for r in requests:
+        out.append(
+            {
+                "on": r.requested_on,
+                "kind": "plan.requested",
+                "subject_id": r.id,
+                "by": r.requested_by,
+                "summary": f"payment plan requested in {r.installments} installments",
+                "written": r.created_at,
+                "seq": r.seq,
+            }
+        )
+    for p in plans:
+        terms = ", ".join(f"{fmt(i.amount)} due {i.due_on.isoformat()}" for i in schedules[p.id])
+        out.append(
+            {
+                "on": p.granted_on,
+                "kind": "plan.granted",
+                "subject_id": p.id,
+                "by": p.granted_by,
+                "amount": p.planned_amount,
+                "section": p.section,
+                "written": p.created_at,
+                "seq": p.seq,
+                "summary": f"payment plan granted for {', '.join(p.periods)} (balance on "
+                f"{p.balance_as_of.isoformat()}): {terms}",
+            }
+        )
+    for subject, rows in steps.items():
+        for s in rows:
+            amount = s.details.get("amount") or s.details.get("unpaid") or s.details.get("paid")
+            out.append(
+                {
+                    "on": s.on,
+                    "kind": f"plan.{s.step}",
+                    "subject_id": subject,
+                    "by": s.by,
+                    "amount": Decimal(amount) if amount else None,
+                    "written": s.created_at,
+                    "seq": s.seq,
+                    "summary": _step_summary(s),
+                }
+            )
+    return out
+
+
+def _step_summary(s: PlanStep) -> str:
+    if s.step == "installment_paid":
+        return f"installment {s.details['number']} paid"
+    if s.step == "defaulted":
+        return (
+            f"payment plan defaulted: installment {s.details['number']} due {s.details['due_on']} unpaid; "
+            "collection resumes"
+        )
+    if s.step == "declined":
+        return f"payment plan request declined: {s.details['reasons']}"
+    return "payment plan completed"
