@@ -201,3 +201,26 @@ class Receiver:
         if self.runner is not None:
             await self.runner.cleanup()
             self.runner = None
+
+
+class Sink:
+    """A real SMTP server (aiosmtpd, its own thread) on a free loopback port."""
+
+    def __init__(self) -> None:
+        from aiosmtpd.controller import Controller
+
+        self.messages: list[Any] = []
+        self.port = free_port()
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's hook
+        from email import message_from_bytes, policy
+
+        self.messages.append((envelope.rcpt_tos, message_from_bytes(envelope.content, policy=policy.default)))
+        return "250 OK"
+
+    def start(self) -> None:
+        self.controller.start()
+
+    def stop(self) -> None:
+        self.controller.stop()

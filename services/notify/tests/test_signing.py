@@ -22,7 +22,9 @@ class TestSign:
 
     def test_new_secret_is_prefixed_and_random(self) -> None:
         a, b = signing.new_secret(), signing.new_secret()
-        assert a.startswith("whsec_") and len(a) == 6 + 43 and a != b
+        assert a.startswith("whsec_")
+        assert len(a) == 6 + 43
+        assert a != b
 
 
 class TestVerify:

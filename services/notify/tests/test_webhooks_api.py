@@ -21,7 +21,8 @@ class TestCreate:
         assert (made["owner_kind"], made["owner_id"], made["status"]) == ("operator", "op-api", "active")
         assert made["created_by"].startswith("client:test-operator-op-api")
         got = (await client.get(f"/v1/webhooks/{made['id']}", headers=OP)).json()
-        assert "secret" not in got and got["url"] == "http://127.0.0.1:9/hooks"
+        assert "secret" not in got
+        assert got["url"] == "http://127.0.0.1:9/hooks"
 
     async def test_agency_integration_is_owned_by_the_agency(self, client: httpx.AsyncClient) -> None:
         made = await webhook(client, ADMIN, "http://127.0.0.1:9/hooks", "roomtax.distribution.run.posted.v1")
@@ -55,7 +56,8 @@ class TestCreate:
     ) -> None:
         before = await scalar(db, "SELECT count(*) FROM subscriptions")
         r = await client.post("/v1/webhooks", json=body, headers=OP)
-        assert r.status_code == 422 and r.headers["content-type"] == "application/problem+json"
+        assert r.status_code == 422
+        assert r.headers["content-type"] == "application/problem+json"
         error = r.json()["errors"][0]
         assert error["pointer"] == pointer
         if detail is not None:
@@ -97,10 +99,12 @@ class TestLifecycle:
         page = (await client.get("/v1/webhooks", params={"limit": 1}, headers=OP)).json()
         assert [w["id"] for w in page["items"]] == [a["id"]]
         page2 = (await client.get("/v1/webhooks", params={"cursor": page["next_cursor"]}, headers=OP)).json()
-        assert [w["id"] for w in page2["items"]] == [b["id"]] and page2["next_cursor"] is None
+        assert [w["id"] for w in page2["items"]] == [b["id"]]
+        assert page2["next_cursor"] is None
 
         rotated = (await client.post(f"/v1/webhooks/{a['id']}/rotate-secret", headers=OP)).json()
-        assert rotated["secret"].startswith("whsec_") and rotated["secret"] != a["secret"]
+        assert rotated["secret"].startswith("whsec_")
+        assert rotated["secret"] != a["secret"]
         assert (
             await scalar(db, "SELECT previous_secret FROM subscriptions WHERE id = :i", i=a["id"])
             == a["secret"]
@@ -130,7 +134,8 @@ async def db_disable(db: DB, subscription_id: str) -> None:
     async with db() as session, session.begin():
         await session.execute(
             text(
-                "UPDATE subscriptions SET status = 'disabled', disabled_reason = 'x', disabled_at = now() WHERE id = :i"
+                "UPDATE subscriptions SET status = 'disabled', disabled_reason = 'x', disabled_at = now() "
+                "WHERE id = :i"
             ),
             {"i": subscription_id},
         )

@@ -13,8 +13,9 @@ import contextlib
 import hashlib
 import logging
 from datetime import UTC, datetime, timedelta
+from email import policy
 from email.message import EmailMessage
-from email.utils import format_datetime
+from email.utils import format_datetime, parseaddr
 
 import aiosmtplib
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -25,6 +26,9 @@ from notify.settings import NotifySettings
 
 log = logging.getLogger("notify.mail")
 LEASE_SECONDS = 120.0
+#: SMTP line endings; headers folded only beyond RFC 5322's 998 characters (a subject
+#: folded at 78 reaches some clients with a leading space)
+POLICY = policy.SMTP.clone(max_line_length=998)
 
 
 def message_id(key: str) -> str:
@@ -32,21 +36,24 @@ def message_id(key: str) -> str:
 
 
 def build(email: Email, settings: NotifySettings) -> EmailMessage:
-    msg = EmailMessage()
+    msg = EmailMessage(policy=POLICY)
     msg["From"] = settings.mail_from
     msg["To"] = email.to_address or ""
     msg["Subject"] = email.subject
     msg["Message-ID"] = message_id(email.message_key)
     msg["Date"] = format_datetime(datetime.now(UTC))
-    msg["Content-Language"] = email.language
     msg["X-Roomtax-Kind"] = email.kind
     msg.set_content(email.body)
+    msg["Content-Language"] = email.language  # after set_content, which resets Content-*
     return msg
 
 
 async def deliver(msg: EmailMessage, settings: NotifySettings) -> None:
+    """Send as flattened here (aiosmtplib would re-fold the headers at 78 characters)."""
     await aiosmtplib.send(
-        msg,
+        msg.as_bytes(policy=POLICY),
+        sender=parseaddr(str(msg["From"]))[1],
+        recipients=[parseaddr(str(msg["To"]))[1]],
         hostname=settings.smtp_host,
         port=settings.smtp_port,
         username=settings.smtp_username,

@@ -159,11 +159,13 @@ def word(language: str, key: str | None) -> str:
     return WORDS[language].get(key, key)
 
 
-def render(kind: str, language: str, *, name: str, portal: str | None, **fields: str) -> tuple[str, str]:
-    """(subject, body) of a message of ``kind`` in ``language``."""
+def render(
+    message: str, language: str, /, *, name: str, portal: str | None, **fields: str
+) -> tuple[str, str]:
+    """(subject, body) of a ``message`` (notice, reminder, ...) in ``language``."""
     texts = CATALOG[language]
-    subject = texts[f"{kind}.subject"].format(**fields)
-    parts = [texts["greeting"].format(name=name), "", texts[f"{kind}.body"].format(**fields)]
+    subject = texts[f"{message}.subject"].format(**fields)
+    parts = [texts["greeting"].format(name=name), "", texts[f"{message}.body"].format(**fields)]
     if portal is not None:
         parts += ["", texts["no_document"].format(portal=portal)]
     parts += ["", "-- ", texts["closing"]]

@@ -263,8 +263,15 @@ async def record_outcome(
 
 
 def _give_up_reason(delivery: Delivery, outcome: Outcome, settings: NotifySettings) -> str:
-    hours = settings.webhook_give_up_after_seconds / 3600
-    return f"delivery {delivery.id} kept failing for {hours:g} hours: {outcome.error or outcome.status_code}"
+    seconds = settings.webhook_give_up_after_seconds
+    span = (
+        f"{seconds / 86400:g} days"
+        if seconds >= 86400
+        else f"{seconds / 3600:g} hours"
+        if seconds >= 3600
+        else f"{seconds:g} seconds"
+    )
+    return f"delivery {delivery.id} kept failing for {span}: {outcome.error or outcome.status_code}"
 
 
 async def _disable(
