@@ -126,6 +126,10 @@ WORDS: dict[str, dict[str, str]] = {
         "wire": "wire transfer",
         "cash": "cash",
         "card": "card",
+        "postal_money_order": "postal money order",
+        "bank_money_order": "bank money order",
+        "cashiers_check": "cashier's check",
+        "electronic_transfer": "electronic transfer",
     },
     "es": {
         "deficiency": "deficiencia",
@@ -149,6 +153,10 @@ WORDS: dict[str, dict[str, str]] = {
         "wire": "transferencia cablegráfica",
         "cash": "efectivo",
         "card": "tarjeta",
+        "postal_money_order": "giro postal",
+        "bank_money_order": "giro bancario",
+        "cashiers_check": "cheque de gerente",
+        "electronic_transfer": "transferencia electrónica",
     },
 }
 
