@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,7 +28,9 @@ class WebhookCreate(BaseModel):
     )
 
     url: str = Field(max_length=2048, description="where to POST the events (https in production)")
-    event_types: list[str] = Field(min_length=1, max_length=50, description="GET /v1/webhooks/event-types")
+    event_types: list[Annotated[str, Field(max_length=200)]] = Field(
+        min_length=1, max_length=50, description="GET /v1/webhooks/event-types"
+    )
     description: str | None = Field(default=None, max_length=500)
 
 
