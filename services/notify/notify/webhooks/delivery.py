@@ -82,17 +82,15 @@ async def deliver_due(
             assert sub is not None
             work.append((delivery, sub, await repository.event_body(session, delivery.event_id)))
     outcomes = await asyncio.gather(*(attempt(client, sub, d, body, settings) for d, sub, body in work))
-    for (delivery, _, _), outcome in zip(work, outcomes, strict=True):
-        async with sessionmaker() as session, session.begin():
+    async with sessionmaker() as session, session.begin():  # the batch's outcomes: one transaction
+        for (delivery, _, _), outcome in zip(work, outcomes, strict=True):
             row = await session.get(Delivery, delivery.id, with_for_update=True)
             sub = await session.get(Subscription, delivery.subscription_id, with_for_update=True)
             if row is None or sub is None or row.status != "pending":
                 continue
             await service.record_outcome(session, row, sub, outcome, at=datetime.now(UTC), settings=settings)
-        if not outcome.ok:
-            log.info(
-                "webhook delivery %s to %s failed: %s", delivery.id, delivery.subscription_id, outcome.error
-            )
+            if not outcome.ok:
+                log.info("webhook delivery %s to %s failed: %s", delivery.id, sub.id, outcome.error)
     return len(claimed)
 
 
