@@ -184,3 +184,24 @@ class TestDelivery:
         assert (
             await scalar(db, "SELECT status FROM deliveries WHERE id = :i", i=delivery["id"]) == "delivered"
         )
+
+
+class TestTargetCheckedAtDelivery:
+    async def test_a_target_now_private_is_refused_and_never_called(
+        self,
+        client: httpx.AsyncClient,
+        db: DB,
+        notify_settings: NotifySettings,
+        receiver: Receiver,
+        http: httpx.AsyncClient,
+    ) -> None:
+        hook = await webhook(client, OP, receiver.url, FILED)  # allowed when subscribed
+        await filed(db, notify_settings)
+        strict = notify_settings.model_copy(update={"webhook_allow_private_targets": False})
+        assert await deliver_due(db, strict, http) == 1
+        assert receiver.received == []
+        [delivery] = (await client.get(f"/v1/webhooks/{hook['id']}/deliveries", headers=OP)).json()["items"]
+        assert (delivery["status"], delivery["last_status_code"]) == ("pending", None)
+        assert (
+            delivery["last_error"] == "target refused: resolves to a private or reserved address (127.0.0.1)"
+        )

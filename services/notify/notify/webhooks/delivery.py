@@ -46,18 +46,16 @@ async def attempt(
             require_https=settings.webhook_require_https,
             allow_private=settings.webhook_allow_private_targets,
         )
-        response = await client.post(
-            sub.url,
-            content=raw,
-            headers={
-                "Content-Type": "application/cloudevents+json",
-                "User-Agent": USER_AGENT,
-                signing.HEADER: signing.sign(secrets_for(sub, datetime.now(UTC)), raw),
-                "Roomtax-Delivery": delivery.id,
-                "Roomtax-Event-Type": delivery.event_type,
-            },
-        )
-        code: int | None = response.status_code
+        headers = {
+            "Content-Type": "application/cloudevents+json",
+            "User-Agent": USER_AGENT,
+            signing.HEADER: signing.sign(secrets_for(sub, datetime.now(UTC)), raw),
+            "Roomtax-Delivery": delivery.id,
+            "Roomtax-Event-Type": delivery.event_type,
+        }
+        # streamed and never read: only the status matters, and a receiver's body may be large
+        async with client.stream("POST", sub.url, content=raw, headers=headers) as response:
+            code: int | None = response.status_code
         error = None if 200 <= response.status_code < 300 else f"HTTP {response.status_code}"
     except TargetRefused as exc:
         code, error = None, f"target refused: {exc}"
