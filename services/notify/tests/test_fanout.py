@@ -17,6 +17,8 @@ FILED = "roomtax.filing.declaration.filed.v1"
 NOTICE = "roomtax.assessment.notice.issued.v1"
 RUN = "roomtax.distribution.run.posted.v1"
 GRANTED = "roomtax.registry.authorization.granted.v1"
+PAID = "roomtax.filing.payment.received.v1"
+REVERSED = "roomtax.filing.payment.reversed.v1"
 URL = "http://127.0.0.1:9/hooks"
 
 
@@ -37,7 +39,7 @@ async def receivers(db: DB, event_id: str) -> list[str]:
 @pytest.fixture
 async def everyone(client: httpx.AsyncClient) -> None:
     for headers in (OP_A, OP_B, FAC_F, FAC_G, ADMIN):
-        await webhook(client, headers, URL, FILED, NOTICE, GRANTED)
+        await webhook(client, headers, URL, FILED, NOTICE, GRANTED, PAID, REVERSED)
     await webhook(client, OP_A, URL, RUN)
     await webhook(client, ADMIN, URL, RUN)
 
@@ -83,6 +85,42 @@ class TestTenancy:
         ev = event(GRANTED, data)
         await apply(db, notify_settings, ev)
         assert await receivers(db, ev.id) == ["agency:agency", "facilitator:fac-g", "operator:op-a"]
+
+    async def test_a_payment_and_its_reversal_go_to_the_facilitator_that_paid(
+        self, db: DB, notify_settings: NotifySettings
+    ) -> None:
+        account = await lodging(db, notify_settings, operator_id="op-a")
+        paid = event(
+            PAID,
+            {
+                "payment_id": "pay-f",
+                "tax_account": account,
+                "jurisdiction": "PR",
+                "amount": "10.00",
+                "method": "check",
+                "received_on": "2026-12-01",
+                "payer_kind": "facilitator",
+                "payer_id": "fac-f",
+                "periods": [],
+            },
+        )
+        await apply(db, notify_settings, paid)
+        reversed_ = event(
+            REVERSED,
+            {
+                "reversal_id": "rev-f",
+                "payment_id": "pay-f",
+                "tax_account": account,
+                "jurisdiction": "PR",
+                "amount": "10.00",
+                "reversed_on": "2026-12-02",
+                "reason": "check returned unpaid",
+            },
+        )
+        await apply(db, notify_settings, reversed_)
+        expected = ["agency:agency", "facilitator:fac-f", "operator:op-a"]
+        assert await receivers(db, paid.id) == expected
+        assert await receivers(db, reversed_.id) == expected
 
     async def test_distribution_runs_are_the_agencys_alone(
         self, db: DB, notify_settings: NotifySettings

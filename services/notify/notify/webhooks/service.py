@@ -8,6 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,6 +22,7 @@ from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from taxcore.events import CONTRACTS, CloudEvent
 
+REVERSED = "roomtax.filing.payment.reversed.v1"
 WRITERS = frozenset({"agency-admin", "operator", "facilitator"})
 
 
@@ -170,9 +172,20 @@ async def fan_out(session: AsyncSession, event: CloudEvent) -> int:
         awaiting_lodging=awaiting,
     )
     await repository.store_event(session, stored)
+    data = await _with_payer(session, event)
     return await _queue(
-        session, event.id, event.type, event.data, operator_id=lodging.operator_id if lodging else None
+        session, event.id, event.type, data, operator_id=lodging.operator_id if lodging else None
     )
+
+
+async def _with_payer(session: AsyncSession, event: CloudEvent) -> dict[str, Any]:
+    """A reversal names its payment, not the payer: take the payer from the payment."""
+    if event.type != REVERSED or "payment_id" not in event.data:
+        return event.data
+    payment = await projection.payment(session, str(event.data["payment_id"]))
+    if payment is None:
+        return event.data
+    return {**event.data, "payer_kind": payment.payer_kind, "payer_id": payment.payer_id}
 
 
 async def _queue(
@@ -194,7 +207,7 @@ async def release_awaiting(session: AsyncSession, *, tax_account: str, operator_
     (subscription, event) key makes the agency's and facilitators' second pass a no-op)."""
     queued = 0
     for stored in await repository.awaiting_events(session, tax_account):
-        data = json.loads(stored.body).get("data", {})
+        data = await _with_payer(session, CloudEvent.model_validate_json(stored.body))
         queued += await _queue(session, stored.event_id, stored.event_type, data, operator_id=operator_id)
         stored.awaiting_lodging = False
     await session.flush()

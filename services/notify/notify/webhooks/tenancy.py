@@ -4,8 +4,9 @@
 - An operator receives the events about its own lodgings (the lodging's operator in
   notify's registry projection), as filing and assessment show them to it.
 - A facilitator receives what filing shows it: the declarations and payments it made
-  itself, and the authorizations naming it. Assessment shows a facilitator no account,
-  notice or case (they are the taxpayer's business), so neither does notify.
+  itself (and the reversals of those payments), and the authorizations naming it.
+  Assessment shows a facilitator no account, notice or case (they are the taxpayer's
+  business), so neither does notify.
 
 Distribution's runs hold no lodging's data and are the agency's alone.
 """
@@ -32,7 +33,7 @@ SUBSCRIBABLE: dict[str, Rule] = {
     "roomtax.filing.declaration.filed.v1": Rule.FILER,
     "roomtax.filing.declaration.amended.v1": Rule.FILER,
     "roomtax.filing.payment.received.v1": Rule.PAYER,
-    "roomtax.filing.payment.reversed.v1": Rule.LODGING,
+    "roomtax.filing.payment.reversed.v1": Rule.PAYER,  # the payer: from the payment it reverses
     "roomtax.assessment.account.assessed.v1": Rule.LODGING,
     "roomtax.assessment.notice.issued.v1": Rule.LODGING,
     "roomtax.assessment.case.step.recorded.v1": Rule.LODGING,
