@@ -28,6 +28,7 @@ COPY services/registry/pyproject.toml services/registry/pyproject.toml
 COPY services/filing/pyproject.toml services/filing/pyproject.toml
 COPY services/assessment/pyproject.toml services/assessment/pyproject.toml
 COPY services/distribution/pyproject.toml services/distribution/pyproject.toml
+COPY services/notify/pyproject.toml services/notify/pyproject.toml
 COPY services/web/pyproject.toml services/web/pyproject.toml
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-install-workspace
@@ -51,5 +52,5 @@ WORKDIR /app
 COPY --from=build --chown=root:root /app /app
 # Numeric so that Kubernetes' runAsNonRoot can verify it.
 USER 10001:10001
-EXPOSE 8000 8001 8002 8003 8004
+EXPOSE 8000 8001 8002 8003 8004 8005
 CMD ["python", "-m", "registry", "--help"]

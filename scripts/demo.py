@@ -60,6 +60,7 @@ REGISTRY = os.environ.get("ROOMTAX_REGISTRY_URL", "http://127.0.0.1:8001")
 FILING = os.environ.get("ROOMTAX_FILING_URL", "http://127.0.0.1:8002")
 ASSESSMENT = os.environ.get("ROOMTAX_ASSESSMENT_URL", "http://127.0.0.1:8003")
 DISTRIBUTION = os.environ.get("ROOMTAX_DISTRIBUTION_URL", "http://127.0.0.1:8004")
+NOTIFY = os.environ.get("ROOMTAX_NOTIFY_URL", "http://127.0.0.1:8005")
 ADMIN_ID = os.environ.get("REGISTRY_BOOTSTRAP_ADMIN_CLIENT_ID", "agency-admin")
 ADMIN_SECRET = os.environ.get("REGISTRY_BOOTSTRAP_ADMIN_SECRET", "dev-admin-secret")
 WAIT_SECONDS = float(os.environ.get("ROOMTAX_DEMO_WAIT_SECONDS", "40"))
@@ -783,6 +784,7 @@ def main() -> int:
         (ROOT / ".run" / "demo.json").write_text(json.dumps(state, indent=2))
         write_curl(state, months, today)
         summary(api, lodgings, months, runs, job, today)
+        show_mail(api, lodgings[SJ]["tax_account"])
         say(f"demo loaded: {api.created} new records, {api.replayed} replayed; details in .run/demo.json")
     return 0
 
@@ -836,6 +838,34 @@ def summary(
     print(flush=True)
 
 
+def show_mail(api: Api, tax_account: str) -> None:
+    """notify e-mails a receipt on request (PR §28(C)) through the local SMTP sink: ask for
+    one of the San Juan hotel's and show what was sent (notify's projection of the
+    payment is asynchronous: polled). Without a running notify, says so and moves on."""
+    try:
+        payment = api.pages(f"{FILING}/v1/payments", lodging=tax_account, limit=200)[0]
+        deadline = time.monotonic() + 60
+        while True:
+            r = api.client.post(f"{NOTIFY}/v1/payments/{payment['id']}/receipt-email", headers=api.admin)
+            if r.status_code == 202 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        if r.status_code != 202:
+            say(f"notify: no receipt e-mail ({r.status_code}); is notify running?")
+            return
+        while time.monotonic() < deadline:
+            mails = api.get(f"{NOTIFY}/v1/emails", limit=5)["items"]
+            if mails and all(m["status"] != "pending" for m in mails):
+                break
+            time.sleep(0.5)
+        print("E-mail sent by notify (newest first; the messages are in .run/mail/new):", flush=True)
+        for m in mails:
+            print(f"  {m['status']:<10} {m['to_address'] or '(no address)':<32} {m['subject']}", flush=True)
+        print(flush=True)
+    except (httpx.HTTPError, DemoError, IndexError) as exc:
+        say(f"notify: the demo's e-mail was not shown ({exc})")
+
+
 def write_curl(state: dict[str, Any], months: list[Period], today: date) -> None:
     sj = state["lodgings"][SJ]["tax_account"]
     pr_run = state["runs"]["PR"][1]["id"]
@@ -864,6 +894,9 @@ def write_curl(state: dict[str, Any], months: list[Period], today: date) -> None
         "  # fund balances",
         f'  curl -s {auth} "{DISTRIBUTION}/v1/funds?jurisdiction=PR"',
         f'  curl -s {auth} "{DISTRIBUTION}/v1/funds?jurisdiction=VI"',
+        "  # e-mail notify sent (the SMTP sink keeps the messages in .run/mail/new) and webhooks",
+        f'  curl -s {auth} "{NOTIFY}/v1/emails"',
+        f'  curl -s {auth} "{NOTIFY}/v1/webhooks/event-types"',
     ]
     (ROOT / ".run" / "demo-curl.txt").write_text("\n".join(lines) + "\n")
 

@@ -28,8 +28,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = ROOT / ".run"
-SERVICES = {"registry": 8001, "filing": 8002, "assessment": 8003, "distribution": 8004, "web": 8000}
+SERVICES = {
+    "registry": 8001,
+    "filing": 8002,
+    "assessment": 8003,
+    "distribution": 8004,
+    "notify": 8005,
+    "web": 8000,
+}
 BROKER_PORT = int(os.environ.get("ROOMTAX_BROKER_PORT", "9092"))
+#: the local SMTP sink (aiosmtpd) notify sends its e-mail to; messages land in .run/mail
+SMTP_PORT = int(os.environ.get("ROOMTAX_SMTP_PORT", "8025"))
+MAILDIR = RUN / "mail"
 
 
 def log(msg: str) -> None:
@@ -205,6 +215,10 @@ def service_env(server_url: str) -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("ROOMTAX_KAFKA_BOOTSTRAP", f"127.0.0.1:{BROKER_PORT}")
     env.setdefault("ROOMTAX_ENVIRONMENT", "development")
+    env.setdefault("NOTIFY_SMTP_HOST", "127.0.0.1")
+    env.setdefault("NOTIFY_SMTP_PORT", str(SMTP_PORT))
+    # a local demo's webhook receivers listen on 127.0.0.1; production refuses this setting
+    env.setdefault("NOTIFY_WEBHOOK_ALLOW_PRIVATE_TARGETS", "true")
     for svc in SERVICES:
         env.setdefault(f"{svc.upper()}_DATABASE_URL", with_db(server_url, f"roomtax_{svc}"))
     return env
@@ -236,8 +250,23 @@ def wait_ready(name: str, port: int, tick: Callable[[], None], stop: Callable[[]
     return False
 
 
-def programs_for(services: list[str], env: dict[str, str], *, broker: bool) -> list[Program]:
+def smtp_sink() -> Program:
+    """aiosmtpd keeping every message notify sends in a maildir (``.run/mail``)."""
+    argv = [sys.executable, "-m", "aiosmtpd", "-n", "-l", f"127.0.0.1:{SMTP_PORT}"]
+    return Program(
+        "smtp-sink",
+        [*argv, "-c", "aiosmtpd.handlers.Mailbox", str(MAILDIR)],
+        RUN / "smtp-sink.log",
+        up=lambda: listening(SMTP_PORT),
+    )
+
+
+def programs_for(
+    services: list[str], env: dict[str, str], *, broker: bool, smtp: bool = False
+) -> list[Program]:
     programs = []
+    if smtp:
+        programs.append(smtp_sink())
     if broker:
         programs.append(
             Program(
@@ -269,7 +298,8 @@ def up(args: list[str]) -> int:
         log(f"a broker already listens on {BROKER_PORT}; using it (not supervised)")
     env = service_env(server_url)
     services = available_services()
-    supervisor = Supervisor(programs_for(services, env, broker=own_broker))
+    own_smtp = "notify" in services and not listening(SMTP_PORT)
+    supervisor = Supervisor(programs_for(services, env, broker=own_broker, smtp=own_smtp))
     stop = False
 
     def on_signal(*_: object) -> None:
@@ -279,8 +309,12 @@ def up(args: list[str]) -> int:
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     try:
-        if own_broker:
+        if own_smtp:
             supervisor.start(supervisor.programs[0])
+            log(f"SMTP sink (aiosmtpd) on 127.0.0.1:{SMTP_PORT}; mail is kept in {MAILDIR}")
+        first = 1 if own_smtp else 0
+        if own_broker:
+            supervisor.start(supervisor.programs[first])
             if not listening(BROKER_PORT):
                 raise SystemExit("the broker did not start; see .run/broker.log")
             log(f"broker (Tansu, in-memory) on 127.0.0.1:{BROKER_PORT}, supervised")
@@ -294,7 +328,7 @@ def up(args: list[str]) -> int:
                     stdout=logf,
                     stderr=subprocess.STDOUT,
                 )
-        for program in supervisor.programs[1 if own_broker else 0 :]:
+        for program in supervisor.programs[first + (1 if own_broker else 0) :]:
             supervisor.start(program)
         for svc in services:
             if not wait_ready(svc, SERVICES[svc], supervisor.poll, lambda: stop):
@@ -333,6 +367,8 @@ def print_banner(services: list[str], *, since: float) -> None:
             lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/      (console and taxpayer portal)")
             continue
         lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/docs   (OpenAPI: /openapi.json)")
+    if "notify" in services:
+        lines.append(f"  {'mail':<13} {MAILDIR}/new   (every e-mail notify sent, SMTP sink on :{SMTP_PORT})")
     extra = RUN / "demo-curl.txt"
     if extra.exists() and extra.stat().st_mtime >= since:  # the demo's own lines
         lines += extra.read_text().rstrip().splitlines()
@@ -350,7 +386,7 @@ def print_banner(services: list[str], *, since: float) -> None:
     print("\n".join(lines), flush=True)
 
 
-PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distribution", "web"]
+PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distribution", "notify", "web"]
 
 
 def lint() -> int:

@@ -118,6 +118,8 @@ class Platform:
     prefix: str = "roomtax_e2e"
     #: a folder for each worker's heartbeat file (``<service>.heartbeat``), to read its health
     heartbeats: Path | None = None
+    #: more environment for every process (e.g. a service's settings for the test)
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def logs(self) -> Path:
@@ -135,6 +137,7 @@ class Platform:
                 "ROOMTAX_KAFKA_BOOTSTRAP": self.broker.bootstrap,
                 "ROOMTAX_ENVIRONMENT": "test",
                 "ROOMTAX_LOG_LEVEL": "INFO",
+                **self.env,
             }
         )
         admin = await asyncpg.connect(database_url("postgres", driver="postgresql"))

@@ -39,7 +39,7 @@ from servicekit.testing import BrokerProcess, auth, database_url, free_port, fre
 ROOT = Path(__file__).resolve().parent.parent
 ADMIN = auth("agency-admin")
 PROBLEM = "application/problem+json"
-SERVICES = ("registry", "filing", "assessment", "distribution")
+SERVICES = ("registry", "filing", "assessment", "distribution", "notify")
 
 CONTRACT_SETTINGS = settings(
     max_examples=25,
@@ -107,6 +107,13 @@ def _build(service: str, database_url: str, bootstrap: str) -> FastAPI:
         return assessment_app(
             AssessmentSettings(environment="test", database_url=database_url, kafka_bootstrap=bootstrap)
         )
+    if service == "notify":
+        from notify.app import build_app as notify_app
+        from notify.settings import NotifySettings
+
+        return notify_app(
+            NotifySettings(environment="test", database_url=database_url, kafka_bootstrap=bootstrap)
+        )
     from distribution.app import build_app as distribution_app
     from distribution.settings import DistributionSettings
 
@@ -139,6 +146,11 @@ def assessment_url(broker: BrokerProcess) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def distribution_url(broker: BrokerProcess) -> Iterator[str]:
     yield from _serve("distribution", broker)
+
+
+@pytest.fixture(scope="module")
+def notify_url(broker: BrokerProcess) -> Iterator[str]:
+    yield from _serve("notify", broker)
 
 
 def _document(service: str) -> dict[str, Any]:
@@ -205,6 +217,12 @@ def test_assessment_contract(case: Any, assessment_url: str) -> None:
 @CONTRACT_SETTINGS
 def test_distribution_contract(case: Any, distribution_url: str) -> None:
     assert_contract(case, distribution_url)
+
+
+@SCHEMAS["notify"].parametrize()
+@CONTRACT_SETTINGS
+def test_notify_contract(case: Any, notify_url: str) -> None:
+    assert_contract(case, notify_url)
 
 
 # --- Input limits (issue 10 item 1): every text field and every list of a request is bounded ---

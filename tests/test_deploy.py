@@ -35,7 +35,7 @@ COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = DEPLOY / "compose" / ".env.example"
 PG_INIT = DEPLOY / "compose" / "postgres-init.sh"
 
-SERVICES = {"registry": 8001, "filing": 8002, "assessment": 8003, "distribution": 8004}
+SERVICES = {"registry": 8001, "filing": 8002, "assessment": 8003, "distribution": 8004, "notify": 8005}
 # the web app: an API only (no database, no worker, no migration), a client of the services
 WEB, WEB_PORT = "web", 8000
 IMAGE = "roomtax"  # the logical image name of the base manifests (kustomize `images:` sets the real one)
@@ -49,6 +49,7 @@ SECRET_KEYS = {
     "filing-database-url",
     "assessment-database-url",
     "distribution-database-url",
+    "notify-database-url",
     "jwt-public-key",
     "jwt-private-key",
     "registry-bootstrap-admin-secret",
@@ -66,6 +67,7 @@ TOPICS_PER_SERVICE = {
     "filing": {"filing.declarations", "filing.payments"},
     "assessment": {"assessment.accounts", "assessment.collections", "assessment.notices", "assessment.cases"},
     "distribution": {"distribution.runs"},
+    "notify": set(),  # notify publishes nothing: it sends webhooks and e-mail
 }
 
 
@@ -360,6 +362,8 @@ def test_compose_web_app_reaches_the_services_and_keeps_its_key_secret() -> None
     env = web["environment"]
     assert env["ROOMTAX_ENVIRONMENT"] == "production"
     for svc, port in SERVICES.items():
+        if svc == "notify":  # the web app does not call notify (it sends, nobody asks it)
+            continue
         assert env[f"WEB_{svc.upper()}_URL"] == f"http://{svc}-api:{port}"
     assert env["WEB_SECRET_KEY"] == "${WEB_SECRET_KEY:?set WEB_SECRET_KEY, see deploy/compose/.env.example}"
     assert not {k for k in env if "DATABASE_URL" in k or "JWT" in k}  # no database, no keys

@@ -5,7 +5,7 @@
 # from the environment (REGISTRY_DB_PASSWORD, ...), never from this file.
 set -euo pipefail
 
-for svc in registry filing assessment distribution; do
+for svc in registry filing assessment distribution notify; do
   var="${svc^^}_DB_PASSWORD"
   password="${!var:?$var must be set}"
   psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \

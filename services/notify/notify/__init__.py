@@ -1,0 +1,1 @@
+"""The notifications service: signed webhooks, e-mail notices and due-date reminders."""

@@ -1,0 +1,102 @@
+"""notify consumes the platform's events: its registry projection, webhook fan-out and
+the e-mails some events call for. One consumer over every topic a subscriber may want;
+each event is one transaction with its inbox row (servicekit.consumer)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from notify.mail import service as mail
+from notify.projection import handlers as projection
+from notify.settings import NotifySettings
+from notify.webhooks import service as webhooks
+from notify.webhooks.tenancy import SUBSCRIBABLE
+from servicekit.consumer import EventConsumer, Handler
+from servicekit.revocations import revocation_consumer
+from servicekit.settings import ServiceSettings
+from taxcore import obligations
+from taxcore.events import CloudEvent
+from taxcore.events.assessment import ACCOUNTS, NOTICES
+from taxcore.events.cases import CASES
+from taxcore.events.distribution import RUNS
+from taxcore.events.filing import DECLARATIONS, PAYMENTS
+from taxcore.events.registry import LODGINGS, PARTIES
+from taxcore.periods import Period
+
+NAME = "notify-events"
+TOPICS = [LODGINGS, PARTIES, DECLARATIONS, PAYMENTS, ACCOUNTS, NOTICES, CASES, RUNS]
+Mail = Callable[..., Awaitable[None]]
+
+
+async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
+    snap = await projection.project_lodging(session, event)
+    await webhooks.release_awaiting(session, tax_account=snap.tax_account, operator_id=snap.operator_id)
+    await webhooks.fan_out(session, event)
+
+
+async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
+    await projection.project_authorization(session, event)
+    await webhooks.fan_out(session, event)
+
+
+async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
+    decl = await projection.project_declaration(session, event)
+    if obligations.satisfies_declaration(decl.jurisdiction, Period.parse(decl.period), decl.filer_kind):
+        await mail.cancel_reminder(session, tax_account=decl.tax_account, period=decl.period)
+    await webhooks.fan_out(session, event)
+
+
+async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
+    await projection.project_payment(session, event)
+    await webhooks.fan_out(session, event)
+
+
+def with_mail(send: Mail, settings: NotifySettings) -> Handler:
+    async def handle(session: AsyncSession, event: CloudEvent) -> None:
+        await webhooks.fan_out(session, event)
+        await send(session, event, settings=settings)
+
+    return handle
+
+
+def handlers(settings: NotifySettings) -> dict[str, Handler]:
+    table: dict[str, Handler] = {
+        "roomtax.registry.operator.registered.v1": projection.project_operator,
+        "roomtax.registry.facilitator.registered.v1": projection.project_facilitator,
+        "roomtax.registry.authorization.granted.v1": on_authorization,
+        "roomtax.registry.authorization.ended.v1": on_authorization,
+        "roomtax.filing.declaration.filed.v1": on_declaration,
+        "roomtax.filing.declaration.amended.v1": on_declaration,
+        "roomtax.filing.payment.received.v1": on_payment,
+        "roomtax.assessment.notice.issued.v1": with_mail(mail.on_notice, settings),
+        "roomtax.assessment.case.step.recorded.v1": with_mail(mail.on_case_step, settings),
+        "roomtax.assessment.abatement.decided.v1": with_mail(mail.on_abatement_decided, settings),
+    }
+    for event_type in (
+        "roomtax.registry.lodging.registered.v1",
+        "roomtax.registry.lodging.updated.v1",
+        "roomtax.registry.lodging.status_changed.v1",
+        "roomtax.registry.lodging.attributes_changed.v1",
+    ):
+        table[event_type] = on_lodging
+    for event_type in SUBSCRIBABLE:
+        table.setdefault(event_type, webhooks.fan_out_handler)
+    return table
+
+
+def consumers(
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+) -> list[EventConsumer]:
+    assert isinstance(settings, NotifySettings)
+    return [
+        EventConsumer(
+            name=NAME,
+            bootstrap=settings.kafka_bootstrap,
+            topics=TOPICS,
+            sessionmaker=sessionmaker,
+            handlers=handlers(settings),
+        ),
+        revocation_consumer(settings, sessionmaker),
+    ]

@@ -1,0 +1,180 @@
+"""E-mail: notices, decisions and receipts on request, sent through a real SMTP server
+(aiosmtpd on a free port), once per message, in the lodging's language."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+from notify_factories import DB, Sink, apply, event, lodging, notice, operator, scalar
+
+from notify.mail.sender import message_id, send_due
+from notify.settings import NotifySettings
+from servicekit.testing import auth, free_port
+
+OP = auth("operator", operator_id="op-m")
+OTHER = auth("operator", operator_id="op-other")
+
+
+@pytest.fixture
+def sink() -> Iterator[Sink]:
+    s = Sink()
+    s.start()
+    yield s
+    s.stop()
+
+
+@pytest.fixture
+def smtp(notify_settings: NotifySettings, sink: Sink) -> NotifySettings:
+    return notify_settings.model_copy(update={"smtp_port": sink.port})
+
+
+async def pr_lodging(db: DB, settings: NotifySettings) -> str:
+    await operator(db, settings, operator_id="op-m", email="owner@faro.example", name="Faro Hospitality LLC")
+    return await lodging(db, settings, operator_id="op-m", name="Hotel El Faro")
+
+
+class TestNotice:
+    async def test_sent_once_in_spanish_for_puerto_rico(
+        self, db: DB, smtp: NotifySettings, sink: Sink
+    ) -> None:
+        account = await pr_lodging(db, smtp)
+        ev = notice(account)
+        assert await apply(db, smtp, ev) == "applied"
+        assert await apply(db, smtp, ev) == "duplicate"
+        assert await send_due(db, smtp) == 1
+        assert await send_due(db, smtp) == 0
+        [(rcpt, msg)] = sink.messages
+        assert rcpt == ["owner@faro.example"]
+        assert (
+            msg["Subject"] == f"Notificación de deficiencia para Hotel El Faro ({account}), periodo 2026-10"
+        )
+        assert msg["Message-ID"] == message_id(f"notice:{ev.id}")
+        assert msg["Content-Language"] == "es"
+        body = msg.get_content().replace("\r\n", "\n")
+        assert body.startswith("Estimado(a) Faro Hospitality LLC:\n")
+        for line in (
+            "Impuesto: $1,234.50",
+            "Intereses: $10.15",
+            "Multa: $500.00",
+            "Total adeudado: $1,744.65",
+            "Puede responder hasta el 31 de diciembre de 2026. Base legal: PR Act 272-2003 §32.",
+            "el documento oficial (PDF) no se adjunta. Está disponible en el portal del contribuyente: "
+            "https://portal.roomtax.example/",
+        ):
+            assert line in body
+        status = await scalar(
+            db, "SELECT status || ':' || attempts FROM emails WHERE message_key = :k", k=f"notice:{ev.id}"
+        )
+        assert status == "sent:1"
+
+    async def test_english_in_the_virgin_islands(self, db: DB, smtp: NotifySettings, sink: Sink) -> None:
+        await operator(db, smtp, operator_id="op-vi", email="vi@hotel.example", name="Bluebeard LLC")
+        account = await lodging(db, smtp, operator_id="op-vi", jurisdiction="VI", name="Bluebeard Castle")
+        await apply(db, smtp, notice(account))
+        await send_due(db, smtp)
+        [(_, msg)] = sink.messages
+        assert msg["Subject"] == f"Notice of deficiency for Bluebeard Castle ({account}), period 2026-10"
+        assert "Total owed: $1,744.65" in msg.get_content().replace("\r\n", "\n")
+
+    async def test_smtp_down_is_retried_and_recorded(self, db: DB, notify_settings: NotifySettings) -> None:
+        down = notify_settings.model_copy(update={"smtp_port": free_port()})
+        account = await pr_lodging(db, down)
+        ev = notice(account)
+        await apply(db, down, ev)
+        assert await send_due(db, down) == 1
+        row = await scalar(
+            db,
+            "SELECT status || ':' || attempts || ':' || (last_error IS NOT NULL) FROM emails "
+            "WHERE message_key = :k",
+            k=f"notice:{ev.id}",
+        )
+        assert row == "pending:1:true"
+
+    async def test_no_address_is_kept_visibly(self, db: DB, notify_settings: NotifySettings) -> None:
+        await operator(db, notify_settings, operator_id="op-nomail", email=None)
+        account = await lodging(db, notify_settings, operator_id="op-nomail")
+        ev = notice(account)
+        await apply(db, notify_settings, ev)
+        assert (
+            await scalar(db, "SELECT status FROM emails WHERE message_key = :k", k=f"notice:{ev.id}")
+            == "no_address"
+        )
+        assert await send_due(db, notify_settings) == 0
+
+
+class TestDecision:
+    async def test_case_decided(self, db: DB, smtp: NotifySettings, sink: Sink) -> None:
+        account = await pr_lodging(db, smtp)
+        data = {
+            "case_id": "case-1",
+            "step_id": "step-1",
+            "tax_account": account,
+            "jurisdiction": "PR",
+            "period": "2026-10",
+            "notice_id": "n-1",
+            "step": "decided",
+            "on": "2026-12-15",
+            "by": "user:u1",
+            "outcome": "reduce",
+            "reasons": "Se probó la ocupación real.",
+            "amounts": {"tax": "800.00"},
+            "appeal_deadline": "2027-01-14",
+            "section": "PR Act 272-2003 §32",
+        }
+        await apply(db, smtp, event("roomtax.assessment.case.step.recorded.v1", data))
+        # a step that is not a decision sends nothing
+        await apply(
+            db,
+            smtp,
+            event(
+                "roomtax.assessment.case.step.recorded.v1",
+                {**data, "step_id": "s2", "step": "under_review", "outcome": None},
+            ),
+        )
+        assert await send_due(db, smtp) == 1
+        [(_, msg)] = sink.messages
+        body = msg.get_content().replace("\r\n", "\n")
+        assert msg["Subject"] == f"Decisión sobre su caso para Hotel El Faro ({account}), periodo 2026-10"
+        assert "periodo 2026-10: se reduce la determinación." in body
+        assert "impuesto: $800.00" in body
+        assert "Puede apelar hasta el 14 de enero de 2027." in body
+
+
+class TestReceiptOnRequest:
+    async def test_receipt_once_and_only_for_the_payer_or_operator(
+        self, client: httpx.AsyncClient, db: DB, smtp: NotifySettings, sink: Sink
+    ) -> None:
+        account = await pr_lodging(db, smtp)
+        payment = {
+            "payment_id": "pay-1",
+            "tax_account": account,
+            "jurisdiction": "PR",
+            "amount": "900.00",
+            "method": "ach",
+            "received_on": "2026-12-08",
+            "payer_kind": "operator",
+            "payer_id": "op-m",
+            "periods": [{"period": "2026-11", "amount": "900.00"}],
+        }
+        await apply(db, smtp, event("roomtax.filing.payment.received.v1", payment))
+        assert (await client.post("/v1/payments/pay-1/receipt-email", headers=OTHER)).status_code == 404
+        assert (await client.post("/v1/payments/nope/receipt-email", headers=OP)).status_code == 404
+        first = await client.post("/v1/payments/pay-1/receipt-email", headers=OP)
+        again = await client.post("/v1/payments/pay-1/receipt-email", headers=OP)
+        assert (first.status_code, first.json()) == (
+            202,
+            {"message_key": "receipt:pay-1:operator:op-m", "queued": True},
+        )
+        assert again.json()["queued"] is False
+        assert await send_due(db, smtp) == 1
+        [(_, msg)] = sink.messages
+        assert msg["Subject"] == f"Recibo de su pago de $900.00 ({account})"
+        body = msg.get_content().replace("\r\n", "\n")
+        assert "por transferencia ACH. Referencia del pago: pay-1." in body
+        assert "Aplicado según designado al periodo 2026-11: $900.00" in body
+        assert "Recibo emitido a solicitud (PR Act 272-2003 §28(C))." in body
+        listed = (await client.get("/v1/emails", headers=OP)).json()["items"]
+        assert [(m["kind"], m["status"]) for m in listed] == [("receipt", "sent")]
+        assert (await client.get("/v1/emails", headers=OTHER)).json()["items"] == []
