@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
-from servicekit import outbox_api
+from servicekit import monitoring, outbox_api, telemetry
 from servicekit.auth import TokenIssuer, TokenVerifier
 from servicekit.db import TransactionalRoute, make_engine, make_sessionmaker
 from servicekit.errors import PROBLEM_JSON, PROBLEM_SCHEMA, install_error_handlers
@@ -61,6 +61,7 @@ def create_app(
     every other body is capped at ``max_body_bytes`` (:mod:`servicekit.limits`).
     """
     configure_logging(settings.service_name, settings.log_level)
+    telemetry.configure_tracing(settings.service_name, settings.environment)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -80,13 +81,24 @@ def create_app(
             denylist.watch(engine, stop, interval=settings.revocation_refresh_seconds),
             name="revocation-denylist",
         )
+        background = [watcher]
+        if settings.metrics_port is not None:  # /metrics on the internal port only
+            background.append(
+                asyncio.create_task(
+                    monitoring.serve_operations(
+                        settings.service_name, settings.metrics_port, stop, host=settings.metrics_host
+                    ),
+                    name="operations-port",
+                )
+            )
         try:
             if on_startup is not None:
                 await on_startup(app)
             yield
         finally:
             stop.set()
-            await watcher
+            for task in background:
+                await task
             await engine.dispose()
 
     app = FastAPI(title=title, description=description, version=version, lifespan=lifespan)
@@ -147,9 +159,13 @@ def create_app(
         request.app.state.ready_cache = (time.monotonic(), body)
         return JSONResponse(body, status_code=200 if ok else 503)
 
-    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse)
-    async def prometheus() -> PlainTextResponse:
-        return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
+    if settings.metrics_port is None:  # else served on the operations port (servicekit.monitoring)
+
+        @app.get(
+            "/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse
+        )
+        async def prometheus() -> PlainTextResponse:
+            return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
 
     app.include_router(outbox_api.router)
     for r in routers:
@@ -175,4 +191,5 @@ def create_app(
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    telemetry.instrument_app(app)
     return app

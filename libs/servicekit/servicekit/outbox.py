@@ -53,7 +53,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from servicekit import metrics
+from servicekit import metrics, telemetry
 from taxcore.events import CONTRACTS, CloudEvent
 
 log = logging.getLogger("servicekit.outbox")
@@ -75,7 +75,7 @@ def _envelope(
     subject: str | None,
     topic: str | None,
     event_id: str | None,
-) -> dict[str, str]:
+) -> dict[str, str | None]:
     """The outbox row (bind parameters) of one event."""
     if topic is None:
         if event_type not in CONTRACTS:
@@ -91,7 +91,14 @@ def _envelope(
         time=datetime.now(UTC),
         data=payload,
     )
-    return {"e": eid, "t": topic, "k": key, "y": event_type, "p": envelope.model_dump_json(exclude_none=True)}
+    return {
+        "e": eid,
+        "t": topic,
+        "k": key,
+        "y": event_type,
+        "p": envelope.model_dump_json(exclude_none=True),
+        "tp": telemetry.current_traceparent(),  # the trace continues in the consumers
+    }
 
 
 async def emit(
@@ -114,13 +121,13 @@ async def emit(
     )
     await session.execute(
         text(
-            "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
-            "VALUES (:e, :t, :k, :y, CAST(:p AS jsonb))"
+            "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+            "VALUES (:e, :t, :k, :y, CAST(:p AS jsonb), :tp)"
         ),
         row,
     )
     await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
-    return row["e"]
+    return str(row["e"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,15 +164,15 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
     ]
     await session.execute(
         text(
-            "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
-            "SELECT e, t, k, y, CAST(p AS jsonb) FROM unnest("
+            "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+            "SELECT e, t, k, y, CAST(p AS jsonb), tp FROM unnest("
             "CAST(:e AS text[]), CAST(:t AS text[]), CAST(:k AS text[]), CAST(:y AS text[]), "
-            "CAST(:p AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, n) ORDER BY n"
+            "CAST(:p AS text[]), CAST(:tp AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, tp, n) ORDER BY n"
         ),
-        {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p")},
+        {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p", "tp")},
     )
     await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
-    return [r["e"] for r in rows]
+    return [str(r["e"]) for r in rows]
 
 
 async def request_replay(
@@ -216,11 +223,24 @@ def _describe(exc: BaseException) -> str:
 
 
 def _message(row: asyncpg.Record) -> bytes:
-    """The Kafka value of an outbox row: its envelope plus the stream sequence."""
+    """The Kafka value of an outbox row: its envelope plus the stream sequence and, when
+    the row was emitted inside a trace, the CloudEvents ``traceparent`` extension."""
     payload = row["payload"]
     envelope = json.loads(payload) if isinstance(payload, str) else dict(payload)
     envelope["sequence"] = row["id"]
+    if row["traceparent"]:
+        envelope["traceparent"] = row["traceparent"]
     return json.dumps(envelope, separators=(",", ":")).encode()
+
+
+async def _send(producer: AIOKafkaProducer, row: asyncpg.Record, value: bytes) -> asyncio.Future[Any]:
+    """Send one outbox row in the trace it was emitted in (:mod:`servicekit.telemetry`)."""
+    traceparent = row["traceparent"]
+    with telemetry.attached(traceparent):
+        future: asyncio.Future[Any] = await producer.send(
+            row["topic"], value=value, key=row["key"].encode(), headers=telemetry.kafka_headers(traceparent)
+        )
+    return future
 
 
 async def release_dead_letter(session: AsyncSession, *, dead_letter_id: int, actor: str, note: str) -> bool:
@@ -372,7 +392,8 @@ class OutboxRelay:
         parked: list[tuple[int, str, str, str]] = []  # (outbox id, key, reason, error)
         async with self._pool.acquire() as conn, conn.transaction():
             rows = await conn.fetch(
-                "SELECT o.id, o.topic, o.key, o.payload FROM outbox AS o WHERE o.published_at IS NULL "
+                "SELECT o.id, o.topic, o.key, o.payload, o.traceparent FROM outbox AS o "
+                "WHERE o.published_at IS NULL "
                 "AND NOT EXISTS (SELECT 1 FROM outbox_dead_letters AS d WHERE d.resolution IS NULL "
                 "AND d.key = o.key AND d.outbox_id <= o.id) "
                 "ORDER BY o.id LIMIT $1 FOR UPDATE OF o SKIP LOCKED",
@@ -395,7 +416,7 @@ class OutboxRelay:
                     continue
                 try:
                     value = _message(row)
-                    future = await producer.send(row["topic"], value=value, key=row["key"].encode())
+                    future = await _send(producer, row, value)
                 except Exception as exc:
                     park(row, exc)
                     continue
@@ -413,9 +434,7 @@ class OutboxRelay:
                 if row["key"] in blocked:
                     continue
                 try:
-                    published.append(
-                        (row, await (await producer.send(row["topic"], value=value, key=row["key"].encode())))
-                    )
+                    published.append((row, await (await _send(producer, row, value))))
                 except Exception as exc:
                     park(row, exc)
             ids, partitions, offsets = [], [], []

@@ -52,6 +52,11 @@ class ServiceSettings(BaseSettings):
     signs_tokens: bool = False  # only the registry holds the private key
     #: seconds between two reloads of the API's revocation denylist (servicekit.revocations)
     revocation_refresh_seconds: float = Field(default=1.0, gt=0, le=60)
+    #: the operations port (servicekit.monitoring): a worker's /metrics and /healthz, an API's
+    #: /metrics (then no longer on the public port). Unset: workers serve none, APIs serve
+    #: /metrics on their public port (development).
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "0.0.0.0"  # noqa: S104 - a pod's port, fenced by its NetworkPolicy
 
     @classmethod
     def settings_customise_sources(
