@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -33,8 +33,13 @@ def router(**kwargs: Any) -> APIRouter:
     return APIRouter(route_class=TransactionalRoute, **kwargs)
 
 
-async def broker_reachable(bootstrap: str, timeout: float = 2.0) -> bool:
-    client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000))
+async def broker_reachable(
+    bootstrap: str, timeout: float = 2.0, options: Mapping[str, Any] | None = None
+) -> bool:
+    """Whether the broker answers; ``options``: TLS/SASL (:func:`servicekit.kafka.client_options`)."""
+    client = AIOKafkaClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000), **(options or {})
+    )
     try:
         await asyncio.wait_for(client.bootstrap(), timeout=timeout)
         return True

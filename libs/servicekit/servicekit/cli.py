@@ -25,7 +25,7 @@ from typing import Any
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from servicekit import metrics, monitoring, telemetry
+from servicekit import kafka, metrics, monitoring, telemetry
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.logs import configure_logging
@@ -58,6 +58,7 @@ def relay_for(settings: ServiceSettings) -> OutboxRelay:
         name=f"{settings.service_name}-relay",
         retention=timedelta(days=settings.outbox_retention_days),
         max_message_bytes=settings.outbox_max_message_bytes,
+        kafka_options=kafka.client_options(settings),
     )
 
 
@@ -71,6 +72,7 @@ async def heartbeat(
     path: str = HEARTBEAT_FILE,
     *,
     bootstrap: str | None = None,
+    kafka_options: dict[str, Any] | None = None,
     interval: float = HEARTBEAT_SECONDS,
     state: dict[str, object] | None = None,
 ) -> None:
@@ -95,7 +97,7 @@ async def heartbeat(
             return
         health: dict[str, object] = {"at": time.time(), "tasks": len(tasks)}
         if bootstrap is not None:
-            up = await broker_reachable(bootstrap)
+            up = await broker_reachable(bootstrap, options=kafka_options)
             metrics.WORKER_BROKER_UP.set(1 if up else 0)
             health["broker"] = "ok" if up else "unavailable"
             if not up:
@@ -147,13 +149,22 @@ async def run_workers(
         tasks.append(asyncio.create_task(relay_for(settings).run(stop)))
     if consumers:
         for consumer in spec.consumers(settings, sessionmaker):
+            consumer.kafka_options = kafka.client_options(settings)  # TLS/SASL (servicekit.kafka)
             tasks.append(asyncio.create_task(consumer.run(stop)))
         for job in spec.background:
             tasks.append(asyncio.create_task(job(settings, sessionmaker, stop)))  # type: ignore[arg-type]
     if settings.metrics_port is not None:  # /metrics and /healthz (servicekit.monitoring)
         tasks.append(asyncio.create_task(monitoring.watch_database(engine, spec.name, stop), name="monitor"))
     state: dict[str, object] = {}
-    beat = asyncio.create_task(heartbeat(list(tasks), stop, bootstrap=settings.kafka_bootstrap, state=state))
+    beat = asyncio.create_task(
+        heartbeat(
+            list(tasks),
+            stop,
+            bootstrap=settings.kafka_bootstrap,
+            kafka_options=kafka.client_options(settings),
+            state=state,
+        )
+    )
     if settings.metrics_port is not None:
         watched = [*tasks, beat]
         tasks.append(

@@ -63,6 +63,7 @@ class EventConsumer:
         retry_delay: float = 0.2,
         session_timeout_ms: int = 3_000,
         check_interval: float = 2.0,
+        kafka_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
@@ -75,6 +76,7 @@ class EventConsumer:
         # (re)start under 2 s while heartbeats (every 500 ms) run on their own task.
         self.session_timeout_ms = session_timeout_ms
         self.check_interval = check_interval  # seconds between position checks while idle
+        self.kafka_options = dict(kafka_options or {})  # TLS/SASL: servicekit.kafka.client_options
         self._verified: dict[TopicPartition, int] = {}  # positions whose previous record exists
         self.applied = 0
         self.duplicates = 0
@@ -185,6 +187,7 @@ class EventConsumer:
                 metadata_max_age_ms=5_000,
                 session_timeout_ms=self.session_timeout_ms,
                 heartbeat_interval_ms=max(100, self.session_timeout_ms // 6),
+                **self.kafka_options,
             )
             loop = asyncio.get_running_loop()
             last_check = loop.time()
@@ -274,6 +277,7 @@ class EventConsumer:
             auto_offset_reset="none",
             fetch_max_wait_ms=100,
             client_id=f"roomtax-{self.name}-probe",
+            **self.kafka_options,
         )
         try:
             await probe.start()

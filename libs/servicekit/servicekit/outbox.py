@@ -304,6 +304,7 @@ class OutboxRelay:
         retention: timedelta = timedelta(days=14),
         check_interval: float = 2.0,
         max_message_bytes: int = 1_048_576,
+        kafka_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.dsn = dsn
         self.bootstrap = bootstrap
@@ -312,6 +313,7 @@ class OutboxRelay:
         self.retention = retention
         self.check_interval = check_interval
         self.max_message_bytes = max_message_bytes
+        self.kafka_options = dict(kafka_options or {})  # TLS/SASL: servicekit.kafka.client_options
         self._wake = asyncio.Event()
         self._partitions: set[tuple[str, int]] = set()  # partitions this relay produced to
         self._ends: dict[tuple[str, int], int] = {}  # their end offsets at the last check
@@ -338,6 +340,7 @@ class OutboxRelay:
                 max_batch_size=max(1_048_576, self.max_message_bytes),
                 max_request_size=self.max_message_bytes,  # larger records are parked, see publish_batch
                 client_id=f"roomtax-{self.name}",
+                **self.kafka_options,
             )
             try:
                 await producer.start()
@@ -535,7 +538,9 @@ class OutboxRelay:
             await self.replay_window(f"topics missing on the broker: {missing}")
             return
         if self._offsets is None:
-            consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
+            consumer = AIOKafkaConsumer(
+                bootstrap_servers=self.bootstrap, enable_auto_commit=False, **self.kafka_options
+            )
             try:
                 await consumer.start()
             except BaseException:
@@ -574,6 +579,7 @@ class OutboxRelay:
             auto_offset_reset="none",
             fetch_max_wait_ms=100,
             client_id=f"roomtax-{self.name}-probe",
+            **self.kafka_options,
         )
         held: set[tuple[str, int]] = set()
         try:
