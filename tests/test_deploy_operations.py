@@ -26,6 +26,9 @@ from typing import Any
 import pytest
 import yaml
 
+from servicekit import kafka
+from servicekit.settings import ServiceSettings
+
 ROOT = Path(__file__).resolve().parent.parent
 K8S = ROOT / "deploy" / "k8s"
 MONITORING_NS = {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
@@ -233,3 +236,87 @@ def test_the_ingress_serves_tls_hosts_backed_by_existing_service_ports() -> None
         d["metadata"]["labels"]["app.kubernetes.io/name"] for d in kind(docs, "Deployment") if is_api(d)
     }
     assert backends == public  # every API and the web app, nothing else
+
+
+# ------------------------------------------------------ compose: the SASL_SSL override
+
+COMPOSE = ROOT / "docker-compose.yml"
+SASL_OVERRIDE = ROOT / "deploy" / "compose" / "kafka-sasl-ssl.yml"
+SASL_SETUP = ROOT / "deploy" / "compose" / "kafka-sasl" / "setup.sh"
+
+
+def test_the_sasl_ssl_override_secures_the_broker_and_every_kafka_client() -> None:
+    base = yaml.safe_load(COMPOSE.read_text())["services"]
+    override = yaml.safe_load(SASL_OVERRIDE.read_text())["services"]
+    kafka_env = {**base["kafka"]["environment"], **override["kafka"]["environment"]}
+    protocols = dict(item.split(":") for item in kafka_env["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"].split(","))
+    listeners = [item.split("://")[0] for item in kafka_env["KAFKA_LISTENERS"].split(",")]
+    # clients and brokers only on SASL_SSL; the controller listener is not advertised
+    assert {name: protocols[name] for name in listeners} == {
+        "SASL_SSL": "SASL_SSL",
+        "CONTROLLER": "PLAINTEXT",
+    }
+    assert kafka_env["KAFKA_ADVERTISED_LISTENERS"] == "SASL_SSL://kafka:9092"
+    assert kafka_env["KAFKA_INTER_BROKER_LISTENER_NAME"] == "SASL_SSL"
+    assert "--command-config" in override["kafka"]["healthcheck"]["test"][1]
+    # every process that talks to Kafka (APIs check nothing there, but share the settings)
+    talking = {name for name in base if name.endswith(("-api", "-worker")) and not name.startswith("web")}
+    assert set(override) == talking | {"kafka"}
+    for name in talking:
+        env = override[name]["environment"]
+        mounts = {v.split(":")[1]: v.split(":")[0] for v in override[name]["volumes"]}
+        assert mounts[env["ROOMTAX_KAFKA_SSL_CAFILE"]] == "./deploy/compose/kafka-sasl/secrets/ca.crt"
+        assert env["ROOMTAX_KAFKA_SASL_PASSWORD"].startswith("${KAFKA_SASL_PASSWORD:?")
+        values = {k.removeprefix("ROOMTAX_").lower(): v for k, v in env.items()}
+        values["kafka_sasl_password"] = "pw"
+        settings = ServiceSettings(_env_file=None, environment="production", jwt_public_key="k", **values)  # type: ignore[call-arg]
+        assert (settings.kafka_security_protocol, settings.kafka_sasl_mechanism) == ("SASL_SSL", "PLAIN")
+
+
+async def test_setup_makes_a_broker_certificate_the_services_settings_trust(tmp_path: Path) -> None:
+    """Run setup.sh (in a copy), then a TLS handshake with its broker.pem as a Kafka listener
+    would serve it, from a client built by servicekit.kafka with its ca.crt and host `kafka`."""
+    import asyncio
+    import os
+    import ssl
+
+    script = tmp_path / "setup.sh"
+    script.write_text(SASL_SETUP.read_text())
+    env = {**os.environ, "KAFKA_SASL_PASSWORD": "svc-pw", "KAFKA_BROKER_SASL_PASSWORD": "broker-pw"}
+    await asyncio.to_thread(
+        subprocess.run, ["bash", str(script)], check=True, env=env, capture_output=True, timeout=120
+    )
+    secrets = tmp_path / "secrets"
+    jaas = (secrets / "kafka_server_jaas.conf").read_text()
+    assert 'user_roomtax="svc-pw"' in jaas
+    assert 'user_broker="broker-pw"' in jaas
+    assert "sasl.mechanism=PLAIN" in (secrets / "client.properties").read_text()
+
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(secrets / "broker.pem")  # the key and the chain, as Kafka's PEM keystore
+    settings = ServiceSettings(  # type: ignore[call-arg]
+        _env_file=None,
+        kafka_security_protocol="SASL_SSL",
+        kafka_sasl_mechanism="PLAIN",
+        kafka_sasl_username="roomtax",
+        kafka_sasl_password="svc-pw",
+        kafka_ssl_cafile=str(secrets / "ca.crt"),
+    )
+    client_ctx = kafka.client_options(settings)["ssl_context"]
+    done: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+    async def accept(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        done.set_result(True)
+        writer.close()
+
+    server = await asyncio.start_server(accept, "127.0.0.1", 0, ssl=server_ctx)
+    try:
+        port = server.sockets[0].getsockname()[1]
+        _, writer = await asyncio.open_connection("127.0.0.1", port, ssl=client_ctx, server_hostname="kafka")
+        writer.close()
+        assert await asyncio.wait_for(done, 10)
+        with pytest.raises(ssl.SSLCertVerificationError):  # the certificate names `kafka` only
+            await asyncio.open_connection("127.0.0.1", port, ssl=client_ctx, server_hostname="broker.example")
+    finally:
+        server.close()
+        await server.wait_closed()
