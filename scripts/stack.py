@@ -236,6 +236,10 @@ def wait_ready(name: str, port: int, tick: Callable[[], None], stop: Callable[[]
     return False
 
 
+def worker_metrics_port(svc: str) -> int:
+    return SERVICES[svc] + 1000
+
+
 def programs_for(services: list[str], env: dict[str, str], *, broker: bool) -> list[Program]:
     programs = []
     if broker:
@@ -252,7 +256,9 @@ def programs_for(services: list[str], env: dict[str, str], *, broker: bool) -> l
         logf = RUN / f"{svc}.log"
         api = [sys.executable, "-m", svc, "api", "--port", str(SERVICES[svc])]
         programs.append(Program(f"{svc}-api", api, logf, env=env))
-        programs.append(Program(f"{svc}-worker", [sys.executable, "-m", svc, "worker"], logf, env=env))
+        # the worker's /metrics and /healthz (servicekit.monitoring): its API's port + 1000
+        worker_env = {**env, "ROOMTAX_METRICS_PORT": str(worker_metrics_port(svc))}
+        programs.append(Program(f"{svc}-worker", [sys.executable, "-m", svc, "worker"], logf, env=worker_env))
     return programs
 
 
@@ -333,6 +339,7 @@ def print_banner(services: list[str], *, since: float) -> None:
             lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/      (console and taxpayer portal)")
             continue
         lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/docs   (OpenAPI: /openapi.json)")
+        lines.append(f"  {'':<13} http://127.0.0.1:{worker_metrics_port(svc)}/metrics (worker; /healthz)")
     extra = RUN / "demo-curl.txt"
     if extra.exists() and extra.stat().st_mtime >= since:  # the demo's own lines
         lines += extra.read_text().rstrip().splitlines()
