@@ -77,6 +77,7 @@ class EventConsumer:
         self.session_timeout_ms = session_timeout_ms
         self.check_interval = check_interval  # seconds between position checks while idle
         self.kafka_options = dict(kafka_options or {})  # TLS/SASL: servicekit.kafka.client_options
+        self._lag_reported: set[TopicPartition] = set()  # partitions with a roomtax_consumer_lag value
         self._verified: dict[TopicPartition, int] = {}  # positions whose previous record exists
         self.applied = 0
         self.duplicates = 0
@@ -217,10 +218,19 @@ class EventConsumer:
     def _report_lag(self, tp: TopicPartition, position: int, end: int | None) -> None:
         if end is not None:
             metrics.CONSUMER_LAG.labels(self.name, tp.topic, str(tp.partition)).set(max(0, end - position))
+            self._lag_reported.add(tp)
 
     async def report_idle_lag(self, consumer: AIOKafkaConsumer) -> None:
-        """The lag of every assigned partition while no record arrives (a stalled fetch shows)."""
+        """The lag of every assigned partition while no record arrives (a stalled fetch shows).
+
+        A partition given to another replica by a rebalance is no longer reported here (its
+        new owner reports it), so a stale value does not linger in ``roomtax_consumer_lag``.
+        """
         assigned = list(consumer.assignment())
+        for tp in self._lag_reported - set(assigned):
+            with contextlib.suppress(KeyError):
+                metrics.CONSUMER_LAG.remove(self.name, tp.topic, str(tp.partition))
+            self._lag_reported.discard(tp)
         if not assigned:
             return
         with contextlib.suppress(KafkaError, AssertionError, TimeoutError):
