@@ -250,6 +250,10 @@ def wait_ready(name: str, port: int, tick: Callable[[], None], stop: Callable[[]
     return False
 
 
+def worker_metrics_port(svc: str) -> int:
+    return SERVICES[svc] + 1000
+
+
 def smtp_sink() -> Program:
     """aiosmtpd keeping every message notify sends in a maildir (``.run/mail``)."""
     argv = [sys.executable, "-m", "aiosmtpd", "-n", "-l", f"127.0.0.1:{SMTP_PORT}"]
@@ -281,7 +285,9 @@ def programs_for(
         logf = RUN / f"{svc}.log"
         api = [sys.executable, "-m", svc, "api", "--port", str(SERVICES[svc])]
         programs.append(Program(f"{svc}-api", api, logf, env=env))
-        programs.append(Program(f"{svc}-worker", [sys.executable, "-m", svc, "worker"], logf, env=env))
+        # the worker's /metrics and /healthz (servicekit.monitoring): its API's port + 1000
+        worker_env = {**env, "ROOMTAX_METRICS_PORT": str(worker_metrics_port(svc))}
+        programs.append(Program(f"{svc}-worker", [sys.executable, "-m", svc, "worker"], logf, env=worker_env))
     return programs
 
 
@@ -367,6 +373,7 @@ def print_banner(services: list[str], *, since: float) -> None:
             lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/      (console and taxpayer portal)")
             continue
         lines.append(f"  {svc:<13} http://127.0.0.1:{SERVICES[svc]}/docs   (OpenAPI: /openapi.json)")
+        lines.append(f"  {'':<13} http://127.0.0.1:{worker_metrics_port(svc)}/metrics (worker; /healthz)")
     if "notify" in services:
         lines.append(f"  {'mail':<13} {MAILDIR}/new   (every e-mail notify sent, SMTP sink on :{SMTP_PORT})")
     extra = RUN / "demo-curl.txt"

@@ -33,6 +33,8 @@ class ServiceProcess:
     port: int
     env: dict[str, str]
     logs: Path = LOGS
+    #: added to the environment of one role only (e.g. each its own ROOMTAX_METRICS_PORT)
+    role_env: dict[str, dict[str, str]] = field(default_factory=dict)
     api: subprocess.Popen[bytes] | None = None
     worker: subprocess.Popen[bytes] | None = None
 
@@ -45,7 +47,7 @@ class ServiceProcess:
         log = open(self.log_path, "ab")  # noqa: SIM115 - lives with the process
         return subprocess.Popen(
             [sys.executable, "-m", self.name, *args],
-            env=self.env,
+            env={**self.env, **self.role_env.get(args[0], {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             cwd=ROOT,
@@ -118,8 +120,10 @@ class Platform:
     prefix: str = "roomtax_e2e"
     #: a folder for each worker's heartbeat file (``<service>.heartbeat``), to read its health
     heartbeats: Path | None = None
-    #: more environment for every process (e.g. a service's settings for the test)
+    #: added to every process's environment (e.g. the OTEL_* variables)
     env: dict[str, str] = field(default_factory=dict)
+    #: each API and worker gets its own operations port (ROOMTAX_METRICS_PORT, servicekit.monitoring)
+    operations_ports: bool = False
 
     @property
     def logs(self) -> Path:
@@ -137,9 +141,9 @@ class Platform:
                 "ROOMTAX_KAFKA_BOOTSTRAP": self.broker.bootstrap,
                 "ROOMTAX_ENVIRONMENT": "test",
                 "ROOMTAX_LOG_LEVEL": "INFO",
-                **self.env,
             }
         )
+        base.update(self.env)
         admin = await asyncpg.connect(database_url("postgres", driver="postgresql"))
         try:
             for name in names:
@@ -149,15 +153,27 @@ class Platform:
         for name in names:
             base[f"{name.upper()}_DATABASE_URL"] = database_url(f"{self.prefix}_{name}")
         ports: set[int] = {self.broker.port}
-        for name in names:
+
+        def fresh_port() -> int:
             port = free_port()
             while port in ports:
                 port = free_port()
             ports.add(port)
+            return port
+
+        for name in names:
+            port = fresh_port()
             env = dict(base)
             if self.heartbeats is not None:
                 env["ROOMTAX_WORKER_HEARTBEAT"] = str(self.heartbeats / f"{name}.heartbeat")
-            self.services[name] = ServiceProcess(name=name, port=port, env=env, logs=self.logs)
+            role_env = (
+                {role: {"ROOMTAX_METRICS_PORT": str(fresh_port())} for role in ("api", "worker")}
+                if self.operations_ports
+                else {}
+            )
+            self.services[name] = ServiceProcess(
+                name=name, port=port, env=env, logs=self.logs, role_env=role_env
+            )
         await asyncio.gather(*(asyncio.to_thread(s.migrate) for s in self.services.values()))
         for s in self.services.values():
             s.start()
@@ -181,6 +197,10 @@ class Platform:
 
     def url(self, name: str) -> str:
         return self.services[name].url
+
+    def operations_url(self, name: str, role: str) -> str:
+        """The operations port (``/metrics``, ``/healthz``) of a service's api or worker."""
+        return f"http://127.0.0.1:{self.services[name].role_env[role]['ROOMTAX_METRICS_PORT']}"
 
 
 class Api:

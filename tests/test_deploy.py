@@ -43,6 +43,7 @@ SECRET = "roomtax-secrets"
 CONFIGMAP = "roomtax-config"
 KAFKA_IMAGE = "apache/kafka:3.9.0"
 UID = 10001
+METRICS_PORT = 9090  # ROOMTAX_METRICS_PORT in the ConfigMap: every API's and worker's operations port
 SENSITIVE = re.compile(r"SECRET|PASSWORD|PRIVATE_KEY|PUBLIC_KEY|DATABASE_URL")
 SECRET_KEYS = {
     "registry-database-url",
@@ -543,7 +544,11 @@ def test_deployments_wait_for_their_migrations() -> None:
 def test_api_probes_hit_readyz_and_healthz_on_the_api_port() -> None:
     for svc, port in SERVICES.items():
         (container,) = pod_spec(named("Deployment", f"{svc}-api"))["containers"]
-        assert container["ports"] == [{"name": "http", "containerPort": port, "protocol": "TCP"}]
+        assert container["ports"] == [
+            {"name": "http", "containerPort": port, "protocol": "TCP"},
+            # /metrics is served on the operations port only (ROOMTAX_METRICS_PORT)
+            {"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"},
+        ]
         assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
         assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
         assert container["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
@@ -555,10 +560,12 @@ def test_worker_probes_run_the_readiness_checks_in_the_container() -> None:
     for svc in SERVICES:
         doc = named("Deployment", f"{svc}-worker")
         (container,) = pod_spec(doc)["containers"]
-        assert "ports" not in container  # workers serve no HTTP
+        # workers serve no API: only /metrics and /healthz on the operations port
+        assert container["ports"] == [{"name": "metrics", "containerPort": METRICS_PORT, "protocol": "TCP"}]
         ready = probe_code(container["readinessProbe"])
         assert "asyncpg.connect" in ready
-        assert "broker_reachable(settings.kafka_bootstrap)" in ready
+        # the broker is reached the way the worker reaches it (TLS/SASL: servicekit.kafka)
+        assert "broker_reachable(settings.kafka_bootstrap, options=client_options(settings))" in ready
         assert container["readinessProbe"]["timeoutSeconds"] >= 5
         alive = probe_code(container["livenessProbe"])
         assert "roomtax-worker.heartbeat" in alive
@@ -683,9 +690,19 @@ def matches(selector: dict[str, str], labels: dict[str, str]) -> bool:
 
 
 def test_services_select_a_deployment_and_target_a_declared_port() -> None:
-    services = of_kind("Service")
+    metrics = [s for s in of_kind("Service") if s["metadata"]["labels"].get("roomtax.org/metrics") == "true"]
+    services = [s for s in of_kind("Service") if s not in metrics]
     ports_of = {**SERVICES, WEB: WEB_PORT}
     assert {s["metadata"]["name"] for s in services} == set(ports_of)
+    # each API and worker also has a headless Service on its metrics port (ServiceMonitors)
+    assert {s["metadata"]["name"] for s in metrics} == {
+        f"{svc}-{role}-metrics" for svc in SERVICES for role in ("api", "worker")
+    }
+    for s in metrics:
+        assert s["spec"]["clusterIP"] == "None"
+        assert s["spec"]["ports"] == [
+            {"name": "metrics", "port": METRICS_PORT, "targetPort": "metrics", "protocol": "TCP"}
+        ]
     for s in services:
         selected = [
             d

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
-from servicekit import outbox_api
+from servicekit import monitoring, outbox_api, telemetry
 from servicekit.auth import TokenIssuer, TokenVerifier
 from servicekit.db import TransactionalRoute, make_engine, make_sessionmaker
 from servicekit.errors import PROBLEM_JSON, PROBLEM_SCHEMA, install_error_handlers
@@ -33,8 +33,13 @@ def router(**kwargs: Any) -> APIRouter:
     return APIRouter(route_class=TransactionalRoute, **kwargs)
 
 
-async def broker_reachable(bootstrap: str, timeout: float = 2.0) -> bool:
-    client = AIOKafkaClient(bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000))
+async def broker_reachable(
+    bootstrap: str, timeout: float = 2.0, options: Mapping[str, Any] | None = None
+) -> bool:
+    """Whether the broker answers; ``options``: TLS/SASL (:func:`servicekit.kafka.client_options`)."""
+    client = AIOKafkaClient(
+        bootstrap_servers=bootstrap, request_timeout_ms=int(timeout * 1000), **(options or {})
+    )
     try:
         await asyncio.wait_for(client.bootstrap(), timeout=timeout)
         return True
@@ -61,6 +66,7 @@ def create_app(
     every other body is capped at ``max_body_bytes`` (:mod:`servicekit.limits`).
     """
     configure_logging(settings.service_name, settings.log_level)
+    telemetry.configure_tracing(settings.service_name, settings.environment)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -80,13 +86,24 @@ def create_app(
             denylist.watch(engine, stop, interval=settings.revocation_refresh_seconds),
             name="revocation-denylist",
         )
+        background = [watcher]
+        if settings.metrics_port is not None:  # /metrics on the internal port only
+            background.append(
+                asyncio.create_task(
+                    monitoring.serve_operations(
+                        settings.service_name, settings.metrics_port, stop, host=settings.metrics_host
+                    ),
+                    name="operations-port",
+                )
+            )
         try:
             if on_startup is not None:
                 await on_startup(app)
             yield
         finally:
             stop.set()
-            await watcher
+            for task in background:
+                await task
             await engine.dispose()
 
     app = FastAPI(title=title, description=description, version=version, lifespan=lifespan)
@@ -147,9 +164,13 @@ def create_app(
         request.app.state.ready_cache = (time.monotonic(), body)
         return JSONResponse(body, status_code=200 if ok else 503)
 
-    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse)
-    async def prometheus() -> PlainTextResponse:
-        return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
+    if settings.metrics_port is None:  # else served on the operations port (servicekit.monitoring)
+
+        @app.get(
+            "/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse
+        )
+        async def prometheus() -> PlainTextResponse:
+            return PlainTextResponse(generate_latest().decode(), media_type=CONTENT_TYPE_LATEST)
 
     app.include_router(outbox_api.router)
     for r in routers:
@@ -175,4 +196,5 @@ def create_app(
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    telemetry.instrument_app(app)
     return app

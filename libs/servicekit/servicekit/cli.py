@@ -16,15 +16,16 @@ import logging
 import os
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from servicekit import metrics
+from servicekit import kafka, metrics, monitoring, telemetry
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.logs import configure_logging
@@ -57,6 +58,7 @@ def relay_for(settings: ServiceSettings) -> OutboxRelay:
         name=f"{settings.service_name}-relay",
         retention=timedelta(days=settings.outbox_retention_days),
         max_message_bytes=settings.outbox_max_message_bytes,
+        kafka_options=kafka.client_options(settings),
     )
 
 
@@ -70,7 +72,9 @@ async def heartbeat(
     path: str = HEARTBEAT_FILE,
     *,
     bootstrap: str | None = None,
+    kafka_options: dict[str, Any] | None = None,
     interval: float = HEARTBEAT_SECONDS,
+    state: dict[str, object] | None = None,
 ) -> None:
     """Write the worker's health to ``path`` every few seconds while every task is alive.
 
@@ -80,7 +84,8 @@ async def heartbeat(
     gauge ``roomtax_worker_broker_up``. A broker outage does not stop the heartbeat (the
     relay and consumers reconnect on their own); a worker whose loop is stuck or whose
     task died stops writing it, and the liveness probe (file older than a minute) has
-    the orchestrator restart it.
+    the orchestrator restart it. ``state`` (when given) is updated with the same health,
+    for the worker's ``/healthz`` on its operations port (:func:`worker_status`).
     """
     from servicekit.app import broker_reachable
 
@@ -92,15 +97,25 @@ async def heartbeat(
             return
         health: dict[str, object] = {"at": time.time(), "tasks": len(tasks)}
         if bootstrap is not None:
-            up = await broker_reachable(bootstrap)
+            up = await broker_reachable(bootstrap, options=kafka_options)
             metrics.WORKER_BROKER_UP.set(1 if up else 0)
             health["broker"] = "ok" if up else "unavailable"
             if not up:
                 log.warning("worker health: the broker at %s is unavailable", bootstrap)
+        if state is not None:
+            state.update(health)
         with contextlib.suppress(OSError):
             await asyncio.to_thread(target.write_text, json.dumps(health))
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval)
+
+
+def worker_status(tasks: Sequence[asyncio.Task[Any]], state: dict[str, object]) -> dict[str, object]:
+    """The worker's ``/healthz``: ok while every task runs and the last heartbeat is recent."""
+    dead = sorted(t.get_name() for t in tasks if t.done())
+    at = state.get("at")
+    fresh = isinstance(at, float) and time.time() - at < 6 * HEARTBEAT_SECONDS
+    return {**state, "ok": not dead and fresh, "dead_tasks": dead, "fresh": fresh}
 
 
 def worker_health(path: str = HEARTBEAT_FILE, *, max_age: float = 60.0) -> dict[str, object]:
@@ -134,10 +149,36 @@ async def run_workers(
         tasks.append(asyncio.create_task(relay_for(settings).run(stop)))
     if consumers:
         for consumer in spec.consumers(settings, sessionmaker):
+            consumer.kafka_options = kafka.client_options(settings)  # TLS/SASL (servicekit.kafka)
             tasks.append(asyncio.create_task(consumer.run(stop)))
         for job in spec.background:
             tasks.append(asyncio.create_task(job(settings, sessionmaker, stop)))  # type: ignore[arg-type]
-    beat = asyncio.create_task(heartbeat(list(tasks), stop, bootstrap=settings.kafka_bootstrap))
+    if settings.metrics_port is not None:  # /metrics and /healthz (servicekit.monitoring)
+        tasks.append(asyncio.create_task(monitoring.watch_database(engine, spec.name, stop), name="monitor"))
+    state: dict[str, object] = {}
+    beat = asyncio.create_task(
+        heartbeat(
+            list(tasks),
+            stop,
+            bootstrap=settings.kafka_bootstrap,
+            kafka_options=kafka.client_options(settings),
+            state=state,
+        )
+    )
+    if settings.metrics_port is not None:
+        watched = [*tasks, beat]
+        tasks.append(
+            asyncio.create_task(
+                monitoring.serve_operations(
+                    spec.name,
+                    settings.metrics_port,
+                    stop,
+                    host=settings.metrics_host,
+                    health=lambda: worker_status(watched, state),
+                ),
+                name="operations-port",
+            )
+        )
     try:
         await stop.wait()
         await beat
@@ -162,6 +203,7 @@ def main(spec: ServiceSpec, argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     settings = spec.settings()
     configure_logging(spec.name, settings.log_level)
+    telemetry.configure_tracing(spec.name, settings.environment)
     if args.command == "migrate":
         upgrade(spec.migrations, settings.database_url)
     elif args.command == "health":

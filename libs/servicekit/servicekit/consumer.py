@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import traceback
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Generic, TypeVar
@@ -36,7 +37,7 @@ from prometheus_client import Counter
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from servicekit import metrics
+from servicekit import metrics, telemetry
 from taxcore.events import CloudEvent, EventData
 
 log = logging.getLogger("servicekit.consumer")
@@ -109,6 +110,7 @@ class EventConsumer:
         retry_delay: float = 0.2,
         session_timeout_ms: int = 3_000,
         check_interval: float = 2.0,
+        kafka_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
@@ -121,6 +123,8 @@ class EventConsumer:
         # (re)start under 2 s while heartbeats (every 500 ms) run on their own task.
         self.session_timeout_ms = session_timeout_ms
         self.check_interval = check_interval  # seconds between position checks while idle
+        self.kafka_options = dict(kafka_options or {})  # TLS/SASL: servicekit.kafka.client_options
+        self._lag_reported: set[TopicPartition] = set()  # partitions with a roomtax_consumer_lag value
         self._verified: dict[TopicPartition, int] = {}  # positions whose previous record exists
         self.applied = 0
         self.duplicates = 0
@@ -143,6 +147,26 @@ class EventConsumer:
     async def apply(
         self, event: CloudEvent, handler: Handler, *, record: ConsumerRecord[bytes, bytes] | None = None
     ) -> str:
+        """Apply one event in a span continuing its producer's trace (:mod:`servicekit.telemetry`);
+        the time it took is ``roomtax_consumer_handler_seconds``."""
+        with telemetry.consuming(
+            self.name,
+            event_id=event.id,
+            event_type=event.type,
+            traceparent=telemetry.header_traceparent(record.headers if record else None) or event.traceparent,
+            topic=record.topic if record else None,
+            partition=record.partition if record else None,
+            offset=record.offset if record else None,
+        ):
+            started = time.perf_counter()
+            outcome = await self._apply(event, handler, record=record)
+            elapsed = time.perf_counter() - started
+            metrics.HANDLER_LATENCY.labels(self.name, event.type, outcome).observe(elapsed)
+            return outcome
+
+    async def _apply(
+        self, event: CloudEvent, handler: Handler, *, record: ConsumerRecord[bytes, bytes] | None
+    ) -> str:
         last_error = ""
         for attempt in range(1, self.max_attempts + 1):
             try:
@@ -156,6 +180,7 @@ class EventConsumer:
                     )
                     if fresh.first() is None:
                         self.duplicates += 1
+                        metrics.INBOX_DUPLICATES.labels(self.name).inc()
                         metrics.EVENTS_CONSUMED.labels(self.name, event.type, "duplicate").inc()
                         return "duplicate"
                     await handler(session, event)
@@ -210,6 +235,7 @@ class EventConsumer:
                 metadata_max_age_ms=5_000,
                 session_timeout_ms=self.session_timeout_ms,
                 heartbeat_interval_ms=max(100, self.session_timeout_ms // 6),
+                **self.kafka_options,
             )
             loop = asyncio.get_running_loop()
             last_check = loop.time()
@@ -222,9 +248,11 @@ class EventConsumer:
                         for record in records:
                             await self.handle_record(record)
                         await consumer.commit({tp: records[-1].offset + 1})
+                        self._report_lag(tp, records[-1].offset + 1, consumer.highwater(tp))
                     if not batches and loop.time() - last_check > self.check_interval:
                         last_check = loop.time()
                         await self.check_positions(consumer)
+                        await self.report_idle_lag(consumer)
             except (KafkaError, OSError) as exc:
                 log.warning("consumer %s: broker error %s; reconnecting in %.1fs", self.name, exc, backoff)
                 with contextlib.suppress(TimeoutError):
@@ -233,6 +261,29 @@ class EventConsumer:
             finally:
                 with contextlib.suppress(Exception):
                     await consumer.stop()
+
+    def _report_lag(self, tp: TopicPartition, position: int, end: int | None) -> None:
+        if end is not None:
+            metrics.CONSUMER_LAG.labels(self.name, tp.topic, str(tp.partition)).set(max(0, end - position))
+            self._lag_reported.add(tp)
+
+    async def report_idle_lag(self, consumer: AIOKafkaConsumer) -> None:
+        """The lag of every assigned partition while no record arrives (a stalled fetch shows).
+
+        A partition given to another replica by a rebalance is no longer reported here (its
+        new owner reports it), so a stale value does not linger in ``roomtax_consumer_lag``.
+        """
+        assigned = list(consumer.assignment())
+        for tp in self._lag_reported - set(assigned):
+            with contextlib.suppress(KeyError):
+                metrics.CONSUMER_LAG.remove(self.name, tp.topic, str(tp.partition))
+            self._lag_reported.discard(tp)
+        if not assigned:
+            return
+        with contextlib.suppress(KafkaError, AssertionError, TimeoutError):
+            ends = await asyncio.wait_for(consumer.end_offsets(assigned), timeout=5)
+            for tp in assigned:
+                self._report_lag(tp, await asyncio.wait_for(consumer.position(tp), timeout=5), ends.get(tp))
 
     async def check_positions(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
         """Start again from the beginning every partition whose position is past its log's end.
@@ -283,6 +334,7 @@ class EventConsumer:
             auto_offset_reset="none",
             fetch_max_wait_ms=100,
             client_id=f"roomtax-{self.name}-probe",
+            **self.kafka_options,
         )
         try:
             await probe.start()

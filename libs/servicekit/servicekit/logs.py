@@ -12,7 +12,7 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from servicekit import metrics
+from servicekit import metrics, telemetry
 
 request_id_var: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 
@@ -34,6 +34,9 @@ class JsonFormatter(logging.Formatter):
         rid = request_id_var.get()
         if rid:
             entry["request_id"] = rid
+        ids = telemetry.current_ids()  # the span the line was written in (servicekit.telemetry)
+        if ids is not None:
+            entry["trace_id"], entry["span_id"] = ids
         for key in ("path", "method", "status", "duration_ms"):
             if hasattr(record, key):
                 entry[key] = getattr(record, key)

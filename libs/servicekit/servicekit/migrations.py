@@ -141,6 +141,18 @@ def drop_outbox_dead_letters() -> None:
     op.drop_table("outbox_dead_letters")
 
 
+def add_outbox_traceparent() -> None:
+    """The W3C ``traceparent`` of the span that emitted each outbox row (NULL outside a
+    trace): the relay sends it on, so the consumers continue the trace (servicekit.telemetry).
+    A nullable column without a default: adding it rewrites nothing."""
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    op.add_column("outbox", sa.Column("traceparent", sa.Text))
+
+
+def drop_outbox_traceparent() -> None:
+    op.drop_column("outbox", "traceparent")
+
+
 def drop_chassis_tables() -> None:
     for table in ("idempotency_keys", "dead_letters", "inbox", "outbox"):
         op.drop_table(table)

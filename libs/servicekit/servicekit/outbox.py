@@ -53,7 +53,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from servicekit import metrics
+from servicekit import metrics, telemetry
 from taxcore.events import CONTRACTS, CloudEvent, EventData
 
 log = logging.getLogger("servicekit.outbox")
@@ -75,7 +75,7 @@ def _envelope(
     subject: str | None,
     topic: str | None,
     event_id: str | None,
-) -> dict[str, str]:
+) -> dict[str, str | None]:
     """The outbox row (bind parameters) of one event."""
     if topic is None:
         if event_type not in CONTRACTS:
@@ -91,7 +91,14 @@ def _envelope(
         time=datetime.now(UTC),
         data=payload,
     )
-    return {"e": eid, "t": topic, "k": key, "y": event_type, "p": envelope.model_dump_json(exclude_none=True)}
+    return {
+        "e": eid,
+        "t": topic,
+        "k": key,
+        "y": event_type,
+        "p": envelope.model_dump_json(exclude_none=True),
+        "tp": telemetry.current_traceparent(),  # the trace continues in the consumers
+    }
 
 
 def typed(event: EventData) -> tuple[str, str]:
@@ -132,13 +139,13 @@ async def emit(
     )
     await session.execute(
         text(
-            "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
-            "VALUES (:e, :t, :k, :y, CAST(:p AS jsonb))"
+            "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+            "VALUES (:e, :t, :k, :y, CAST(:p AS jsonb), :tp)"
         ),
         row,
     )
     await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
-    return row["e"]
+    return str(row["e"])
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,15 +190,15 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
     ]
     await session.execute(
         text(
-            "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
-            "SELECT e, t, k, y, CAST(p AS jsonb) FROM unnest("
+            "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+            "SELECT e, t, k, y, CAST(p AS jsonb), tp FROM unnest("
             "CAST(:e AS text[]), CAST(:t AS text[]), CAST(:k AS text[]), CAST(:y AS text[]), "
-            "CAST(:p AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, n) ORDER BY n"
+            "CAST(:p AS text[]), CAST(:tp AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, tp, n) ORDER BY n"
         ),
-        {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p")},
+        {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p", "tp")},
     )
     await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
-    return [r["e"] for r in rows]
+    return [str(r["e"]) for r in rows]
 
 
 async def request_replay(
@@ -242,11 +249,24 @@ def _describe(exc: BaseException) -> str:
 
 
 def _message(row: asyncpg.Record) -> bytes:
-    """The Kafka value of an outbox row: its envelope plus the stream sequence."""
+    """The Kafka value of an outbox row: its envelope plus the stream sequence and, when
+    the row was emitted inside a trace, the CloudEvents ``traceparent`` extension."""
     payload = row["payload"]
     envelope = json.loads(payload) if isinstance(payload, str) else dict(payload)
     envelope["sequence"] = row["id"]
+    if row["traceparent"]:
+        envelope["traceparent"] = row["traceparent"]
     return json.dumps(envelope, separators=(",", ":")).encode()
+
+
+async def _send(producer: AIOKafkaProducer, row: asyncpg.Record, value: bytes) -> asyncio.Future[Any]:
+    """Send one outbox row in the trace it was emitted in (:mod:`servicekit.telemetry`)."""
+    traceparent = row["traceparent"]
+    with telemetry.attached(traceparent):
+        future: asyncio.Future[Any] = await producer.send(
+            row["topic"], value=value, key=row["key"].encode(), headers=telemetry.kafka_headers(traceparent)
+        )
+    return future
 
 
 async def release_dead_letter(session: AsyncSession, *, dead_letter_id: int, actor: str, note: str) -> bool:
@@ -310,6 +330,7 @@ class OutboxRelay:
         retention: timedelta = timedelta(days=14),
         check_interval: float = 2.0,
         max_message_bytes: int = 1_048_576,
+        kafka_options: Mapping[str, Any] | None = None,
     ) -> None:
         self.dsn = dsn
         self.bootstrap = bootstrap
@@ -318,6 +339,7 @@ class OutboxRelay:
         self.retention = retention
         self.check_interval = check_interval
         self.max_message_bytes = max_message_bytes
+        self.kafka_options = dict(kafka_options or {})  # TLS/SASL: servicekit.kafka.client_options
         self._wake = asyncio.Event()
         self._partitions: set[tuple[str, int]] = set()  # partitions this relay produced to
         self._ends: dict[tuple[str, int], int] = {}  # their end offsets at the last check
@@ -344,6 +366,7 @@ class OutboxRelay:
                 max_batch_size=max(1_048_576, self.max_message_bytes),
                 max_request_size=self.max_message_bytes,  # larger records are parked, see publish_batch
                 client_id=f"roomtax-{self.name}",
+                **self.kafka_options,
             )
             try:
                 await producer.start()
@@ -398,7 +421,8 @@ class OutboxRelay:
         parked: list[tuple[int, str, str, str]] = []  # (outbox id, key, reason, error)
         async with self._pool.acquire() as conn, conn.transaction():
             rows = await conn.fetch(
-                "SELECT o.id, o.topic, o.key, o.payload FROM outbox AS o WHERE o.published_at IS NULL "
+                "SELECT o.id, o.topic, o.key, o.payload, o.traceparent FROM outbox AS o "
+                "WHERE o.published_at IS NULL "
                 "AND NOT EXISTS (SELECT 1 FROM outbox_dead_letters AS d WHERE d.resolution IS NULL "
                 "AND d.key = o.key AND d.outbox_id <= o.id) "
                 "ORDER BY o.id LIMIT $1 FOR UPDATE OF o SKIP LOCKED",
@@ -421,7 +445,7 @@ class OutboxRelay:
                     continue
                 try:
                     value = _message(row)
-                    future = await producer.send(row["topic"], value=value, key=row["key"].encode())
+                    future = await _send(producer, row, value)
                 except Exception as exc:
                     park(row, exc)
                     continue
@@ -439,9 +463,7 @@ class OutboxRelay:
                 if row["key"] in blocked:
                     continue
                 try:
-                    published.append(
-                        (row, await (await producer.send(row["topic"], value=value, key=row["key"].encode())))
-                    )
+                    published.append((row, await (await _send(producer, row, value))))
                 except Exception as exc:
                     park(row, exc)
             ids, partitions, offsets = [], [], []
@@ -542,7 +564,9 @@ class OutboxRelay:
             await self.replay_window(f"topics missing on the broker: {missing}")
             return
         if self._offsets is None:
-            consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
+            consumer = AIOKafkaConsumer(
+                bootstrap_servers=self.bootstrap, enable_auto_commit=False, **self.kafka_options
+            )
             try:
                 await consumer.start()
             except BaseException:
@@ -581,6 +605,7 @@ class OutboxRelay:
             auto_offset_reset="none",
             fetch_max_wait_ms=100,
             client_id=f"roomtax-{self.name}-probe",
+            **self.kafka_options,
         )
         held: set[tuple[str, int]] = set()
         try:

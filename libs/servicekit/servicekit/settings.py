@@ -31,6 +31,16 @@ class ServiceSettings(BaseSettings):
     environment: Environment = "development"
     database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/roomtax"
     kafka_bootstrap: str = "127.0.0.1:9092"
+    # how the Kafka clients connect (servicekit.kafka documents each one)
+    kafka_security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = "PLAINTEXT"
+    kafka_ssl_cafile: str | None = None
+    kafka_ssl_certfile: str | None = None
+    kafka_ssl_keyfile: str | None = None
+    kafka_ssl_key_password: str | None = None
+    kafka_sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"] | None = None
+    kafka_sasl_username: str | None = None
+    kafka_sasl_password: str | None = None
+    kafka_sasl_oauth_token_file: str | None = None
     jwt_public_key: str = devkeys.DEV_PUBLIC_KEY
     jwt_private_key: str = devkeys.DEV_PRIVATE_KEY
     jwt_issuer: str = "roomtax-registry"
@@ -52,6 +62,11 @@ class ServiceSettings(BaseSettings):
     signs_tokens: bool = False  # only the registry holds the private key
     #: seconds between two reloads of the API's revocation denylist (servicekit.revocations)
     revocation_refresh_seconds: float = Field(default=1.0, gt=0, le=60)
+    #: the operations port (servicekit.monitoring): a worker's /metrics and /healthz, an API's
+    #: /metrics (then no longer on the public port). Unset: workers serve none, APIs serve
+    #: /metrics on their public port (development).
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "0.0.0.0"  # noqa: S104 - a pod's port, fenced by its NetworkPolicy
 
     @classmethod
     def settings_customise_sources(
@@ -71,6 +86,15 @@ class ServiceSettings(BaseSettings):
             DotEnvSettingsSource(settings_cls, env_file=".env", env_prefix="ROOMTAX_"),
             file_secret_settings,
         )
+
+    @model_validator(mode="after")
+    def _check_kafka_security(self) -> ServiceSettings:
+        from servicekit.kafka import check
+
+        problems = check(self)
+        if problems:
+            raise ValueError("; ".join(problems))
+        return self
 
     @model_validator(mode="after")
     def _refuse_default_secrets(self) -> ServiceSettings:

@@ -15,7 +15,7 @@ from servicekit.app import create_app, router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound
-from servicekit.migrations import create_chassis_tables, create_outbox_dead_letters
+from servicekit.migrations import add_outbox_traceparent, create_chassis_tables, create_outbox_dead_letters
 from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.revocations import create_revocations_table
@@ -44,6 +44,7 @@ async def make_chassis_db(name: str) -> str:
             create_chassis_tables()
             create_outbox_dead_letters()
             create_revocations_table()
+            add_outbox_traceparent()
         connection.execute(
             text(
                 "CREATE TABLE widgets (id serial PRIMARY KEY, name text UNIQUE NOT NULL, "

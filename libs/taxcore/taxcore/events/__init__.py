@@ -38,6 +38,9 @@ class CloudEvent(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
     # extension attributes: the outbox stream sequence (per topic) for replay checks
     sequence: int | None = None
+    # the W3C trace context of the request that emitted the event (CloudEvents Distributed
+    # Tracing extension): consumers continue that trace
+    traceparent: str | None = None
 
 
 class EventData(BaseModel):
