@@ -57,6 +57,8 @@ async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
         "registered_on": snap.registered_on,
         "statuses": [s.model_dump(mode="json") for s in snap.statuses],
         "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
+        "address": snap.address.model_dump(mode="json") if snap.address is not None else None,
+        "preferred_language": snap.preferred_language,
         "snapshot_at": event.time,
     }
     if row is None:

@@ -12,9 +12,11 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
+from assessment.casework.endpoints import SettingsDep
+from assessment.documents import service as documents
+from assessment.documents.endpoints import Lang, pdf_response
 from assessment.models import LodgingView, Notice
 from assessment.notices import service
-from assessment.notices.letter import render_letter
 from assessment.notices.schemas import NoticeCreate, NoticeOut, ResponseCreate
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, Principal, PrincipalDep
@@ -154,13 +156,10 @@ async def get_notice(found: NoticeDep, session: SessionDep) -> NoticeOut:
     response_class=Response,
     summary="The notice letter (PDF)",
 )
-async def get_letter(found: NoticeDep) -> Response:
+async def get_letter(found: NoticeDep, settings: SettingsDep, lang: Lang = None) -> Response:
     notice, facts = found
-    pdf = render_letter(notice, facts.lodging, printed_on=clock.today())
-    return Response(
-        content=pdf,
-        media_type="application/pdf",
-        headers={"Content-Disposition": f'inline; filename="notice-{notice.id}.pdf"'},
+    return pdf_response(
+        documents.notice_letter(facts, notice, settings=settings, printed_on=clock.today(), requested=lang)
     )
 
 

@@ -7,11 +7,7 @@ secret, so anyone holding a printed receipt can check it at
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
 import io
-import re
 from xml.sax.saxutils import escape
 
 from reportlab.lib.pagesizes import letter
@@ -20,24 +16,20 @@ from reportlab.lib.units import inch
 from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from filing.payments.schemas import ReceiptOut
-
-_CODE_CHARS = re.compile(r"[^A-Z2-7]")
+from servicekit import documents
 
 
 def verification_code(secret: str, payment_id: str) -> str:
-    """``XXXX-XXXX-XXXX-XXXX`` (base32, 80 bits of HMAC-SHA256)."""
-    digest = hmac.new(secret.encode(), payment_id.encode(), hashlib.sha256).digest()
-    raw = base64.b32encode(digest).decode()[:16]
-    return "-".join(raw[i : i + 4] for i in range(0, 16, 4))
+    """``XXXX-XXXX-XXXX-XXXX`` (base32, 80 bits of HMAC-SHA256 of the payment id)."""
+    return documents.verification_code(secret, payment_id)
 
 
 def normalize_code(code: str) -> str:
-    raw = _CODE_CHARS.sub("", code.upper())
-    return "-".join(raw[i : i + 4] for i in range(0, len(raw), 4))
+    return documents.normalize_code(code)
 
 
 def matches(secret: str, payment_id: str, code: str) -> bool:
-    return hmac.compare_digest(verification_code(secret, payment_id), normalize_code(code))
+    return documents.code_matches(secret, payment_id, code)
 
 
 #: the printable width of a letter page with one-inch margins, split into the label and value
