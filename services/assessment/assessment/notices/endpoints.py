@@ -51,6 +51,12 @@ NoticeDep = Annotated[tuple[Notice, Facts], Depends(get_visible_notice)]
 async def to_out(session: AsyncSession, notice: Notice, facts: Facts) -> NoticeOut:
     term = law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction)
     status = await service.status_of(session, facts, notice, clock.today())
+    decided = await cases_service.notice_outcome(session, notice.id, clock.today())
+    if decided is not None and (
+        status["status"] == "disputed" or (status["status"] == "paid" and decided["status"] == "cancelled")
+    ):
+        status["status"] = decided["status"]  # what the case decided, not "disputed" for ever
+    status["case"] = decided["case"] if decided is not None else None
     return NoticeOut.model_validate(
         {
             "id": notice.id,
