@@ -46,6 +46,10 @@ FROM ${PYTHON_IMAGE} AS runtime
 ENV PATH=/app/.venv/bin:$PATH \
     PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
+# WeasyPrint (official documents, servicekit.documents) needs Pango and a font.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libpango-1.0-0 libpangoft2-1.0-0 fonts-dejavu-core \
+ && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system --gid 10001 roomtax \
  && useradd --system --uid 10001 --gid roomtax --no-create-home --home-dir /nonexistent roomtax
 WORKDIR /app

@@ -8,3 +8,4 @@ if ! command -v uv >/dev/null 2>&1; then
   export PATH="$HOME/.local/bin:$PATH"
 fi
 uv sync --frozen --quiet --compile-bytecode  # compiled once: every service process starts faster
+"$ROOT/scripts/install_pango.sh"  # WeasyPrint (official documents) needs Pango and a font

@@ -7,9 +7,7 @@ if [ -x "$CHROMIUM" ]; then
   exit 0
 fi
 echo "[roomtax] $CHROMIUM is missing: installing Debian's chromium package (apt)" >&2
-SUDO=""
-if [ "$(id -u)" != "0" ]; then SUDO="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null
+# shellcheck source=scripts/_apt.sh
+source "$(dirname "${BASH_SOURCE[0]}")/_apt.sh"
+apt_install chromium fonts-dejavu-core
 [ -x "$CHROMIUM" ] || { echo "[roomtax] chromium did not install at $CHROMIUM" >&2; exit 1; }

@@ -55,6 +55,7 @@ SECRET_KEYS = {
     "jwt-private-key",
     "registry-bootstrap-admin-secret",
     "filing-receipt-secret",
+    "assessment-document-secret",
     "web-secret-key",
 }
 TOPICS_PER_SERVICE = {
@@ -644,6 +645,7 @@ def test_only_the_registry_gets_the_private_key() -> None:
             expected |= {
                 "registry": {"jwt-private-key", "registry-bootstrap-admin-secret"},
                 "filing": {"filing-receipt-secret"},
+                "assessment": {"assessment-document-secret"},
             }.get(svc, set())
             assert keys == expected, (doc["metadata"]["name"], c["name"])
 

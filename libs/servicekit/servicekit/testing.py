@@ -193,3 +193,34 @@ async def rolled_back(app: FastAPI) -> AsyncIterator[async_sessionmaker[AsyncSes
         finally:
             app.state.sessionmaker = original
             await outer.rollback()
+
+
+#: where tests leave the PNG of page 1 of each document they check (look at them)
+DOCUMENT_PNGS = Path(__file__).resolve().parents[3] / ".run" / "documents"
+
+
+def pdf_text(pdf: bytes) -> str:
+    """Every page's extracted text (pypdf), whitespace runs collapsed to one space."""
+    import io
+    import re
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(pdf))
+    return re.sub(r"\s+", " ", " ".join(page.extract_text() or "" for page in reader.pages)).strip()
+
+
+def save_first_page(pdf: bytes, name: str) -> Path:
+    """Render page 1 to ``.run/documents/<name>.png`` (pypdfium2, 110 dpi) and return its path;
+    ``name`` should be unique per test (xdist workers write side by side)."""
+    import pypdfium2
+
+    DOCUMENT_PNGS.mkdir(parents=True, exist_ok=True)
+    document = pypdfium2.PdfDocument(pdf)
+    try:
+        image = document[0].render(scale=110 / 72).to_pil()
+    finally:
+        document.close()
+    path = DOCUMENT_PNGS / f"{name}.png"
+    image.save(path)
+    return path

@@ -9,6 +9,7 @@ from assessment.accounts.endpoints import router as accounts
 from assessment.cases.endpoints import router as cases
 from assessment.casework.endpoints import router as proposals
 from assessment.dashboard.endpoints import router as dashboard
+from assessment.documents.endpoints import router as documents
 from assessment.indicators.endpoints import router as indicators
 from assessment.jobs.endpoints import router as jobs
 from assessment.notices.endpoints import router as notices
@@ -32,7 +33,8 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
         "for distribution, and dashboard reads. Case work (PR §13-§15, §34; VI §54(d)): disputes "
         "decided in cases, abatements, write-offs and returned-payment fees as append-only adjustment "
         "facts that taxcore turns into balances, each approved by a second agency person "
-        "(maker-checker), on the account's timeline.",
+        "(maker-checker), on the account's timeline. Official documents (notice of decision, "
+        "notices, statement of account for any date) as tagged PDFs in English or Spanish.",
         routers=[
             accounts,
             timeline,
@@ -46,5 +48,6 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             jobs,
             dashboard,
             indicators,
+            documents,
         ],
     )

@@ -60,6 +60,10 @@ class LodgingView(Base):
     statuses: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     #: class and casino licence, effective-dated (``taxcore.events.registry.AttributePeriod`` as JSON)
     attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
+    #: mailing address of official documents (``taxcore.events.registry.MailingAddress`` as JSON)
+    address: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
+    #: en/es; None: the jurisdiction's default language (servicekit.documents.language_for)
+    preferred_language: Mapped[str | None] = mapped_column(Text, nullable=True)
     snapshot_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 

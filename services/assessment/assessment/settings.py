@@ -8,11 +8,17 @@ from pydantic_settings import SettingsConfigDict
 
 from servicekit.settings import ServiceSettings
 
+DEV_DOCUMENT_SECRET = "dev-document-secret"
+
 
 class AssessmentSettings(ServiceSettings):
     model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_prefix="ASSESSMENT_")
 
     service_name: str = "assessment"
+    #: key of the HMAC that makes an official document's verification code
+    document_secret: str = DEV_DOCUMENT_SECRET
+    #: where a holder of a printed document checks its verification code
+    public_base_url: str = "http://127.0.0.1:8003"
     database_url: str = "postgresql+asyncpg://postgres@127.0.0.1:5432/roomtax_assessment"
     #: local time of the daily jobs (non-filers, lapsed notices, summaries); they run once a
     #: day across every worker replica (servicekit.schedule), or at a worker's start when
@@ -32,3 +38,7 @@ class AssessmentSettings(ServiceSettings):
     case_approver_roles: list[str] = Field(default_factory=lambda: ["agency-admin", "agency-officer"])
     #: a proposal lowering or paying out more than this is approved by an agency-admin only
     admin_approval_threshold: Decimal = Field(default=Decimal("1000.00"), ge=0)
+
+    def model_post_init(self, _context: object) -> None:
+        if self.environment == "production" and self.document_secret == DEV_DOCUMENT_SECRET:
+            raise ValueError("ASSESSMENT_DOCUMENT_SECRET must be set outside development")

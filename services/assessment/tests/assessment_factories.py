@@ -76,8 +76,10 @@ class Bus:
         casino: bool = False,
         attributes: list[dict[str, Any]] | None = None,
         event_type: str = "roomtax.registry.lodging.registered.v1",
+        **extra: Any,
     ) -> CloudEvent:
-        """A lodging snapshot; ``attributes`` is its effective-dated class / casino history."""
+        """A lodging snapshot; ``attributes`` is its effective-dated class / casino history;
+        ``extra``: more snapshot fields (``address``, ``preferred_language``, ``name``)."""
         latest = (attributes or [{"lodging_class": lodging_class, "casino": casino}])[-1]
         event = cloud_event(
             event_type,
@@ -94,6 +96,7 @@ class Bus:
                 "registered_on": registered_on,
                 "statuses": statuses or [{"status": "active", "effective_from": registered_on}],
                 **({"attributes": attributes} if attributes is not None else {}),
+                **extra,
             },
             key=tax_account,
         )

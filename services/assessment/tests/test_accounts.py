@@ -102,8 +102,9 @@ class TestAmendmentAndRedelivery:
         body = await statement(client, account, "2025-06-01")
         assert body["periods"][0]["principal"]["tax"] == "4500.00"
         assert body["credit"]["total"] == "4500.00"
-        # postings for the payment follow what is applied now: +9000 then -4500
-        assert await posted_by_payment(db, account) == {pay: Decimal("4500.00")}
+        # the 4,500.00 the amendment turned into credit stays posted (held for the funds) until
+        # it leaves the account by a paid refund (test_refunds.py::TestRefundGivesBack)
+        assert await posted_by_payment(db, account) == {pay: Decimal("9000.00")}
         before = await rows(db, "SELECT count(*) FROM outbox")
         facts_before = await rows(db, "SELECT count(*) FROM liabilities")
         assert await bus.send(amended) == "duplicate"

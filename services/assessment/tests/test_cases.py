@@ -281,3 +281,116 @@ class TestAppealPausesCollection:
         )
         assert late.status_code == 409
         assert late.json()["errors"][0]["pointer"] == "#/body/filed_on"
+
+
+class TestNewDecisionOnAppeal:
+    async def test_an_appeal_replacing_the_decision_is_a_new_fact_from_its_day_by_two_people(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 3, 15))
+        account, case = await disputed(client, bus, "op-ap")
+        url = f"/v1/cases/{case['id']}"
+        await client.post(f"{url}/review", headers=MAKER)
+        today_is(monkeypatch, date(2025, 4, 1))
+        r = await client.post(
+            f"{url}/decision",
+            json={"outcome": "reduce", "amounts": {"tax": "6000.00"}, "reasons": "comped rooms proven"},
+            headers=MAKER,
+        )
+        await client.post(
+            f"/v1/proposals/{r.json()['pending_proposal_id']}/approve", json={}, headers=CHECKER
+        )
+        assert await balance(client, account, "2025-04-01") == "2109.12"  # TestCaseTimeline
+        notice = (await client.get(f"/v1/notices/{case['notice_id']}", headers=MAKER)).json()
+        assert (notice["status"], notice["case"]["outcome"], notice["case"]["decided_on"]) == (
+            "reduced",
+            "reduce",
+            "2025-04-01",
+        )
+        today_is(monkeypatch, date(2025, 4, 10))
+        appeal = await client.post(
+            f"{url}/appeal", json={"grounds": "no tax was due"}, headers=auth("operator", operator_id="op-ap")
+        )
+        assert appeal.json()["status"] == "under_appeal"
+
+        today_is(monkeypatch, date(2025, 4, 20))
+        before = await statement(client, account, "2025-04-19")
+        owed = (await statement(client, account, "2025-04-20"))["totals"]["balance"]
+        missing = await client.post(
+            f"{url}/appeal/resolution", json={"outcome": "replaced", "reasons": "r"}, headers=MAKER
+        )
+        assert missing.status_code == 422
+        assert missing.json()["errors"][0]["pointer"] == "#/body/decision"
+        extra = await client.post(
+            f"{url}/appeal/resolution",
+            json={"outcome": "upheld", "reasons": "r", "decision": {"outcome": "cancel"}},
+            headers=MAKER,
+        )
+        assert extra.status_code == 422
+        higher = await client.post(
+            f"{url}/appeal/resolution",
+            json={
+                "outcome": "replaced",
+                "reasons": "r",
+                "decision": {"outcome": "reduce", "amounts": {"tax": "9500.00"}},
+            },
+            headers=MAKER,
+        )
+        assert higher.status_code == 422
+        assert higher.json()["errors"][0]["pointer"] == "#/body/decision/amounts/tax"
+
+        proposed = await client.post(
+            f"{url}/appeal/resolution",
+            json={
+                "outcome": "replaced",
+                "reasons": "the rooms were exempt",
+                "decision": {"outcome": "cancel"},
+            },
+            headers=MAKER,
+        )
+        assert proposed.status_code == 200, proposed.text
+        assert proposed.json()["status"] == "under_appeal"  # until a second person approves
+        proposal_id = proposed.json()["pending_proposal_id"]
+        proposal = (await client.get(f"/v1/proposals/{proposal_id}", headers=MAKER)).json()
+        assert (proposal["action"], proposal["amount"]) == ("case.appeal_decide", owed)  # all that was owed
+        assert await balance(client, account, "2025-04-20") == owed  # a proposal changes nothing
+        own = await client.post(
+            f"/v1/proposals/{proposal_id}/approve", json={}, headers=auth("agency-admin", user_id="u-maker")
+        )
+        assert own.status_code == 409
+        ok = await client.post(f"/v1/proposals/{proposal_id}/approve", json={}, headers=CHECKER)
+        assert ok.status_code == 200, ok.text
+
+        closed = (await client.get(url, headers=MAKER)).json()
+        assert closed["status"] == "closed"
+        assert closed["appeal"] == {
+            "outcome": "replaced",
+            "reasons": "the rooms were exempt",
+            "resolved_on": "2025-04-20",
+            "decision": {"outcome": "cancel", "amounts": {}},
+            "decided_by": "u-checker",
+            "proposed_by": "u-maker",
+        }
+        # from the resolution the assessment is void: nothing owed, the 4,046.85 paid is credit
+        after = await statement(client, account, "2025-04-20")
+        assert (after["totals"]["balance"], after["credit"]["total"]) == ("0.00", "4046.85")
+        # the cancellation replaces the reduction (taxcore: the latest decision in force wins)
+        assert [a["kind"] for a in after["periods"][0]["adjustments"]] == ["cancel"]
+        notice = (await client.get(f"/v1/notices/{case['notice_id']}", headers=MAKER)).json()
+        assert (notice["status"], notice["case"]["outcome"], notice["case"]["status"]) == (
+            "cancelled",
+            "cancel",
+            "closed",
+        )
+        # a statement dated before the resolution keeps the first decision
+        assert await statement(client, account, "2025-04-19") == before
+        kinds = [
+            r[0]
+            for r in await rows(
+                db,
+                "SELECT payload->'data'->>'step' FROM outbox WHERE key = :a "
+                "AND event_type = 'roomtax.assessment.case.step.recorded.v1' ORDER BY id",
+                a=account,
+            )
+        ]
+        assert kinds[-3:] == ["appealed", "appeal_decision_proposed", "appeal_resolved"]

@@ -58,6 +58,10 @@ def writes(case_id: str, abatement_id: str, account: str) -> list[tuple[str, dic
         (f"/v1/cases/{case_id}/decision", {"outcome": "cancel", "reasons": "x"}),
         (f"/v1/cases/{case_id}/appeal", {"grounds": "x"}),
         (f"/v1/cases/{case_id}/appeal/resolution", {"outcome": "upheld", "reasons": "x"}),
+        (
+            f"/v1/cases/{case_id}/appeal/resolution",
+            {"outcome": "replaced", "reasons": "x", "decision": {"outcome": "cancel"}},
+        ),
         (f"/v1/abatements/{abatement_id}/decision", {"outcome": "deny", "reasons": "x"}),
         (
             f"/v1/accounts/{account}/abatements",
@@ -83,6 +87,7 @@ class TestCaseWorkIsolation:
         operator_a = auth("operator", operator_id="op-cw-a")
         for url in (
             f"/v1/cases/{b_case['id']}",
+            f"/v1/cases/{b_case['id']}/decision.pdf",
             f"/v1/abatements/{b_abatement['id']}",
             f"/v1/accounts/{b_account}/timeline",
             f"/v1/accounts/{b_account}/abatements",
@@ -114,6 +119,10 @@ class TestCaseWorkIsolation:
         assert seen.status_code == 200, seen.text
         assert seen.json()["id"] == case["id"]
         assert (await client.get(f"/v1/cases/{other_case['id']}", headers=FACILITATOR)).status_code == 404
+        other_letter = await client.get(f"/v1/cases/{other_case['id']}/decision.pdf", headers=FACILITATOR)
+        assert other_letter.status_code == 404
+        letter = await client.get(f"{url}/decision.pdf", headers=FACILITATOR)
+        assert letter.status_code == 409  # its own case is seen: undecided, no letter yet
         listed = await client.get("/v1/cases", params={"tax_account": other_account}, headers=FACILITATOR)
         assert listed.json() == []
         # it may see, not work, the case; the account itself stays the operator's (404)

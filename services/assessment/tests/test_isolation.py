@@ -35,6 +35,7 @@ class Side:
     def reads(self) -> list[str]:
         return [
             f"/v1/accounts/{self.account}/statement",
+            f"/v1/accounts/{self.account}/statement.pdf",
             f"/v1/accounts/{self.account}/credits",
             f"/v1/notices/{self.notice['id']}",
             f"/v1/notices/{self.notice['id']}/letter.pdf",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from datetime import date
 from decimal import Decimal
 
@@ -10,16 +9,9 @@ import httpx
 from assessment_factories import ADMIN, Bus, cloud_event, new_account, posted_by_payment, rows, statement
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from servicekit.testing import auth
+from servicekit.testing import auth, pdf_text
 
 DB = async_sessionmaker[AsyncSession]
-
-
-def pdf_text(content: bytes) -> str:
-    """The letter's text, words joined by single spaces."""
-    from pypdf import PdfReader
-
-    return " ".join(" ".join(page.extract_text() for page in PdfReader(io.BytesIO(content)).pages).split())
 
 
 class TestNonFilers:
@@ -199,12 +191,15 @@ class TestNotices:
         assert notice["response_term"]["provisional"] is True
         assert notice["status"] == "lapsed"  # seen from (pinned) today, 2026-11-30, unanswered and unpaid
 
-        pdf = await client.get(notice["letter_url"], headers=auth("operator", operator_id="op-n"))
+        # PR letters are in Spanish unless asked (test_documents.py); English here
+        pdf = await client.get(
+            notice["letter_url"], params={"lang": "en"}, headers=auth("operator", operator_id="op-n")
+        )
         assert pdf.status_code == 200
         assert pdf.headers["content-type"] == "application/pdf"
         assert pdf.content.startswith(b"%PDF")
         text = pdf_text(pdf.content)
-        assert "or dispute it by 2025-03-31 (30 days, §2(25); §33; §34)." in text
+        assert "or dispute it by March 31, 2025 (30 days, §2(25); §33; §34)." in text
         assert "To dispute part of it, first pay the part you do not dispute (§34)." in text
         assert "may be charged against your bond (§33)." in text
         other = await client.get(notice["letter_url"], headers=auth("operator", operator_id="op-x"))
@@ -312,7 +307,7 @@ class TestNotices:
         assert notice["section"] == "§54(d)"
         pdf = await client.get(notice["letter_url"], headers=auth("operator", operator_id="op-v"))
         text = pdf_text(pdf.content)
-        assert "or dispute it by 2025-05-01 (30 days, §54(d) (33 V.I.C. § 45))." in text
+        assert "or dispute it by May 1, 2025 (30 days, §54(d) (33 V.I.C. § 45))." in text
         assert "Interest keeps accruing on what remains unpaid." in text
         for foreign in ("PR", "§34", "§33", "bond", "first pay the part"):
             assert foreign not in text

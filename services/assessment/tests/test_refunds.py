@@ -34,6 +34,31 @@ async def credit(client: httpx.AsyncClient, account: str, on: str) -> tuple[str,
     return c["total"], c["refunded"]
 
 
+async def paid(client: httpx.AsyncClient, refund_id: str, reference: str) -> None:
+    r = await client.post(
+        f"/v1/refunds/{refund_id}/payment", json={"method": "ach", "reference": reference}, headers=MAKER
+    )
+    assert r.status_code == 200, r.text
+    ok = await client.post(
+        f"/v1/proposals/{r.json()['pending_proposal_id']}/approve", json={}, headers=CHECKER
+    )
+    assert ok.status_code == 200, ok.text
+
+
+async def postings(db: DB, account: str) -> list[tuple[str, str, str, str | None]]:
+    """The account's ``collection.posted`` events, in order: (period, component, amount, refund_id)."""
+    return [
+        (r[0], r[1], r[2], r[3])
+        for r in await rows(
+            db,
+            "SELECT payload->'data'->>'period', payload->'data'->>'component', "
+            "payload->'data'->>'amount', payload->'data'->>'refund_id' FROM outbox "
+            "WHERE key = :a AND topic = 'assessment.collections' ORDER BY id",
+            a=account,
+        )
+    ]
+
+
 async def approved(client: httpx.AsyncClient, account: str, operator_id: str, amount: str) -> str:
     r = await client.post(
         f"/v1/accounts/{account}/refunds",
@@ -158,3 +183,68 @@ class TestRefundLifecycle:
             f"/v1/accounts/{account}/refunds", json={"amount": "1100.00"}, headers=operator
         )
         assert again.status_code == 201, again.text
+
+
+class TestRefundGivesBack:
+    """A paid refund of money the funds received is a negative collection naming the refund."""
+
+    async def test_a_refund_of_an_overpayment_posts_nothing(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 3, 1))
+        account = await overpaid(client, bus, "op-g")  # 900.00 applied to the tax, 1,100.00 credit
+        refund_id = await approved(client, account, "op-g", "1000.00")
+        await paid(client, refund_id, "ACH-90")
+        # the 1,100.00 never reached the funds: only the 900.00 applied was ever posted
+        assert await postings(db, account) == [("2025-01", "tax", "900.00", None)]
+
+    async def test_money_a_restatement_made_credit_stays_posted_until_refunded(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 6, 1))
+        account = new_account()
+        await bus.lodging(account, operator_id="op-h")
+        # PR 2025-03: 100,000.00 x 9% = 9,000.00, paid on the due date, then amended to
+        # 50,000.00 x 9% = 4,500.00: 4,500.00 of the payment becomes credit
+        first = await bus.declare(account, "2025-03", room_revenue="100000.00", filer_id="op-h")
+        await bus.pay(account, "9000.00", date(2025, 4, 10), periods={"2025-03": "9000.00"})
+        await bus.declare(
+            account,
+            "2025-03",
+            room_revenue="50000.00",
+            version=2,
+            filing_id=first.data["filing_id"],
+            supersedes=first.data["declaration_id"],
+            filed_on=date(2025, 5, 1),
+            filer_id="op-h",
+        )
+        assert await credit(client, account, "2025-06-01") == ("4500.00", "0.00")
+        assert await postings(db, account) == [("2025-03", "tax", "9000.00", None)]  # held, not given back
+
+        refund_id = await approved(client, account, "op-h", "900.00")
+        assert await postings(db, account) == [("2025-03", "tax", "9000.00", None)]  # approved, not paid
+        await paid(client, refund_id, "ACH-91")
+        assert await credit(client, account, "2025-06-01") == ("3600.00", "900.00")
+        # paid: the 900.00 leaves the funds on the component it was posted to, dated the
+        # payment's day (distribution's next run nets it by the same rule)
+        assert await postings(db, account) == [
+            ("2025-03", "tax", "9000.00", None),
+            ("2025-03", "tax", "-900.00", refund_id),
+        ]
+        [(collected_on,)] = await rows(
+            db,
+            "SELECT payload->'data'->>'collected_on' FROM outbox WHERE key = :a "
+            "AND topic = 'assessment.collections' AND payload->'data'->>'refund_id' = :r",
+            a=account,
+            r=refund_id,
+        )
+        assert collected_on == "2025-04-10"
+
+        # the 3,600.00 still held pays a later period: 5,000.00 x 9% = 450.00 moves from 2025-03
+        # to 2025-04 (the funds keep it: -450.00 and +450.00), 3,150.00 stays held
+        await bus.declare(account, "2025-04", room_revenue="5000.00", filer_id="op-h")
+        assert await credit(client, account, "2025-06-01") == ("3150.00", "900.00")
+        assert (await postings(db, account))[2:] == [
+            ("2025-03", "tax", "-450.00", None),
+            ("2025-04", "tax", "450.00", None),
+        ]

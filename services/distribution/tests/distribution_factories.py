@@ -31,6 +31,8 @@ def collection_event(
     posting_id: str | None = None,
     event_id: str | None = None,
     period: str | None = None,
+    payment_id: str | None = None,
+    refund_id: str | None = None,
 ) -> CloudEvent:
     n = next(_serial)
     return CloudEvent(
@@ -41,7 +43,7 @@ def collection_event(
         time=datetime.now(UTC),
         data={
             "posting_id": posting_id or f"posting-{uuid.uuid4()}",
-            "payment_id": f"payment-{n}",
+            "payment_id": payment_id or f"payment-{n}",
             "tax_account": f"{jurisdiction}-000{n}",
             "jurisdiction": jurisdiction,
             "lodging_class": "hotel",
@@ -50,6 +52,7 @@ def collection_event(
             "amount": str(amount),
             "collected_on": collected_on.isoformat(),
             "section": "§28" if jurisdiction == "PR" else "§54(f)",
+            **({"refund_id": refund_id} if refund_id else {}),
         },
     )
 

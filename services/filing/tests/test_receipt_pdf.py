@@ -1,27 +1,27 @@
-"""The printed receipt (PR §28(C)): no text runs into other text at any amount length, and
-the payer is named (issue 10 item 15).
+"""The printed receipt (PR §28(C)): no text runs into other text at any amount length, the payer
+is named (issue 10 item 15), in the jurisdiction's language, on the shared renderer.
 
-Text boxes come from the PDF itself: pypdf reports each text run with its matrix and font;
-its box is the run's width in that font (reportlab's metrics) by the font's ascent and
-descent. Two boxes that share any area overlap on paper.
+Text boxes come from the PDF itself: pdfium (pypdfium2) reports the rectangle of every run of
+text on a line; two rectangles that share any area overlap on paper.
 """
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 import httpx
+import pypdfium2
 import pytest
 from filing_factories import ADMIN, DB, as_facilitator, as_operator, authorize, make_lodging, project
-from pypdf import PdfReader
-from reportlab.pdfbase.pdfmetrics import stringWidth
+from weasyprint import HTML
 
+from servicekit.testing import pdf_text, save_first_page
 from taxcore.events import registry as ev
 
 AMOUNTS = ["1.00", "12345.67", "1234567890.12", "9999999999999999.99"]
+LETTER_WIDTH = 8.5 * 72
+MARGIN = 0.75 * 72  # servicekit's documents/base.html
 
 
 @dataclass(frozen=True)
@@ -40,27 +40,20 @@ class Box:
         )
 
 
-def text_boxes(pdf: bytes) -> list[Box]:
-    boxes: list[Box] = []
-
-    def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:
-        text = text.rstrip("\n")
-        if not text.strip():
-            return
-        # the text matrix in user space (tm then cm), as the PDF places the run
-        a = tm[0] * cm[0] + tm[1] * cm[2]
-        d = tm[2] * cm[1] + tm[3] * cm[3]
-        x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
-        y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
-        base = str(font["/BaseFont"]).lstrip("/")
-        width = stringWidth(text, base, size) * a
-        # Helvetica: ascent 718, descent -207 per 1000 units
-        boxes.append(Box(text, x, y - 0.207 * size * d, x + width, y + 0.718 * size * d))
-
-    reader = PdfReader(io.BytesIO(pdf))
-    assert len(reader.pages) == 1
-    reader.pages[0].extract_text(visitor_text=visit)
-    return boxes
+def text_boxes(pdf: bytes, *, pages: int = 1) -> list[Box]:
+    document = pypdfium2.PdfDocument(pdf)
+    try:
+        assert len(document) == pages
+        textpage = document[0].get_textpage()
+        boxes = []
+        for i in range(textpage.count_rects()):
+            left, bottom, right, top = textpage.get_rect(i)
+            text = textpage.get_text_bounded(left, bottom, right, top).strip()
+            if text:
+                boxes.append(Box(text, left, bottom, right, top))
+        return boxes
+    finally:
+        document.close()
 
 
 def overlapping(boxes: list[Box]) -> list[tuple[str, str]]:
@@ -68,20 +61,12 @@ def overlapping(boxes: list[Box]) -> list[tuple[str, str]]:
 
 
 def test_the_box_check_sees_an_overlap() -> None:
-    # the check itself: two runs drawn where the old receipt drew a long label and its value
-    from reportlab.pdfgen import canvas
-
-    buffer = io.BytesIO()
-    pdf = canvas.Canvas(buffer)
-    pdf.setFont("Helvetica-Bold", 10)
-    pdf.drawString(72, 500, "Not designated (applied by the agency)")
-    pdf.setFont("Helvetica", 10)
-    pdf.drawString(3.4 * 72, 500, "1.00 USD")
-    pdf.showPage()
-    pdf.save()
-    assert overlapping(text_boxes(buffer.getvalue())) == [
-        ("Not designated (applied by the agency)", "1.00 USD")
-    ]
+    # the check itself: two runs drawn on the same spot, where a long label ran into its value
+    pdf = HTML(
+        string='<p style="position:absolute;top:100px;left:50px;font:10pt sans-serif">Not designated</p>'
+        '<p style="position:absolute;top:100px;left:90px;font:10pt sans-serif">1.00 USD</p>'
+    ).write_pdf()
+    assert overlapping(text_boxes(pdf)) != []
 
 
 async def paid_receipt(client: httpx.AsyncClient, db: DB, amount: str, *, reverse: bool) -> bytes:
@@ -107,7 +92,9 @@ async def paid_receipt(client: httpx.AsyncClient, db: DB, amount: str, *, revers
         )
         assert r.status_code == 201, r.text
     pdf = await client.get(
-        f"/v1/payments/{paid['id']}/receipt", params={"format": "pdf"}, headers=as_operator(hotel.operator_id)
+        f"/v1/payments/{paid['id']}/receipt",
+        params={"format": "pdf", "lang": "en"},
+        headers=as_operator(hotel.operator_id),
     )
     assert pdf.status_code == 200
     return pdf.content
@@ -115,14 +102,16 @@ async def paid_receipt(client: httpx.AsyncClient, db: DB, amount: str, *, revers
 
 @pytest.mark.parametrize("amount", AMOUNTS)
 async def test_no_text_overlaps_at_any_amount_length(client: httpx.AsyncClient, db: DB, amount: str) -> None:
-    boxes = text_boxes(await paid_receipt(client, db, amount, reverse=amount == AMOUNTS[-1]))
+    pdf = await paid_receipt(client, db, amount, reverse=amount == AMOUNTS[-1])
+    boxes = text_boxes(pdf)
     assert overlapping(boxes) == []
-    texts = [b.text for b in boxes]
-    assert "Not designated (applied by the agency)" in texts
-    assert f"{amount} USD" in texts
-    # every run stays inside the page's one-inch margins (8.5 x 11 in)
-    assert all(72 - 0.5 <= b.x0 and b.x1 <= 8.5 * 72 - 72 + 0.5 for b in boxes), [
-        b for b in boxes if b.x1 > 8.5 * 72 - 72 + 0.5
+    text = pdf_text(pdf)
+    assert "Not designated (applied by the agency)" in text
+    whole, cents = amount.split(".")
+    assert f"${int(whole):,}.{cents} USD" in text.replace(" ", "").replace("USD", " USD")
+    # every run stays inside the page's margins (8.5 x 11 in)
+    assert all(MARGIN - 1 <= b.x0 and b.x1 <= LETTER_WIDTH - MARGIN + 1 for b in boxes), [
+        b for b in boxes if b.x0 < MARGIN - 1 or b.x1 > LETTER_WIDTH - MARGIN + 1
     ]
 
 
@@ -136,9 +125,7 @@ async def test_the_payer_is_named_not_numbered(client: httpx.AsyncClient, db: DB
     # before the registry's event arrives the receipt says so, by id
     before = (await client.get(url, headers=headers)).json()
     assert before["payer_name"] is None
-    text = " ".join(
-        b.text for b in text_boxes((await client.get(url, params={"format": "pdf"}, headers=headers)).content)
-    )
+    text = pdf_text((await client.get(url, params={"format": "pdf", "lang": "en"}, headers=headers)).content)
     assert f"operator {hotel.operator_id} (name not yet received from the registry)" in text
 
     registered = ev.OperatorRegistered(
@@ -148,10 +135,19 @@ async def test_the_payer_is_named_not_numbered(client: httpx.AsyncClient, db: DB
     assert await project(db, "roomtax.registry.operator.registered.v1", registered, at=at) == "applied"
     after = (await client.get(url, headers=headers)).json()
     assert after["payer_name"] == "Posada La Hacienda Inc."
-    text = " ".join(
-        b.text for b in text_boxes((await client.get(url, params={"format": "pdf"}, headers=headers)).content)
-    )
-    assert "Payer Posada La Hacienda Inc. (operator)" in text
+    pdf = (await client.get(url, params={"format": "pdf"}, headers=headers)).content  # PR: Spanish
+    save_first_page(pdf, "receipt-es")
+    text = pdf_text(pdf)
+    for expected in (
+        "Puerto Rico Tourism Company P.O. Box 9023960 San Juan, PR 00902-3960",
+        "Recibo oficial de pago",
+        "Pagador Posada La Hacienda Inc. (operador)",
+        "Cantidad $100.00 USD",
+        "Método Efectivo",
+        "Código de verificación:",
+        "Página 1 de 1",
+    ):
+        assert expected in text, expected
     assert hotel.operator_id not in text
 
     # an older snapshot replayed after the newer one changes nothing

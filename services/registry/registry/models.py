@@ -64,13 +64,18 @@ class Lodging(Created, Base):
     room_count: Mapped[int] = mapped_column(Integer)
     operator_id: Mapped[str] = mapped_column(ForeignKey("operators.id"), index=True)
     registered_on: Mapped[date] = mapped_column(Date)
+    #: language of the lodging's official documents (en/es); None: the jurisdiction's default
+    preferred_language: Mapped[str | None] = mapped_column(Text, nullable=True)
     statuses: Mapped[list[LodgingStatus]] = relationship(
         order_by="LodgingStatus.effective_from, LodgingStatus.id", lazy="selectin"
     )
     attributes: Mapped[list[LodgingAttribute]] = relationship(
         order_by="LodgingAttribute.effective_from, LodgingAttribute.id", lazy="selectin"
     )
-    __table_args__ = (CheckConstraint("room_count >= 0", name="room_count_nonnegative"),)
+    __table_args__ = (
+        CheckConstraint("room_count >= 0", name="room_count_nonnegative"),
+        CheckConstraint("preferred_language IN ('en', 'es')", name="preferred_language"),
+    )
 
 
 class LodgingAttribute(Created, Base):

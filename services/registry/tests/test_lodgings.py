@@ -37,6 +37,42 @@ class TestRegisterLodging:
         types = await outbox_types(db, lodging["tax_account"])
         assert types == ["roomtax.registry.lodging.registered.v1"]
 
+    async def test_the_documents_language_and_mailing_address_travel_in_the_snapshot(
+        self, client: httpx.AsyncClient, db: DB
+    ) -> None:
+        op = await make_operator(client)
+        default = await make_lodging(client, operator_id=op["id"])
+        assert default["preferred_language"] is None  # the jurisdiction's default (PR: Spanish)
+        body = {
+            "jurisdiction": "VI",
+            "lodging_class": "hotel",
+            "name": "Bolongo Bay",
+            "address": {"line1": "7150 Bolongo", "municipality": "St. Thomas", "postal_code": "00802"},
+            "room_count": 65,
+            "operator_id": op["id"],
+            "registered_on": "2026-01-01",
+            "preferred_language": "es",
+        }
+        r = await client.post("/v1/lodgings", json=body, headers=ADMIN)
+        assert r.status_code == 201, r.text
+        account = r.json()["tax_account"]
+        assert r.json()["preferred_language"] == "es"
+        data = await scalar(
+            db, "SELECT payload->'data' FROM outbox WHERE key = :k ORDER BY id DESC LIMIT 1", k=account
+        )
+        assert (data["preferred_language"], data["address"]) == (
+            "es",
+            {"line1": "7150 Bolongo", "line2": None, "municipality": "St. Thomas", "postal_code": "00802"},
+        )
+        bad = await client.post("/v1/lodgings", json={**body, "preferred_language": "fr"}, headers=ADMIN)
+        assert bad.status_code == 422
+        assert bad.json()["errors"][0]["pointer"] == "#/body/preferred_language"
+        changed = await client.patch(
+            f"/v1/lodgings/{r.json()['id']}", json={"preferred_language": "en"}, headers=ADMIN
+        )
+        assert changed.status_code == 200, changed.text
+        assert changed.json()["preferred_language"] == "en"
+
     async def test_unknown_class_for_jurisdiction_is_422_naming_field_and_changes_nothing(
         self, client: httpx.AsyncClient, db: DB
     ) -> None:

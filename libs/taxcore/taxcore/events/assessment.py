@@ -33,10 +33,14 @@ Component = Literal["tax", "impact_fee", "penalty", "interest", "fine", "returne
 class CollectionPosted(EventData):
     """Cents of a payment as assessment applied them (taxcore's application order).
 
-    When a later event changes how a payment applies (an amendment, a reversal),
-    assessment posts the *difference* (negative amounts allowed), so for every
-    payment the sum of its postings equals what is currently applied of it.
-    Distribution consumes this.
+    When a later event changes how a payment applies (an amendment, a reversal,
+    a decision), assessment posts the *difference* (negative amounts allowed), so
+    for every payment the sum of its postings equals what is currently applied of
+    it plus what of it is *held*: money once applied that a restatement turned into
+    the account's credit stays with the funds while the agency holds it (it may pay
+    a later period), and is given back only when it leaves -- a paid refund
+    (``refund_id`` names it; the funds give their shares back in distribution's next
+    run, by the same rule) or a reversal. Distribution consumes this.
     """
 
     posting_id: str
@@ -49,6 +53,7 @@ class CollectionPosted(EventData):
     amount: SignedMoney
     collected_on: date  # the payment's received date: distribution's month
     section: str
+    refund_id: str | None = None  # a give-back: the paid refund that took this money out
 
 
 @contract("roomtax.assessment.account.assessed.v1", ACCOUNTS)

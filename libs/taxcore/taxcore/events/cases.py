@@ -25,10 +25,12 @@ CaseStepName = Literal[
     "decision_proposed",
     "decided",
     "appealed",
+    "appeal_decision_proposed",
     "appeal_resolved",
 ]
 ProposalAction = Literal[
     "case.decide",
+    "case.appeal_decide",
     "abatement.decide",
     "write_off.approve",
     "write_off.reverse",
@@ -53,9 +55,12 @@ class CaseStepRecorded(EventData):
     hearing_on: date | None = None
     hearing_place: str | None = None
     video_link: str | None = None
-    outcome: Literal["sustain", "reduce", "cancel", "upheld", "withdrawn"] | None = None
+    outcome: Literal["sustain", "reduce", "cancel", "upheld", "withdrawn", "replaced"] | None = None
     reasons: str | None = None
     amounts: dict[str, Money] = {}
+    #: ``appeal_resolved`` with ``outcome`` replaced: the new decision (reduce or cancel); its
+    #: ``amounts`` are in ``amounts``
+    new_outcome: Literal["reduce", "cancel"] | None = None
     appeal_deadline: date | None = None
     section: str
 

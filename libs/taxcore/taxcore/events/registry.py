@@ -111,6 +111,13 @@ def attributes_in(lodging: LodgingHistory, period: Period) -> AttributePeriod:
     return attributes_for_period(history, period, default=default)
 
 
+class MailingAddress(EventData):
+    line1: str
+    line2: str | None = None
+    municipality: str
+    postal_code: str | None = None
+
+
 class LodgingSnapshot(EventData):
     lodging_id: str
     tax_account: str
@@ -126,6 +133,12 @@ class LodgingSnapshot(EventData):
     #: effective-dated class and casino licence; ``lodging_class``/``casino`` above are the
     #: latest recorded values (empty in snapshots published before the history existed)
     attributes: list[AttributePeriod] = Field(default_factory=list)
+    #: the mailing address official documents are sent to (line1, line2, municipality,
+    #: postal_code); None in snapshots published before documents existed
+    address: MailingAddress | None = None
+    #: the language of the lodging's official documents; None: the jurisdiction's default
+    #: (taxcore ``agency.default_language``: PR Spanish, VI English)
+    preferred_language: Literal["en", "es"] | None = None
 
     def registered_attributes(self) -> AttributePeriod:
         return AttributePeriod(

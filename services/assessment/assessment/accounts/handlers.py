@@ -64,6 +64,8 @@ async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudE
         "registered_on": snap.registered_on,
         "statuses": [s.model_dump(mode="json") for s in snap.statuses],
         "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
+        "address": snap.address.model_dump(mode="json") if snap.address is not None else None,
+        "preferred_language": snap.preferred_language,
         "snapshot_at": event.time,
     }
     if not await upsert_latest(session, LodgingView, values, key=["tax_account"], as_of="snapshot_at"):

@@ -39,18 +39,71 @@ def posting_id(payment_id: str, period: str, component: str, n: int) -> str:
     return str(uuid.uuid5(POSTING_NAMESPACE, f"{payment_id}|{period}|{component}|{n}"))
 
 
+PostingKey = tuple[str, str, str]  # (payment, period, component)
+
+
+def held_credit(
+    target: dict[PostingKey, tuple[Decimal, str]],
+    posted: dict[PostingKey, tuple[Decimal, int, str]],
+    credits: dict[str, Decimal],
+) -> dict[PostingKey, Decimal]:
+    """Money once applied and posted that a restatement turned into credit, and is still held.
+
+    A decision or an amendment that lowers what a period owes turns money the funds
+    already received into the account's credit. The agency still holds it (it pays
+    periods that become known later), so it stays posted where it was; it leaves
+    the funds only when it leaves the account: a paid refund, or a reversal of the
+    payment. Per payment, what is held is the posted money no longer applied
+    (``posted - applied``, netting any re-application elsewhere), up to the
+    payment's credit left after refunds: a refund draws first on the part of the
+    credit the funds never received (an overpayment), so only a refund of money
+    already distributed is given back. The held money stays on the keys whose
+    postings exceed what is applied now, in key order (period, component).
+    """
+    posted_by: dict[str, Decimal] = {}
+    applied_by: dict[str, Decimal] = {}
+    for (payment, _, _), (amount, _, _) in posted.items():
+        posted_by[payment] = posted_by.get(payment, ZERO) + amount
+    for (payment, _, _), (amount, _) in target.items():
+        applied_by[payment] = applied_by.get(payment, ZERO) + amount
+    held: dict[PostingKey, Decimal] = {}
+    for payment, was in posted_by.items():
+        keep = min(was - applied_by.get(payment, ZERO), credits.get(payment, ZERO))
+        for key in sorted(k for k in posted if k[0] == payment):
+            if keep <= 0:
+                break
+            short = posted[key][0] - target.get(key, (ZERO, ""))[0]
+            if short > 0:
+                held[key] = min(short, keep)
+                keep -= held[key]
+    return held
+
+
 async def post_collections(
-    session: AsyncSession, facts: Facts, target: dict[tuple[str, str, str], tuple[Decimal, str]]
+    session: AsyncSession,
+    facts: Facts,
+    target: dict[PostingKey, tuple[Decimal, str]],
+    *,
+    credits: dict[str, Decimal] | None = None,
+    refund_id: str | None = None,
 ) -> int:
-    """Emit ``collection.posted`` for the difference between what is applied and what was posted.
+    """Emit ``collection.posted`` for the difference between what should be posted and what was.
 
     For every payment, the postings then add up to what is currently applied
-    of it, per period and component (the contract's invariant). Returns how
-    many postings were made.
+    of it, per period and component, plus what of it is held as credit
+    (:func:`held_credit`, with ``credits`` the account's credit per payment) --
+    the contract's invariant. ``refund_id``: the paid refund that caused this
+    recomputation; the negative postings (give-backs) carry it. Returns how many
+    postings were made.
     """
     if not facts.payments:
         return 0  # payments are never deleted: no payment, nothing applied and nothing posted
     posted = await repository.posted_totals(session, facts.tax_account)
+    if credits is not None:
+        target = dict(target)
+        for key, amount in held_credit(target, posted, credits).items():
+            was, section = target.get(key, (ZERO, posted[key][2]))
+            target[key] = (was + amount, section)
     payments = {p.payment_id: p for p in facts.payments}
     events: list[OutboxEvent] = []
     for key in sorted(set(target) | set(posted)):
@@ -88,6 +141,7 @@ async def post_collections(
                     amount=delta,
                     collected_on=pay.received_on,
                     section=row.section,
+                    refund_id=refund_id if delta < 0 else None,
                 ),
                 key=facts.tax_account,
                 event_id=pid,
@@ -144,11 +198,14 @@ async def refresh_summary(session: AsyncSession, facts: Facts, *, as_of: date | 
     await repository.upsert_summaries(session, summary_rows(facts, on), facts.tax_account)
 
 
-async def recompute(session: AsyncSession, tax_account: str, *, facts: Facts | None = None) -> Facts | None:
+async def recompute(
+    session: AsyncSession, tax_account: str, *, facts: Facts | None = None, refund_id: str | None = None
+) -> Facts | None:
     """After any change of an account's facts: post collections, refresh its summary.
 
     ``facts``: the account's facts already loaded in this transaction, after the
     change (saves loading them again); by default they are loaded here.
+    ``refund_id``: the change is that refund's payment (its give-backs name it).
     """
     if facts is None:
         facts = await repository.load_facts(session, tax_account)
@@ -156,7 +213,12 @@ async def recompute(session: AsyncSession, tax_account: str, *, facts: Facts | N
         return None
     state = account_state(facts, None)
     finals = final_balances(state)
-    await post_collections(session, facts, current_applications(state, finals))
+    credits: dict[str, Decimal] = {}
+    for credit in state.credits:
+        credits[credit.payment_id] = credits.get(credit.payment_id, ZERO) + credit.amount
+    await post_collections(
+        session, facts, current_applications(state, finals), credits=credits, refund_id=refund_id
+    )
     on = clock.today()
     latest = latest_fact_date(facts)
     if latest is not None and latest > on:  # a fact dated after today: allocate as of today

@@ -130,7 +130,16 @@ async def resolve_appeal(
 ) -> CaseOut:
     approvals.require_agency_staff(principal, "work a case")
     await accounts_repo.lock_account(session, case.tax_account)
+    facts = await accounts_repo.load_facts(session, case.tax_account)
+    assert facts is not None
     await service.resolve_appeal(
-        session, case, principal=principal, settings=settings, outcome=body.outcome, reasons=body.reasons
+        session,
+        case,
+        facts,
+        principal=principal,
+        settings=settings,
+        outcome=body.outcome,
+        reasons=body.reasons,
+        decision=body.decision.model_dump(mode="json") if body.decision is not None else None,
     )
     return await _out(session, case)

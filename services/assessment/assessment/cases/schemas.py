@@ -35,10 +35,23 @@ class AppealCreate(BaseModel):
     grounds: str = Field(min_length=1, max_length=10_000)
 
 
+class AppealDecision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    outcome: Literal["reduce", "cancel"]
+    amounts: dict[str, Money] = Field(
+        default_factory=dict,
+        description="reduce: the amount each component (tax, impact_fee, fine) is reduced to",
+    )
+
+
 class AppealResolution(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    outcome: Literal["upheld", "withdrawn"]
+    outcome: Literal["upheld", "withdrawn", "replaced"] = Field(
+        description="upheld or withdrawn: the decision stands; replaced: ``decision`` replaces it "
+        "(proposed here, approved by another agency person)"
+    )
     reasons: str = Field(min_length=1, max_length=10_000)
+    decision: AppealDecision | None = None
 
 
 class StepOut(BaseModel):
@@ -58,6 +71,16 @@ class DecisionOut(BaseModel):
     appeal_deadline: date
 
 
+class AppealOutcomeOut(BaseModel):
+    outcome: Literal["upheld", "withdrawn", "replaced"]
+    reasons: str
+    resolved_on: date
+    #: replaced: the new decision (its facts count from ``resolved_on``)
+    decision: dict[str, Any] | None = None
+    decided_by: str | None = None
+    proposed_by: str | None = None
+
+
 class CaseOut(BaseModel):
     id: str
     tax_account: str
@@ -70,4 +93,5 @@ class CaseOut(BaseModel):
     pending_proposal_id: str | None
     steps: list[StepOut]
     decision: DecisionOut | None
+    appeal: AppealOutcomeOut | None = Field(default=None, description="how the appeal was resolved")
     collection_hold: str | None = Field(description="why collection actions on the period wait, if they do")

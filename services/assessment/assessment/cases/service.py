@@ -49,6 +49,7 @@ _STATUS = {
     "decision_proposed": "decision_proposed",
     "decided": "decided",
     "appealed": "under_appeal",
+    "appeal_decision_proposed": "under_appeal",
     "appeal_resolved": "closed",
 }
 
@@ -70,13 +71,17 @@ async def view(session: AsyncSession, case: Case, *, on: date | None = None) -> 
     """The case as of ``on`` (default today): its steps, status, decision and pending proposal."""
     on = on or clock.today()
     steps = [s for s in await repository.steps_of(session, case.id) if s.on <= on]
-    proposals = [p for p in await repository.proposals_of(session, case.id) if p.action == "case.decide"]
+    proposals = [
+        p
+        for p in await repository.proposals_of(session, case.id)
+        if p.action in ("case.decide", "case.appeal_decide")
+    ]
     reviews = await repository.reviews_of(session, [p.id for p in proposals])
     pending = next((p for p in proposals if p.id not in reviews), None)
     status = "filed"
     decision: CaseStep | None = None
     for s in steps:
-        if s.step == "decision_proposed":
+        if s.step in ("decision_proposed", "appeal_decision_proposed"):
             review = reviews.get(str(s.details.get("proposal_id")))
             if review is not None and review.outcome == "rejected":
                 continue  # a rejected proposal leaves the case where it was
@@ -98,7 +103,8 @@ async def add_step(
     row = CaseStep(case_id=case.id, tax_account=case.tax_account, step=step, on=on, by=by, details=details)
     session.add(row)
     await session.flush()
-    amounts = {k: Decimal(v) for k, v in (details.get("amounts") or {}).items()}
+    replacing = details.get("decision") or {}
+    amounts = {k: Decimal(v) for k, v in (details.get("amounts") or replacing.get("amounts") or {}).items()}
     await emit(
         session,
         CaseStepRecorded(
@@ -118,6 +124,7 @@ async def add_step(
             reasons=details.get("reasons"),
             amounts=amounts,
             appeal_deadline=details.get("appeal_deadline"),
+            new_outcome=replacing.get("outcome"),
             section=law.section(case.jurisdiction, "decision", on),
         ),
         key=case.tax_account,
@@ -225,6 +232,46 @@ def _owed(facts: Facts, period: str, on: date) -> Decimal:
     return bal.balance if bal is not None else ZERO
 
 
+def _lowering(
+    facts: Facts,
+    case: Case,
+    *,
+    outcome: str,
+    amounts: dict[str, Decimal],
+    reasons: str,
+    on: date,
+    who: str,
+    field: str = "amounts",
+) -> Decimal:
+    """Check a reduce/cancel decision and say how much it would lower what is owed on ``on``
+    (a trial of its facts, removed again): the maker-checker threshold applies to that."""
+    if outcome == "reduce":
+        if not amounts:
+            raise ValidationFailed.on(field, "say the amount each reduced component is reduced to")
+        bal = balances_on(facts, case.period, on)
+        assessed = {c.component: c.assessed for c in bal.components} if bal else {}
+        for component, amount in amounts.items():
+            if component not in REDUCIBLE:
+                raise ValidationFailed.on(f"{field}.{component}", f"a decision reduces one of {REDUCIBLE}")
+            if amount >= assessed.get(component, ZERO):
+                was = fmt(assessed.get(component, ZERO))
+                raise ValidationFailed.on(
+                    f"{field}.{component}", f"{fmt(amount)} does not reduce the {component} assessed ({was})"
+                )
+    before = _owed(facts, case.period, on)
+    trial = _decision_rows(
+        case, outcome=outcome, amounts=amounts, reasons=reasons, on=on, proposed_by=who, approved_by=who
+    )
+    for row in trial:
+        row.id = f"trial-{row.component or row.kind}"
+    facts.adjustments.extend(trial)
+    try:
+        adjustments.check(facts, {case.period}, {on}, field=field)
+        return max(ZERO, before - _owed(facts, case.period, on))
+    finally:
+        del facts.adjustments[-len(trial) :]
+
+
 async def propose_decision(
     session: AsyncSession,
     case: Case,
@@ -251,38 +298,14 @@ async def propose_decision(
     if outcome == "sustain":
         await _decided(session, case, outcome="sustain", amounts={}, reasons=reasons, on=today, by=who)
         return await view(session, case)
-    if outcome == "reduce":
-        if not amounts:
-            raise ValidationFailed.on("amounts", "say the amount each reduced component is reduced to")
-        bal = balances_on(facts, case.period, today)
-        assessed = {c.component: c.assessed for c in bal.components} if bal else {}
-        for component, amount in amounts.items():
-            if component not in REDUCIBLE:
-                raise ValidationFailed.on(f"amounts.{component}", f"a decision reduces one of {REDUCIBLE}")
-            if amount >= assessed.get(component, ZERO):
-                was = fmt(assessed.get(component, ZERO))
-                raise ValidationFailed.on(
-                    f"amounts.{component}", f"{fmt(amount)} does not reduce the {component} assessed ({was})"
-                )
-    before = _owed(facts, case.period, today)
-    trial = _decision_rows(
-        case, outcome=outcome, amounts=amounts, reasons=reasons, on=today, proposed_by=who, approved_by=who
-    )
-    for row in trial:
-        row.id = f"trial-{row.component or row.kind}"
-    facts.adjustments.extend(trial)
-    try:
-        adjustments.check(facts, {case.period}, {today}, field="amounts")
-        lowered = before - _owed(facts, case.period, today)
-    finally:
-        del facts.adjustments[-len(trial) :]
+    lowered = _lowering(facts, case, outcome=outcome, amounts=amounts, reasons=reasons, on=today, who=who)
     proposal = await approvals.propose(
         session,
         tax_account=case.tax_account,
         period=case.period,
         action="case.decide",
         subject_id=case.id,
-        amount=max(ZERO, lowered),
+        amount=lowered,
         payload={"outcome": outcome, "amounts": {k: fmt(v) for k, v in amounts.items()}, "reasons": reasons},
         principal=principal,
         settings=settings,
@@ -298,7 +321,7 @@ async def propose_decision(
             "outcome": outcome,
             "amounts": {k: fmt(v) for k, v in amounts.items()},
             "reasons": reasons,
-            "lowers_by": fmt(max(ZERO, lowered)),
+            "lowers_by": fmt(lowered),
         },
     )
     return await view(session, case)
@@ -336,13 +359,18 @@ async def _decided(
     )
 
 
-@approvals.executor("case.decide")
-async def _execute_decision(session: AsyncSession, proposal: Proposal, review: ProposalReview) -> None:
+async def _record_approved(
+    session: AsyncSession, proposal: Proposal, review: ProposalReview, *, appeal: bool, field: str
+) -> tuple[Case, str, dict[str, Decimal], str]:
+    """Record an approved decision's facts (the first, or the new one on appeal), effective on
+    the approval date; refused when the case moved on since it was proposed."""
     case = await session.get(Case, proposal.subject_id)
     if case is None:  # pragma: no cover - proposals are made for existing cases
         raise NotFound(f"no case {proposal.subject_id!r}")
     current = await view(session, case)
-    if current.decision is not None:
+    if appeal and current.status != "under_appeal":
+        raise _conflict(f"the case is {current.status}: no appeal is pending")
+    if not appeal and current.decision is not None:
         raise _conflict("the case is already decided")
     facts = await accounts_repo.load_facts(session, case.tax_account)
     assert facts is not None
@@ -358,7 +386,15 @@ async def _execute_decision(session: AsyncSession, proposal: Proposal, review: P
         proposed_by=proposal.proposed_by,
         approved_by=review.reviewed_by,
     )
-    await adjustments.record(session, facts, rows, field="amounts")
+    await adjustments.record(session, facts, rows, field=field)
+    return case, outcome, amounts, reasons
+
+
+@approvals.executor("case.decide")
+async def _execute_decision(session: AsyncSession, proposal: Proposal, review: ProposalReview) -> None:
+    case, outcome, amounts, reasons = await _record_approved(
+        session, proposal, review, appeal=False, field="amounts"
+    )
     await _decided(
         session,
         case,
@@ -398,23 +434,93 @@ async def appeal(
 async def resolve_appeal(
     session: AsyncSession,
     case: Case,
+    facts: Facts,
     *,
     principal: Principal,
     settings: AssessmentSettings,
     outcome: str,
     reasons: str,
+    decision: dict[str, Any] | None = None,
 ) -> CaseStep:
+    """Upheld or withdrawn: the decision stands, the case closes. Replaced: a new decision
+    (reduce/cancel) on the appeal, proposed by one agency person for another's approval; on
+    approval its facts count from the resolution date and the latest decision wins per
+    component (taxcore), so a statement dated before the resolution keeps the first decision."""
     who = approvals.may_propose(principal, settings)
     current = await view(session, case)
     if current.status != "under_appeal":
         raise _conflict(f"the case is {current.status}: no appeal is pending")
+    if current.pending is not None:
+        raise _conflict(f"proposal {current.pending.id} is awaiting review")
+    today = clock.today()
+    if outcome != "replaced":
+        if decision is not None:
+            raise ValidationFailed.on("decision", f"an appeal {outcome} takes no new decision")
+        return await add_step(
+            session,
+            case,
+            "appeal_resolved",
+            on=today,
+            by=f"user:{who}",
+            details={"outcome": outcome, "reasons": reasons},
+        )
+    if decision is None:
+        raise ValidationFailed.on("decision", "say the new decision that replaces the appealed one")
+    new_outcome = str(decision["outcome"])
+    amounts = {k: Decimal(v) for k, v in decision.get("amounts", {}).items()}
+    if new_outcome == "cancel" and amounts:
+        raise ValidationFailed.on("decision.amounts", "a decision to cancel takes no amounts")
+    lowered = _lowering(
+        facts,
+        case,
+        outcome=new_outcome,
+        amounts=amounts,
+        reasons=reasons,
+        on=today,
+        who=who,
+        field="decision.amounts",
+    )
+    payload = {"outcome": new_outcome, "amounts": {k: fmt(v) for k, v in amounts.items()}, "reasons": reasons}
+    proposal = await approvals.propose(
+        session,
+        tax_account=case.tax_account,
+        period=case.period,
+        action="case.appeal_decide",
+        subject_id=case.id,
+        amount=lowered,
+        payload=payload,
+        principal=principal,
+        settings=settings,
+    )
     return await add_step(
         session,
         case,
-        "appeal_resolved",
-        on=clock.today(),
+        "appeal_decision_proposed",
+        on=today,
         by=f"user:{who}",
-        details={"outcome": outcome, "reasons": reasons},
+        details={"proposal_id": proposal.id, **payload, "lowers_by": fmt(lowered)},
+    )
+
+
+@approvals.executor("case.appeal_decide")
+async def _execute_appeal_decision(session: AsyncSession, proposal: Proposal, review: ProposalReview) -> None:
+    case, outcome, amounts, reasons = await _record_approved(
+        session, proposal, review, appeal=True, field="decision.amounts"
+    )
+    await add_step(
+        session,
+        case,
+        "appeal_resolved",
+        on=review.reviewed_on,
+        by=f"user:{review.reviewed_by}",
+        details={
+            "outcome": "replaced",
+            "reasons": reasons,
+            "decision": {"outcome": outcome, "amounts": {k: fmt(v) for k, v in amounts.items()}},
+            "decided_by": review.reviewed_by,
+            "proposed_by": proposal.proposed_by,
+            "proposal_id": proposal.id,
+        },
     )
 
 
@@ -443,6 +549,7 @@ async def collection_hold(session: AsyncSession, tax_account: str, period: str, 
 def out(current: CaseView) -> dict[str, Any]:
     case = current.case
     decision = current.decision
+    resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
     return {
         "id": case.id,
         "tax_account": case.tax_account,
@@ -467,4 +574,46 @@ def out(current: CaseView) -> dict[str, Any]:
             if decision is not None
             else None
         ),
+        "appeal": (
+            {
+                "outcome": resolved.details["outcome"],
+                "reasons": resolved.details["reasons"],
+                "resolved_on": resolved.on,
+                "decision": resolved.details.get("decision"),
+                "decided_by": resolved.details.get("decided_by"),
+                "proposed_by": resolved.details.get("proposed_by"),
+            }
+            if resolved is not None
+            else None
+        ),
+    }
+
+
+#: a disputed notice's status once its case is decided (the appeal's new decision wins)
+NOTICE_OUTCOME = {"sustain": "sustained", "reduce": "reduced", "cancel": "cancelled"}
+
+
+async def notice_outcome(session: AsyncSession, notice_id: str, on: date) -> dict[str, Any] | None:
+    """What the case opened by a disputed notice decided, as of ``on`` (None: no case, or not
+    decided yet): the notice shows the outcome instead of "disputed"."""
+    case = await repository.case_of_notice(session, notice_id)
+    if case is None:
+        return None
+    current = await view(session, case, on=on)
+    if current.decision is None:
+        return None
+    outcome = str(current.decision.details["outcome"])
+    resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
+    if resolved is not None and resolved.details.get("outcome") == "replaced":
+        outcome = str(resolved.details["decision"]["outcome"])
+    return {
+        "status": NOTICE_OUTCOME[outcome],
+        "case": {
+            "case_id": case.id,
+            "status": current.status,
+            "outcome": outcome,
+            "decided_on": current.decision.on,
+            "appeal_deadline": current.decision.details["appeal_deadline"],
+            "decision_url": f"/v1/cases/{case.id}/decision.pdf",
+        },
     }

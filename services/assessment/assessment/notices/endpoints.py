@@ -10,9 +10,11 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
+from assessment.casework.endpoints import SettingsDep
+from assessment.documents import service as documents
+from assessment.documents.endpoints import Lang, pdf_response
 from assessment.models import Notice
 from assessment.notices import repository, service
-from assessment.notices.letter import render_letter
 from assessment.notices.schemas import NoticeCreate, NoticeOut, ResponseCreate
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, Principal, PrincipalDep
@@ -45,6 +47,12 @@ NoticeDep = Annotated[tuple[Notice, Facts], Depends(get_visible_notice)]
 async def to_out(session: SessionDep, notice: Notice, facts: Facts) -> NoticeOut:
     term = law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction)
     status = await service.status_of(session, facts, notice, clock.today())
+    decided = await cases_service.notice_outcome(session, notice.id, clock.today())
+    if decided is not None and (
+        status["status"] == "disputed" or (status["status"] == "paid" and decided["status"] == "cancelled")
+    ):
+        status["status"] = decided["status"]  # what the case decided, not "disputed" for ever
+    status["case"] = decided["case"] if decided is not None else None
     return NoticeOut.model_validate(
         {
             "id": notice.id,
@@ -142,13 +150,10 @@ async def get_notice(found: NoticeDep, session: SessionDep) -> NoticeOut:
     response_class=Response,
     summary="The notice letter (PDF)",
 )
-async def get_letter(found: NoticeDep) -> Response:
+async def get_letter(found: NoticeDep, settings: SettingsDep, lang: Lang = None) -> Response:
     notice, facts = found
-    pdf = render_letter(notice, facts.lodging, printed_on=clock.today())
-    return Response(
-        content=pdf,
-        media_type="application/pdf",
-        headers={"Content-Disposition": f'inline; filename="notice-{notice.id}.pdf"'},
+    return pdf_response(
+        documents.notice_letter(facts, notice, settings=settings, printed_on=clock.today(), requested=lang)
     )
 
 

@@ -40,6 +40,15 @@ class BondDrawRequestOut(BaseModel):
     bond_id: str
 
 
+class NoticeCaseOut(BaseModel):
+    case_id: str
+    status: str
+    outcome: Literal["sustain", "reduce", "cancel"]
+    decided_on: date
+    appeal_deadline: date
+    decision_url: str
+
+
 class NoticeOut(BaseModel):
     id: str
     tax_account: str
@@ -52,7 +61,20 @@ class NoticeOut(BaseModel):
     response_deadline: date
     response_term: dict[str, Any]
     amounts: dict[str, SignedMoney]
-    status: Literal["open", "accepted", "disputed", "paid", "lapsed", "bond_draw_requested"]
+    status: Literal[
+        "open",
+        "accepted",
+        "disputed",
+        "sustained",
+        "reduced",
+        "cancelled",
+        "paid",
+        "lapsed",
+        "bond_draw_requested",
+    ] = Field(
+        description="disputed until its case is decided; then the decision (sustained, reduced, cancelled)"
+    )
+    case: NoticeCaseOut | None = Field(default=None, description="the case its dispute opened, once decided")
     balance: SignedMoney
     responses: list[ResponseOut]
     bond_draw_request: BondDrawRequestOut | None

@@ -197,7 +197,7 @@ async def _pay(session: AsyncSession, proposal: Proposal, review: ProposalReview
     await add_step(
         session, facts, refund, "paid", on=paid_on, by=f"user:{review.reviewed_by}", details=details
     )
-    await recompute(session, refund.tax_account, facts=facts)
+    await recompute(session, refund.tax_account, facts=facts, refund_id=refund.id)
 
 
 async def out(session: AsyncSession, facts: Facts, refund: Refund) -> dict[str, Any]:

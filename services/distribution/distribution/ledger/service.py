@@ -21,8 +21,10 @@ async def record_collection(
 ) -> Collection | None:
     """Debit cash, credit the jurisdiction's collections pending distribution.
 
-    A negative amount (assessment re-applied a payment) books the opposite
-    entry; a run later nets it with the other collections. Idempotent on the
+    A negative amount (assessment re-applied a payment, or a paid refund took
+    money the funds had received: ``refund_id``) books the opposite entry: cash
+    leaves, and the next run nets it with the other collections, so the funds
+    give their shares back by the same rule that gave them. Idempotent on the
     event id (inbox) and on ``posting_id`` (unique).
     """
     known = await session.execute(select(Collection).where(Collection.posting_id == posting.posting_id))
@@ -40,6 +42,7 @@ async def record_collection(
         description=(
             f"collection {posting.posting_id} of payment {posting.payment_id}: {posting.component} "
             f"{amount} for {posting.tax_account} {posting.period}"
+            + (f" (give-back of refund {posting.refund_id})" if posting.refund_id else "")
         ),
         event_id=event_id,
         lines=[

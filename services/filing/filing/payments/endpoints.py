@@ -20,6 +20,7 @@ from filing.payments.schemas import (
     VerificationOut,
 )
 from filing.projection import repository as projection
+from servicekit import documents
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
@@ -121,6 +122,10 @@ async def payment_receipt(
     session: SessionDep,
     settings: SettingsDep,
     format: Literal["json", "pdf"] = "json",  # noqa: A002 - the query parameter's public name
+    lang: Annotated[
+        Literal["en", "es"] | None,
+        Query(description="the PDF's language; default the jurisdiction's (PR Spanish, VI English)"),
+    ] = None,
 ) -> ReceiptOut | Response:
     payment, reversal = found
     lodging = await projection.get(session, payment.lodging_id)
@@ -136,7 +141,11 @@ async def payment_receipt(
     )
     if format == "pdf":
         return Response(
-            receipts.render_pdf(receipt),
+            receipts.render_pdf(
+                receipt,
+                language=documents.language_for(payment.jurisdiction, lang, payment.received_on),
+                municipality=lodging.municipality if lodging else None,
+            ),
             media_type="application/pdf",
             headers={"Content-Disposition": f'inline; filename="receipt-{payment.id}.pdf"'},
         )

@@ -7,129 +7,127 @@ secret, so anyone holding a printed receipt can check it at
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import hmac
-import io
-import re
-from xml.sax.saxutils import escape
-
-from reportlab.lib.pagesizes import letter
-from reportlab.lib.styles import ParagraphStyle
-from reportlab.lib.units import inch
-from reportlab.platypus import Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
+import dataclasses
+from decimal import Decimal
 
 from filing.payments.schemas import ReceiptOut
-
-_CODE_CHARS = re.compile(r"[^A-Z2-7]")
+from servicekit import documents
 
 
 def verification_code(secret: str, payment_id: str) -> str:
-    """``XXXX-XXXX-XXXX-XXXX`` (base32, 80 bits of HMAC-SHA256)."""
-    digest = hmac.new(secret.encode(), payment_id.encode(), hashlib.sha256).digest()
-    raw = base64.b32encode(digest).decode()[:16]
-    return "-".join(raw[i : i + 4] for i in range(0, 16, 4))
+    """``XXXX-XXXX-XXXX-XXXX`` (base32, 80 bits of HMAC-SHA256 of the payment id)."""
+    return documents.verification_code(secret, payment_id)
 
 
 def normalize_code(code: str) -> str:
-    raw = _CODE_CHARS.sub("", code.upper())
-    return "-".join(raw[i : i + 4] for i in range(0, len(raw), 4))
+    return documents.normalize_code(code)
 
 
 def matches(secret: str, payment_id: str, code: str) -> bool:
-    return hmac.compare_digest(verification_code(secret, payment_id), normalize_code(code))
+    return documents.code_matches(secret, payment_id, code)
 
 
-#: the printable width of a letter page with one-inch margins, split into the label and value
-#: columns: every cell wraps inside its column, so no text can run into its neighbour
-_LABEL_WIDTH = 2.8 * inch
-_VALUE_WIDTH = 3.7 * inch
-
-
-def _styles() -> dict[str, ParagraphStyle]:
-    base = ParagraphStyle("receipt", fontName="Helvetica", fontSize=10, leading=13, splitLongWords=True)
-    return {
-        "title": ParagraphStyle("title", parent=base, fontName="Helvetica-Bold", fontSize=16, leading=20),
-        "subtitle": ParagraphStyle("subtitle", parent=base, fontSize=11, leading=14),
-        "label": ParagraphStyle("label", parent=base, fontName="Helvetica-Bold"),
-        "value": base,
-        "code": ParagraphStyle("code", parent=base, fontName="Helvetica-Bold", fontSize=12, leading=16),
-        "small": ParagraphStyle("small", parent=base, fontSize=9, leading=12),
+CATALOG = documents.Catalog(
+    es={
+        "Official receipt of payment": "Recibo oficial de pago",
+        "Receipt number": "Número de recibo",
+        "Lodging": "Hospedería",
+        "Payer": "Pagador",
+        "Amount": "Cantidad",
+        "Method": "Método",
+        "Received on": "Recibido el",
+        "Applied to period {period}": "Aplicado al período {period}",
+        "Not designated (applied by the agency)": "No designado (lo aplica la agencia)",
+        "REVERSED on": "REVERTIDO el",
+        "Issued": "Emitido",
+        "Receipt": "Recibo",
+        "name not yet received from the registry": "nombre aún no recibido del registro",
+        "operator": "operador",
+        "facilitator": "intermediario",
+        "agency": "agencia",
+        "Postal money order": "Giro postal",
+        "Bank money order": "Giro bancario",
+        "Check": "Cheque",
+        "Cashier's check": "Cheque de gerente",
+        "Cash": "Efectivo",
+        "Electronic transfer": "Transferencia electrónica",
+        "Card": "Tarjeta",
     }
+)
+RENDERER = documents.Documents("filing", CATALOG)
 
 
-def payer_line(receipt: ReceiptOut) -> str:
+def payer_line(receipt: ReceiptOut, language: documents.Language = "en") -> str:
     """The payer by name (registry projection), with its role; by id only until the name is known."""
+    kind = (
+        RENDERER.catalog.text(language, receipt.payer.kind)
+        if receipt.payer.kind in ("operator", "facilitator", "agency")
+        else receipt.payer.kind
+    )
     if receipt.payer_name:
-        return f"{receipt.payer_name} ({receipt.payer.kind})"
-    return f"{receipt.payer.kind} {receipt.payer.id} (name not yet received from the registry)"
+        return f"{receipt.payer_name} ({kind})"
+    unknown = RENDERER.catalog.text(language, "name not yet received from the registry")
+    return f"{kind} {receipt.payer.id} ({unknown})"
 
 
-def receipt_rows(receipt: ReceiptOut) -> list[tuple[str, str]]:
-    """The receipt's (label, value) lines, in print order."""
+def receipt_rows(receipt: ReceiptOut, language: documents.Language = "en") -> list[tuple[str, str]]:
+    """The receipt's (label, value) lines, in print order, in ``language``."""
+
+    def t(english: str, **fields: object) -> str:
+        return RENDERER.catalog.text(language, english, **fields)
+
+    def money(amount: Decimal) -> str:
+        return documents.money(amount, language)
+
     rows = [
-        ("Receipt number", receipt.receipt_number),
-        ("Tax account", receipt.tax_account),
-        ("Lodging", receipt.lodging_name),
-        ("Payer", payer_line(receipt)),
-        ("Amount", f"{receipt.amount} {receipt.currency}"),
-        ("Method", receipt.method_label + (f" ({receipt.reference})" if receipt.reference else "")),
-        ("Received on", receipt.received_on.isoformat()),
+        (t("Receipt number"), receipt.receipt_number),
+        (t("Tax account"), receipt.tax_account),
+        (t("Lodging"), receipt.lodging_name),
+        (t("Payer"), payer_line(receipt, language)),
+        (t("Amount"), f"{money(receipt.amount)} {receipt.currency}"),
+        (t("Method"), t(receipt.method_label) + (f" ({receipt.reference})" if receipt.reference else "")),
+        (t("Received on"), documents.long_date(receipt.received_on, language)),
     ]
     for period in receipt.periods:
-        rows.append((f"Applied to period {period.period}", f"{period.amount} {receipt.currency}"))
+        rows.append(
+            (
+                t("Applied to period {period}", period=period.period),
+                f"{money(period.amount)} {receipt.currency}",
+            )
+        )
     if receipt.unallocated:
-        rows.append(("Not designated (applied by the agency)", f"{receipt.unallocated} {receipt.currency}"))
+        rows.append(
+            (t("Not designated (applied by the agency)"), f"{money(receipt.unallocated)} {receipt.currency}")
+        )
     if receipt.reversal is not None:
-        rows.append(("REVERSED on", f"{receipt.reversal.reversed_on.isoformat()}: {receipt.reversal.reason}"))
+        rows.append(
+            (
+                t("REVERSED on"),
+                f"{documents.long_date(receipt.reversal.reversed_on, language)}: {receipt.reversal.reason}",
+            )
+        )
     return rows
 
 
-def render_pdf(receipt: ReceiptOut) -> bytes:
-    """A printable receipt: a two-column table whose cells wrap inside their columns (a long
-    label, amount, name or reason takes more lines, never the neighbour's space)."""
-    buffer = io.BytesIO()
-    doc = SimpleDocTemplate(
-        buffer,
-        pagesize=letter,
-        title=f"Receipt {receipt.receipt_number}",
+def render_pdf(receipt: ReceiptOut, *, language: documents.Language, municipality: str | None) -> bytes:
+    """A printable receipt on the shared renderer (servicekit.documents): the agency's letterhead,
+    the payer and lodging addressed, a two-column table whose cells wrap inside their columns, and
+    the verification code with its QR code."""
+    on = receipt.received_on
+    agency = documents.letterhead(receipt.jurisdiction, on)
+    if agency.name != receipt.agency:  # a deployment's override of the agency's name (FILING_AGENCIES)
+        agency = dataclasses.replace(agency, name=receipt.agency)
+    lines = (receipt.lodging_name, municipality) if municipality else (receipt.lodging_name,)
+    return RENDERER.pdf(
+        "documents/receipt.html",
         author=receipt.agency,
-        leftMargin=inch,
-        rightMargin=inch,
-        topMargin=inch,
-        bottomMargin=inch,
-        invariant=True,
+        language=language,
+        title=f"{RENDERER.catalog.text(language, 'Official receipt of payment')} · {receipt.legal_basis}",
+        letterhead=agency,
+        addressee=documents.Addressee(name=payer_line(receipt, language), address=lines),
+        verification=documents.Verification(code=receipt.verification_code, url=receipt.verify_url),
+        printed_on=receipt.issued_at,
+        tax_account=receipt.tax_account,
+        receipt=receipt,
+        rows=receipt_rows(receipt, language),
     )
-    s = _styles()
-    table = Table(
-        [
-            [Paragraph(escape(label), s["label"]), Paragraph(escape(value), s["value"])]
-            for label, value in receipt_rows(receipt)
-        ],
-        colWidths=[_LABEL_WIDTH, _VALUE_WIDTH],
-        hAlign="LEFT",
-    )
-    table.setStyle(
-        TableStyle(
-            [
-                ("VALIGN", (0, 0), (-1, -1), "TOP"),
-                ("LEFTPADDING", (0, 0), (-1, -1), 0),
-                ("RIGHTPADDING", (0, 0), (0, -1), 8),
-                ("TOPPADDING", (0, 0), (-1, -1), 2),
-                ("BOTTOMPADDING", (0, 0), (-1, -1), 4),
-            ]
-        )
-    )
-    story = [
-        Paragraph(escape(receipt.agency), s["title"]),
-        Spacer(1, 4),
-        Paragraph(escape(f"Official receipt of payment - {receipt.legal_basis}"), s["subtitle"]),
-        Spacer(1, 18),
-        table,
-        Spacer(1, 18),
-        Paragraph(escape(f"Verification code: {receipt.verification_code}"), s["code"]),
-        Paragraph(escape(f"Verify at {receipt.verify_url}"), s["small"]),
-        Paragraph(escape(f"Issued {receipt.issued_at.isoformat(timespec='seconds')}"), s["small"]),
-    ]
-    doc.build(story)
-    return buffer.getvalue()

@@ -37,6 +37,11 @@ class LodgingCreate(BaseModel):
     room_count: int = Field(ge=1, le=100_000)
     operator_id: str = Field(min_length=1, max_length=100)
     registered_on: date
+    preferred_language: Literal["en", "es"] | None = Field(
+        default=None,
+        description="language of the lodging's official documents; default: the jurisdiction's "
+        "(taxcore agency.default_language: PR Spanish, VI English)",
+    )
 
 
 class LodgingUpdate(BaseModel):
@@ -44,6 +49,7 @@ class LodgingUpdate(BaseModel):
     name: str | None = Field(default=None, min_length=1, max_length=200)
     address: Address | None = None
     room_count: int | None = Field(default=None, ge=1, le=100_000)
+    preferred_language: Literal["en", "es"] | None = None
 
 
 class AttributeChange(BaseModel):
@@ -87,6 +93,7 @@ class LodgingOut(BaseModel):
     room_count: int
     operator_id: str
     registered_on: date
+    preferred_language: Literal["en", "es"] | None = None
     status: Status
     statuses: list[StatusOut]
     attributes: list[AttributeOut] = Field(description="class and casino licence, effective-dated")

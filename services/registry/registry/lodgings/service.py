@@ -58,6 +58,8 @@ def snapshot(lodging: Lodging) -> dict[str, object]:
         "room_count": lodging.room_count,
         "operator_id": lodging.operator_id,
         "registered_on": lodging.registered_on,
+        "address": {k: lodging.address.get(k) for k in ("line1", "line2", "municipality", "postal_code")},
+        "preferred_language": lodging.preferred_language,
         "statuses": [{"status": s.status, "effective_from": s.effective_from} for s in lodging.statuses],
         "attributes": [
             {"effective_from": a.effective_from, "lodging_class": a.lodging_class, "casino": a.casino}
@@ -101,6 +103,7 @@ async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
         room_count=data.room_count,
         operator_id=data.operator_id,
         registered_on=data.registered_on,
+        preferred_language=data.preferred_language,
         statuses=[],
         attributes=[],
     )
@@ -133,7 +136,7 @@ async def update(session: AsyncSession, *, lodging: Lodging, data: LodgingUpdate
     changes = data.model_dump(exclude_unset=True)
     if not changes:
         raise ValidationFailed.on("body", "no field to change")
-    for field in ("name", "room_count"):
+    for field in ("name", "room_count", "preferred_language"):
         if field in changes and changes[field] is not None:
             setattr(lodging, field, changes[field])
     if data.address is not None:

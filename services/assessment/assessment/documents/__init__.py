@@ -1,0 +1,1 @@
+"""Official documents of assessment (notice of decision, notices, statement of account)."""
