@@ -8,6 +8,7 @@ from assessment.abatements.endpoints import router as abatements
 from assessment.accounts.endpoints import router as accounts
 from assessment.cases.endpoints import router as cases
 from assessment.casework.endpoints import router as proposals
+from assessment.crosschecks.endpoints import router as crosschecks
 from assessment.dashboard.endpoints import router as dashboard
 from assessment.jobs.endpoints import router as jobs
 from assessment.notices.endpoints import router as notices
@@ -42,5 +43,6 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             proposals,
             jobs,
             dashboard,
+            crosschecks,
         ],
     )
