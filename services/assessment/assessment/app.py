@@ -6,6 +6,7 @@ from fastapi import FastAPI
 
 from assessment.abatements.endpoints import router as abatements
 from assessment.accounts.endpoints import router as accounts
+from assessment.audits.endpoints import router as audits
 from assessment.cases.endpoints import router as cases
 from assessment.casework.endpoints import router as proposals
 from assessment.crosschecks.endpoints import router as crosschecks
@@ -44,5 +45,6 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             jobs,
             dashboard,
             crosschecks,
+            audits,
         ],
     )
