@@ -14,6 +14,7 @@ from assessment.dashboard.endpoints import router as dashboard
 from assessment.jobs.endpoints import router as jobs
 from assessment.notices.endpoints import router as notices
 from assessment.refunds.endpoints import router as refunds
+from assessment.risk.endpoints import router as risk_scores
 from assessment.settings import AssessmentSettings
 from assessment.timeline.endpoints import router as timeline
 from assessment.writeoffs.endpoints import router as write_offs
@@ -46,5 +47,6 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             dashboard,
             crosschecks,
             audits,
+            risk_scores,
         ],
     )
