@@ -26,7 +26,6 @@ from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from taxcore.money import fmt
 
 router = make_router(prefix="/v1/audits", tags=["audits"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
@@ -194,7 +193,7 @@ async def proposed(current: AuditDep, session: SessionDep) -> ProposedOut:
     return ProposedOut(
         audit_id=current.audit.id,
         periods=[d.to_json() for d, _, _ in p.differences],
-        additional_tax=fmt(p.additional_tax),
+        additional_tax=p.additional_tax,
         section=current.audit.section,
     )
 

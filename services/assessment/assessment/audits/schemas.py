@@ -8,8 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from taxcore.money import Money, SignedMoney
+
 PeriodStr = Annotated[str, StringConstraints(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")]
-Money = Annotated[Decimal, Field(ge=0, max_digits=16, decimal_places=2)]
 
 #: what a records request asks for unless the auditor lists otherwise (PR §3(E), §9)
 DEFAULT_RECORDS: tuple[str, ...] = (
@@ -97,5 +98,5 @@ class ProposedOut(BaseModel):
     periods: list[dict[str, Any]] = Field(
         description="per period: filed, corrected, difference per component"
     )
-    additional_tax: str
+    additional_tax: SignedMoney
     section: str

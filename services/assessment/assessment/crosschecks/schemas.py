@@ -7,6 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from taxcore.money import SignedMoney
+
 
 class CrosscheckFindingOut(BaseModel):
     id: str
@@ -16,9 +18,9 @@ class CrosscheckFindingOut(BaseModel):
     rule: str = Field(examples=["intermediary_shortfall"])
     line: str
     message: str
-    declared: str = Field(description="what the operator declared")
-    reported: str = Field(description="what the other source (intermediaries, registry, peers) says")
-    difference: str
+    declared: SignedMoney = Field(description="what the operator declared (room-nights as a count)")
+    reported: SignedMoney = Field(description="what the other source (intermediaries, registry, peers) says")
+    difference: SignedMoney
     section: str
     parameters: dict[str, Any]
     recorded_at: datetime
@@ -33,9 +35,9 @@ class CrosscheckFindingOut(BaseModel):
             rule=f.rule,
             line=f.line,
             message=f.message,
-            declared=f"{f.declared:.2f}",
-            reported=f"{f.reported:.2f}",
-            difference=f"{f.difference:.2f}",
+            declared=f.declared,
+            reported=f.reported,
+            difference=f.difference,
             section=f.section,
             parameters=f.parameters,
             recorded_at=f.created_at,
