@@ -138,6 +138,24 @@ class TestAuditWorkflow:
         again = await open_audit(client, account, ["2026-04"])
         assert again["status"] == "open"
 
+    async def test_a_period_without_a_return_is_assessed_as_a_new_return(
+        self, client: httpx.AsyncClient, bus: Bus
+    ) -> None:
+        account, _ = await audited_lodging(bus)
+        audit = await open_audit(client, account, ["2026-05"])
+        base = f"/v1/audits/{audit['id']}"
+        lines = {"room_revenue": "4000.00", "room_nights": 20}
+        await post(client, f"{base}/findings", {"period": "2026-05", "lines": lines, "note": "bank deposits"})
+        notice = (await post(client, f"{base}/notice", {}))["notice"]
+        assert notice["additional_tax"] == "500.00"  # 12.5% of 4,000.00, nothing filed
+        [amend] = notice["amendments"]
+        assert (amend["href"], amend["body"]["lodging"], amend["body"]["period"]) == (
+            "/v1/declarations",
+            account,
+            "2026-05",
+        )
+        assert amend["body"]["declared"]["total"] == "500.00"
+
     async def test_coverage_and_yield_for_the_indicators(
         self, client: httpx.AsyncClient, bus: Bus, db: async_sessionmaker[AsyncSession]
     ) -> None:

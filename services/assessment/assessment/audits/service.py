@@ -162,16 +162,16 @@ def _period_input(
     lodging: LodgingView, filed: Liability | None, period: str, lines: CorrectedLines
 ) -> DeclarationInput:
     """The corrected return: the filed one with the auditor's lines (its exemptions and comp rooms kept)."""
+    corrected = {name: getattr(lines, name) for name in CorrectedLines.model_fields}
     if filed is not None:
-        base = DeclarationInput.model_validate(filed.input)
-        return base.model_copy(update=lines.model_dump())
+        return DeclarationInput.model_validate({**filed.input, **corrected})
     in_force = registry_events.attributes_in(lodging, Period.parse(period))
     return DeclarationInput(
         jurisdiction=lodging.jurisdiction,
         lodging_class=in_force.lodging_class,
         casino=in_force.casino,
         period=period,
-        **lines.model_dump(),
+        **corrected,
     )
 
 
