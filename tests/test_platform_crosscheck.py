@@ -1,6 +1,9 @@
 """Cross-checks across services: an intermediary's remittance schedule at filing reports more
 for a lodging than its operator declared, and assessment records the finding on the operator's
 declaration (VI §54(b)(1)), visible to the operator and the agency, not to another operator.
+The agency then opens an audit from the risk list, records the base the folios show, and files
+the notice's amendment at filing on the lodging's behalf: assessment's account of the period is
+the amended return plus the intermediary's own, as for any return.
 
 Real processes (registry, filing, assessment), real TCP, a real broker; driven through HTTP only.
 """
@@ -141,6 +144,42 @@ async def test_an_intermediary_reporting_more_puts_a_finding_on_the_operators_de
             await stranger.call("GET", "assessment", f"/v1/accounts/{account}/crosschecks")
         ).status_code == 404
         assert (await pms.call("GET", "assessment", "/v1/crosschecks")).status_code == 403
+
+        # ------------------------------------------------ audit selection, the audit, its amendment
+        [row] = await admin.get("assessment", "/v1/risk-scores", params={"jurisdiction": "VI"})
+        assert (row["tax_account"], row["rank"]) == (account, 1)
+        assert {f["factor"]: f["points"] for f in row["factors"]}["findings"] == "5.00"
+        audit = await admin.post(
+            "assessment", row["open_audit"]["href"], row["open_audit"]["body"], expect=201
+        )
+        assert audit["periods"] == [str(M)]
+        base = f"/v1/audits/{audit['id']}"
+        await admin.post("assessment", f"{base}/records-request", {}, expect=200)
+        letter = await pms.get("assessment", f"{base}/letter")
+        assert letter["periods"] == [str(M)]
+        # the folios show 9,000.00 of the hotel's own room revenue, not 8,000.00
+        lines = {"room_revenue": "9000.00", "room_nights": 45}
+        await admin.post(
+            "assessment", f"{base}/findings", {"period": str(M), "lines": lines, "note": "folios"}
+        )
+        notice = (await admin.post("assessment", f"{base}/notice", {}, expect=200))["notice"]
+        assert notice["additional_tax"] == "125.00"
+        [amend] = notice["amendments"]
+        assert amend["href"] == f"/v1/declarations/{decl['id']}/amendments"
+        amended = await admin.post("filing", amend["href"], amend["body"], expect=201)
+        assert (amended["version"], amended["filer"], amended["flagged"]) == (2, decl["filer"], False)
+
+        async def assessed() -> dict[str, Any] | None:
+            st = await pms.get("assessment", f"/v1/accounts/{account}/statement")
+            [period] = [p for p in st["periods"] if p["period"] == str(M)]
+            versions = {f["filer_kind"]: f["version"] for f in period["filings"]}
+            return period if versions.get("operator") == 2 else None
+
+        period = await eventually(assessed)
+        assert period["principal"]["tax"] == "2375.00"  # 1,125.00 amended + the OTA's own 1,250.00
+        await admin.post(
+            "assessment", f"{base}/close", {"outcome": "assessed", "note": "amended"}, expect=200
+        )
     finally:
         for api in apis:
             await api.close()
