@@ -6,8 +6,11 @@ from typing import Any
 
 import httpx
 from assessment_factories import ADMIN, AUDITOR, Bus, new_account
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.crosschecks.repository import crosscheck_coverage
 from servicekit.testing import auth
+from taxcore.periods import Period
 
 OPERATOR = auth("operator", operator_id="op-cc")
 OTHER = auth("operator", operator_id="op-cc-other")
@@ -141,6 +144,45 @@ class TestRegistryAndPeerChecks:
         found = await findings(client, f"/v1/declarations/{decl}/crosschecks", OPERATOR)
         assert brief(found) == [("adr_outlier", "500.00", "120.00", "380.00", "§2(32), §32")]
         assert found[0]["parameters"] == {"factor": "3", "peers": "5", "low": "40.00", "high": "360.00"}
+
+
+class TestExemptionAndCoverage:
+    async def test_an_exemption_whose_certificate_filing_could_not_verify(
+        self, client: httpx.AsyncClient, bus: Bus
+    ) -> None:
+        account = new_account()
+        await bus.lodging(account, operator_id="op-cc")
+        lines = {
+            "room_revenue": "10000.00",
+            "room_nights": 80,
+            "exempt": [{"exemption": "pr_film_production", "amount": "2000.00", "evidence": None}],
+        }
+        decl = await operator_return(bus, account, "2026-02", lines)
+        assert brief(await findings(client, f"/v1/declarations/{decl}/crosschecks", OPERATOR)) == [
+            ("exempt_without_certificate", "2000.00", "0.00", "2000.00", "§24(F), §2(18)(iii)")
+        ]
+
+    async def test_coverage_counts_lodging_periods_with_intermediary_data(
+        self, client: httpx.AsyncClient, bus: Bus, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        checked, unchecked, flagged = new_account("VI"), new_account("VI"), new_account("VI")
+        for account in (checked, unchecked, flagged):
+            await bus.lodging(account, jurisdiction="VI", operator_id="op-cc")
+            await schedule_row(
+                bus, account, "2026-06", {"room_revenue": "1000.00", "room_nights": 5}, jurisdiction="VI"
+            )
+        await operator_return(
+            bus, checked, "2026-06", {"room_revenue": "1000.00", "room_nights": 5}, jurisdiction="VI"
+        )
+        await operator_return(
+            bus, flagged, "2026-06", {"room_revenue": "500.00", "room_nights": 5}, jurisdiction="VI"
+        )
+        june = Period.parse("2026-06")
+        async with db() as session:
+            got = await crosscheck_coverage(session, jurisdiction="VI", first=june, last=june)
+            july = await crosscheck_coverage(session, jurisdiction="VI", first=june.next(), last=june.next())
+        assert (got.with_intermediary_data, got.checked, got.with_findings) == (3, 2, 1)
+        assert (july.with_intermediary_data, july.checked, july.with_findings) == (0, 0, 0)
 
 
 class TestCrosscheckAccess:
