@@ -144,6 +144,10 @@ class TestRegistryAndPeerChecks:
         found = await findings(client, f"/v1/declarations/{decl}/crosschecks", OPERATOR)
         assert brief(found) == [("adr_outlier", "500.00", "120.00", "380.00", "§2(32), §32")]
         assert found[0]["parameters"] == {"factor": "3", "peers": "5", "low": "40.00", "high": "360.00"}
+        # an intermediary's row re-checks the period; the ADR judged on the return is carried over
+        await schedule_row(bus, account, "2025-07", {"room_revenue": "10000.00", "room_nights": 20})
+        again = await findings(client, f"/v1/accounts/{account}/crosschecks", OPERATOR)
+        assert [(f["rule"], f["parameters"]) for f in again] == [("adr_outlier", found[0]["parameters"])]
 
 
 class TestExemptionAndCoverage:

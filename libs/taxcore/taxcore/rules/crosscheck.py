@@ -23,6 +23,7 @@ score and can open an audit, where an auditor corrects the base.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import date
 from decimal import Decimal
 from statistics import median
@@ -271,15 +272,19 @@ def exempt_without_certificate(
     return found
 
 
-def cross_check(data: LodgingPeriodData, *, parameters: ParameterTree) -> list[CrossFinding]:
-    """Every cross-check finding for one lodging-period, in the order of ``CROSSCHECK_RULES``."""
+def cross_check(
+    data: LodgingPeriodData, *, parameters: ParameterTree, rules: Collection[RuleName] = CROSSCHECK_RULES
+) -> list[CrossFinding]:
+    """The cross-check findings of ``rules`` (default: all) for one lodging-period, in the order of
+    ``CROSSCHECK_RULES``."""
     sections = _sections(parameters, data.jurisdiction, Period.parse(data.period).first_day)
-    single = (
-        intermediary_shortfall,
-        declared_zero_with_intermediary_sales,
-        room_nights_above_capacity,
-        adr_outlier,
-    )
-    found = [f for rule in single if (f := rule(data, parameters, sections)) is not None]
-    found.extend(exempt_without_certificate(data, parameters, sections))
+    single = {
+        "intermediary_shortfall": intermediary_shortfall,
+        "declared_zero_with_intermediary_sales": declared_zero_with_intermediary_sales,
+        "room_nights_above_capacity": room_nights_above_capacity,
+        "adr_outlier": adr_outlier,
+    }
+    found = [f for name, rule in single.items() if name in rules and (f := rule(data, parameters, sections))]
+    if "exempt_without_certificate" in rules:
+        found.extend(exempt_without_certificate(data, parameters, sections))
     return found

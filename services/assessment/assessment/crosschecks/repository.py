@@ -29,29 +29,36 @@ async def latest_filings(session: AsyncSession, tax_account: str, period: str) -
     return list((await session.execute(stmt)).scalars().all())
 
 
-async def peer_adrs(session: AsyncSession, lodging: LodgingView, period: str) -> list[Decimal]:
-    """Average daily rates of the operators' latest returns of the same class and municipality."""
+async def peer_adrs(
+    session: AsyncSession, lodging: LodgingView, period: str, lodging_class: str
+) -> list[Decimal]:
+    """Average daily rates of the other lodgings' operator returns (latest versions) for the period,
+    same class in the period and same municipality. Starts from the municipality's lodgings and
+    reaches their returns by (tax account, period), so the cost follows the peers, not the period."""
     latest = (
-        _latest_versions()
-        .where(
-            Liability.period == period,
-            Liability.filer_kind == "operator",
-            Liability.tax_account != lodging.tax_account,
+        select(Liability.input)
+        .select_from(LodgingView)
+        .join(
+            Liability,
+            and_(
+                Liability.tax_account == LodgingView.tax_account,
+                Liability.period == period,
+                Liability.filer_kind == "operator",
+            ),
         )
+        .where(
+            LodgingView.jurisdiction == lodging.jurisdiction,
+            LodgingView.municipality == lodging.municipality,
+            LodgingView.tax_account != lodging.tax_account,
+            Liability.lodging_class == lodging_class,
+        )
+        .ext(distinct_on(Liability.filing_id))
+        .order_by(Liability.filing_id, Liability.version.desc())
         .subquery()
     )
     nights = latest.c.input["room_nights"].astext.cast(Numeric)
     revenue = latest.c.input["room_revenue"].astext.cast(Numeric)
-    stmt = (
-        select(func.round(revenue / nights, 2))
-        .join(LodgingView, LodgingView.tax_account == latest.c.tax_account)
-        .where(
-            LodgingView.jurisdiction == lodging.jurisdiction,
-            LodgingView.municipality == lodging.municipality,
-            latest.c.lodging_class == lodging.lodging_class,
-            nights > 0,
-        )
-    )
+    stmt = select(func.round(revenue / nights, 2)).where(nights > 0)
     return [Decimal(v) for v in (await session.execute(stmt)).scalars().all()]
 
 
@@ -100,17 +107,30 @@ async def current_findings(
     return list((await session.execute(stmt.limit(limit))).scalars().all())
 
 
+async def latest_run_findings(session: AsyncSession, declaration_id: str) -> list[CrosscheckFinding] | None:
+    """The findings of the latest run on one declaration version (None: never checked)."""
+    stmt = (
+        select(CrosscheckRun.id, CrosscheckFinding)
+        .outerjoin(CrosscheckFinding, CrosscheckFinding.run_id == CrosscheckRun.id)
+        .where(
+            CrosscheckRun.id
+            == select(CrosscheckRun.id)
+            .where(CrosscheckRun.declaration_id == declaration_id)
+            .order_by(CrosscheckRun.seq.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
+        .order_by(CrosscheckFinding.seq)
+    )
+    rows = (await session.execute(stmt)).all()
+    if not rows:
+        return None
+    return [f for _, f in rows if f is not None]
+
+
 async def findings_on(session: AsyncSession, declaration_id: str) -> list[CrosscheckFinding]:
     """The findings recorded on one declaration version by its latest run."""
-    latest = (
-        select(CrosscheckRun.id)
-        .where(CrosscheckRun.declaration_id == declaration_id)
-        .order_by(CrosscheckRun.seq.desc())
-        .limit(1)
-        .scalar_subquery()
-    )
-    stmt = select(CrosscheckFinding).where(CrosscheckFinding.run_id == latest).order_by(CrosscheckFinding.seq)
-    return list((await session.execute(stmt)).scalars().all())
+    return await latest_run_findings(session, declaration_id) or []
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from assessment.crosschecks import repository
 from assessment.crosschecks.models import CrosscheckFinding, CrosscheckRun
 from assessment.models import LodgingView
 from taxcore.parameters import default_tree
-from taxcore.rules.crosscheck import LodgingPeriodData, cross_check
+from taxcore.rules.crosscheck import CROSSCHECK_RULES, CrossFinding, LodgingPeriodData, cross_check
 from taxcore.rules.declaration import DeclarationInput
 
 
@@ -35,15 +35,37 @@ async def run_crosschecks(
     key = ",".join(f.declaration_id for f in others)
     if await repository.run_exists(session, mine.declaration_id, key):
         return None
+    returned = DeclarationInput.model_validate(mine.input)
+    # the ADR is judged once per operator version, against the peers known when it arrived: an
+    # intermediary's row changes neither, so its run carries the earlier ADR finding over
+    earlier = await repository.latest_run_findings(session, mine.declaration_id)
     data = LodgingPeriodData(
         jurisdiction=lodging.jurisdiction,
         period=period,
         room_count=lodging.room_count,
-        operator=DeclarationInput.model_validate(mine.input),
+        operator=returned,
         intermediaries=[DeclarationInput.model_validate(f.input) for f in others],
-        peer_adrs=await repository.peer_adrs(session, lodging, period),
+        peer_adrs=[]
+        if earlier is not None
+        else await repository.peer_adrs(session, lodging, period, returned.lodging_class),
     )
-    found = cross_check(data, parameters=default_tree())
+    rules = CROSSCHECK_RULES if earlier is None else [r for r in CROSSCHECK_RULES if r != "adr_outlier"]
+    found = cross_check(data, parameters=default_tree(), rules=rules)
+    if earlier is not None:
+        found += [
+            CrossFinding(
+                rule="adr_outlier",
+                line=f.line,
+                message=f.message,
+                declared=f.declared,
+                reported=f.reported,
+                difference=f.difference,
+                section=f.section,
+                parameters=f.parameters,
+            )
+            for f in earlier
+            if f.rule == "adr_outlier"
+        ]
     run = CrosscheckRun(
         tax_account=tax_account,
         jurisdiction=lodging.jurisdiction,
