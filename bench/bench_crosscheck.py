@@ -20,7 +20,6 @@ import asyncio
 import sys
 
 import asyncpg
-
 import bench_assessment as ba
 from sqlalchemy.ext.asyncio import AsyncSession
 

@@ -10,6 +10,7 @@ compare (the non-filer estimate covers that case).
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -19,6 +20,13 @@ from assessment.models import LodgingView
 from taxcore.parameters import default_tree
 from taxcore.rules.crosscheck import CROSSCHECK_RULES, CrossFinding, LodgingPeriodData, cross_check
 from taxcore.rules.declaration import DeclarationInput
+
+#: what a finding row keeps of taxcore's finding
+FIELDS = ("rule", "line", "message", "declared", "reported", "difference", "section", "parameters")
+
+
+def _fields(finding: CrossFinding | CrosscheckFinding) -> dict[str, Any]:
+    return {name: getattr(finding, name) for name in FIELDS}
 
 
 async def run_crosschecks(
@@ -52,20 +60,7 @@ async def run_crosschecks(
     rules = CROSSCHECK_RULES if earlier is None else [r for r in CROSSCHECK_RULES if r != "adr_outlier"]
     found = cross_check(data, parameters=default_tree(), rules=rules)
     if earlier is not None:
-        found += [
-            CrossFinding(
-                rule="adr_outlier",
-                line=f.line,
-                message=f.message,
-                declared=f.declared,
-                reported=f.reported,
-                difference=f.difference,
-                section=f.section,
-                parameters=f.parameters,
-            )
-            for f in earlier
-            if f.rule == "adr_outlier"
-        ]
+        found += [CrossFinding.model_validate(_fields(f)) for f in earlier if f.rule == "adr_outlier"]
     run = CrosscheckRun(
         tax_account=tax_account,
         jurisdiction=lodging.jurisdiction,
@@ -84,14 +79,7 @@ async def run_crosschecks(
             tax_account=tax_account,
             period=period,
             declaration_id=mine.declaration_id,
-            rule=f.rule,
-            line=f.line,
-            message=f.message,
-            declared=f.declared,
-            reported=f.reported,
-            difference=f.difference,
-            section=f.section,
-            parameters=f.parameters,
+            **_fields(f),
         )
         for f in found
     )
