@@ -17,6 +17,7 @@ NOT_YET = frozenset(
     {
         "services/assessment/assessment/abatements/service.py",
         "services/assessment/assessment/accounts/service.py",
+        "services/assessment/assessment/audits/service.py",  # written beside the rule
         "services/assessment/assessment/cases/service.py",
         "services/assessment/assessment/indicators/service.py",  # written beside the rule
         "services/assessment/assessment/notices/service.py",

@@ -17,14 +17,16 @@ import yaml
 
 from taxcore import obligations
 from taxcore.errors import InvalidInput, ParameterError, TaxcoreError
+from taxcore.parameters import default_tree
 from taxcore.periods import Period, due_date, fiscal_year, fiscal_year_bounds, fiscal_year_months
 from taxcore.rules._common import verify_trace
 from taxcore.rules.check import DeclaredFigures, check_declaration
+from taxcore.rules.crosscheck import LodgingPeriodData, cross_check
 from taxcore.rules.declaration import DeclarationInput, compute_declaration
 from taxcore.rules.estimate import estimate_assessment
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
-RULES = ("declaration", "periods", "check", "estimate", "obligations")
+RULES = ("declaration", "periods", "check", "estimate", "obligations", "crosscheck")
 CASE_FIELDS = {"name", "jurisdiction", "date", "section", "input", "output"}
 
 
@@ -108,6 +110,8 @@ def _run(rule: str, case: dict[str, Any]) -> dict[str, Any]:
         }
     if rule == "obligations":
         return _obligations(jur, inp)
+    if rule == "crosscheck":
+        return _crosscheck(jur, inp)
     assert rule == "estimate"
     args = dict(inp)
     args["history"] = _history(args["history"])
@@ -118,6 +122,40 @@ def _run(rule: str, case: dict[str, Any]) -> dict[str, Any]:
     assert verify_trace(est.trace) == []
     out = {f: str(getattr(est, f)) for f in ("taxable_base", "rate", "tax", "impact_fee")}
     return out | {"total_due": str(est.total_due), "method": est.method}
+
+
+def _crosscheck(jur: str, inp: dict[str, Any]) -> dict[str, Any]:
+    period = inp["operator"]["period"]
+
+    def declaration(raw: dict[str, Any]) -> DeclarationInput:
+        return DeclarationInput(
+            jurisdiction=jur, period=period, **{k: v for k, v in raw.items() if k != "period"}
+        )
+
+    certificates = inp.get("certificates")
+    data = LodgingPeriodData(
+        jurisdiction=jur,
+        period=period,
+        room_count=inp["room_count"],
+        operator=declaration(inp["operator"]),
+        intermediaries=[declaration(i) for i in inp.get("intermediaries", [])],
+        peer_adrs=[Decimal(x) for x in inp.get("peer_adrs", [])],
+        certificates=frozenset(certificates) if certificates is not None else None,
+    )
+    found = cross_check(data, parameters=default_tree())
+    return {
+        "findings": [
+            {
+                "rule": f.rule,
+                "line": f.line,
+                "declared": str(f.declared),
+                "reported": str(f.reported),
+                "difference": str(f.difference),
+                "section": f.section,
+            }
+            for f in found
+        ]
+    }
 
 
 def _day(raw: Any) -> date:
@@ -144,7 +182,8 @@ def test_golden(rule: str, case: dict[str, Any]) -> None:
         assert type(info.value) is error, info.value
         assert info.value.field == expected["field"], info.value
         return
-    expected = {k: _str(v) if not isinstance(v, list) or rule != "check" else v for k, v in expected.items()}
+    as_is = rule in ("check", "crosscheck")
+    expected = {k: _str(v) if not isinstance(v, list) or not as_is else v for k, v in expected.items()}
     assert _run(rule, case) == expected
 
 

@@ -6,8 +6,10 @@ from fastapi import FastAPI
 
 from assessment.abatements.endpoints import router as abatements
 from assessment.accounts.endpoints import router as accounts
+from assessment.audits.endpoints import router as audits
 from assessment.cases.endpoints import router as cases
 from assessment.casework.endpoints import router as proposals
+from assessment.crosschecks.endpoints import router as crosschecks
 from assessment.dashboard.endpoints import router as dashboard
 from assessment.documents.endpoints import router as documents
 from assessment.indicators.endpoints import router as indicators
@@ -15,6 +17,7 @@ from assessment.jobs.endpoints import router as jobs
 from assessment.notices.endpoints import router as notices
 from assessment.plans.endpoints import router as plans
 from assessment.refunds.endpoints import router as refunds
+from assessment.risk.endpoints import router as risk_scores
 from assessment.settings import AssessmentSettings
 from assessment.timeline.endpoints import router as timeline
 from assessment.writeoffs.endpoints import router as write_offs
@@ -49,5 +52,8 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             dashboard,
             indicators,
             documents,
+            crosschecks,
+            audits,
+            risk_scores,
         ],
     )

@@ -149,18 +149,22 @@ class Bus:
         lodging_class: str = "hotel",
         event_id: str | None = None,
         timeshare_owner_unit_days: int = 0,
+        lines: dict[str, Any] | None = None,
     ) -> CloudEvent:
-        from taxcore.rules.declaration import DeclarationInput, compute_declaration
+        """A declaration version; ``lines`` replaces the default lines (``DeclarationInput`` fields)."""
+        from taxcore.rules.declaration import DeclarationInput, compute_allowed
 
+        fields: dict[str, Any] = {
+            "room_revenue": Decimal(room_revenue),
+            "room_nights": 100,
+            "timeshare_owner_unit_days": timeshare_owner_unit_days,
+        }
+        if lines is not None:
+            fields = dict(lines)
         inp = DeclarationInput(
-            jurisdiction=jurisdiction,
-            lodging_class=lodging_class,
-            period=period,
-            room_revenue=Decimal(room_revenue),
-            room_nights=100,
-            timeshare_owner_unit_days=timeshare_owner_unit_days,
+            jurisdiction=jurisdiction, lodging_class=lodging_class, period=period, **fields
         )
-        res = compute_declaration(inp)
+        res = compute_allowed(inp)
         d = due(jurisdiction, period)
         filed = filed_on or d
         etype = (

@@ -15,6 +15,7 @@ from assessment import law
 from assessment.accounts import repository
 from assessment.accounts.service import recompute
 from assessment.casework.fees import charge_returned_payment_fee
+from assessment.crosschecks.service import run_crosschecks
 from assessment.models import (
     BondDrawView,
     BondView,
@@ -244,6 +245,7 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
             source_declaration_id=data.declaration_id,
         )
     await recompute(session, data.tax_account, facts=facts)  # facts include the row and any notice
+    await run_crosschecks(session, tax_account=data.tax_account, period=data.period, checked_on=data.filed_on)
 
 
 @handles(PaymentReceived)

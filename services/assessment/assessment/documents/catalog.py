@@ -56,6 +56,15 @@ CATALOG = Catalog(
             "Mientras corre el término o está pendiente una apelación, no se toma acción de cobro "
             "sobre este período."
         ),
+        # records request (audits)
+        "Records request": "Requerimiento de documentos",
+        "Audit": "Auditoría",
+        "Records due": "Documentos requeridos para",
+        "Under {section} the agency is auditing the tax periods {periods}. Please make the records "
+        "listed below available to the auditor by {due}.": (
+            "Conforme a {section} la agencia audita los períodos contributivos {periods}. Favor de "
+            "poner a disposición del auditor los documentos indicados abajo no más tarde del {due}."
+        ),
         # notice
         "Reason": "Razón",
         "Total owed on the date of this notice": "Total adeudado a la fecha de esta notificación",

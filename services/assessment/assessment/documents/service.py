@@ -21,10 +21,11 @@ from urllib.parse import quote
 from assessment import law
 from assessment.accounts import service as accounts
 from assessment.accounts.ledger import Facts
+from assessment.audits.models import Audit, AuditStep
 from assessment.cases.service import CaseView
 from assessment.casework import law as case_law
 from assessment.documents.catalog import CATALOG
-from assessment.models import Notice
+from assessment.models import LodgingView, Notice
 from assessment.settings import AssessmentSettings
 from servicekit import documents as docs
 from servicekit.documents import Addressee, Language, Verification
@@ -33,8 +34,8 @@ from taxcore.notices import notice_terms
 from taxcore.parameters import default_tree
 from taxcore.rules.balance import COMPONENTS
 
-Kind = Literal["decision", "notice", "statement"]
-KINDS: tuple[Kind, ...] = ("decision", "notice", "statement")
+Kind = Literal["decision", "notice", "statement", "records_request"]
+KINDS: tuple[Kind, ...] = ("decision", "notice", "statement", "records_request")
 RENDERER = docs.Documents("assessment", CATALOG)
 
 COMPONENT_LABELS = {
@@ -88,9 +89,12 @@ def language_of(facts: Facts, requested: str | None, on: date) -> Language:
 
 def addressee(facts: Facts) -> Addressee:
     """The lodging (the account holder) at its mailing address as the registry last sent it."""
-    lodging = facts.lodging
+    return lodging_addressee(facts.lodging, facts.tax_account)
+
+
+def lodging_addressee(lodging: LodgingView | None, tax_account: str) -> Addressee:
     if lodging is None:
-        return Addressee(name=facts.tax_account)
+        return Addressee(name=tax_account)
     lines = [str(v) for k, v in (lodging.address or {}).items() if k in ("line1", "line2") and v]
     town = str((lodging.address or {}).get("municipality") or lodging.municipality)
     postal = (lodging.address or {}).get("postal_code")
@@ -304,3 +308,39 @@ def statement_document(
         credit=Decimal(body["credit"]["total"]),
         refunded=Decimal(body["credit"]["refunded"]),
     )
+
+
+def records_request_letter(
+    audit: Audit,
+    request: AuditStep,
+    lodging: LodgingView | None,
+    *,
+    settings: AssessmentSettings,
+    printed_on: date,
+    requested: str | None = None,
+) -> Rendered:
+    """The records request of an audit (PR §3(E), §9, §10; VI §54(d)): the periods audited,
+    the records the auditor listed and the date they are due."""
+    on = request.recorded_on
+    language = docs.language_for(
+        audit.jurisdiction, requested or (lodging.preferred_language if lodging else None), on
+    )
+    agency = docs.letterhead(audit.jurisdiction, on)
+    pdf = RENDERER.pdf(
+        "documents/records_request.html",
+        author=agency.name,
+        language=language,
+        title=RENDERER.catalog.text(language, "Records request"),
+        letterhead=agency,
+        addressee=lodging_addressee(lodging, audit.tax_account),
+        verification=verification(settings, "records_request", audit.id),
+        printed_on=printed_on,
+        tax_account=audit.tax_account,
+        audit=audit,
+        dated=on,
+        due_on=date.fromisoformat(str(request.data["due_on"])),
+        records=[str(r) for r in request.data["records"]],
+        periods=", ".join(audit.periods),
+        section=audit.section,
+    )
+    return Rendered(pdf=pdf, filename=f"records-request-{audit.id}.pdf", language=language)

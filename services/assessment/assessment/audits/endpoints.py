@@ -1,0 +1,226 @@
+"""Audits: agency staff open and work them; the lodging's operator sees its own (404 for others)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Depends, Path, Query
+from fastapi.responses import Response
+
+from assessment import clock
+from assessment.accounts import repository as accounts
+from assessment.audits import letter, repository, service
+from assessment.audits.models import Audit
+from assessment.audits.schemas import (
+    AuditClose,
+    AuditCreate,
+    AuditFindingCreate,
+    AuditOut,
+    ProposedOut,
+    RecordsRequestCreate,
+    StepOut,
+)
+from assessment.casework.endpoints import SettingsDep
+from assessment.documents import service as documents
+from assessment.documents.endpoints import Lang, pdf_response
+from assessment.models import LodgingView
+from servicekit.app import router as make_router
+from servicekit.auth import Principal, PrincipalDep
+from servicekit.db import SessionDep
+from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+
+router = make_router(prefix="/v1/audits", tags=["audits"])
+ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
+
+
+async def _may_see(session: SessionDep, principal: Principal, tax_account: str) -> bool:
+    return accounts.visible(principal, await session.get(LodgingView, tax_account))
+
+
+async def get_audit(
+    session: SessionDep, principal: PrincipalDep, audit_id: Annotated[str, Path()]
+) -> service.AuditView:
+    audit = await session.get(Audit, audit_id)
+    if audit is None or not await _may_see(session, principal, audit.tax_account):
+        raise service.not_found(audit_id)
+    return await service.view(session, audit)
+
+
+AuditDep = Annotated[service.AuditView, Depends(get_audit)]
+
+
+def out(current: service.AuditView) -> AuditOut:
+    a = current.audit
+    request = current.records_request
+    closed = current.closed
+    notice = current.notice
+    findings = {
+        p: {**s.data, "recorded_on": s.recorded_on.isoformat(), "recorded_by": s.recorded_by}
+        for p, s in current.findings().items()
+    }
+    return AuditOut(
+        id=a.id,
+        tax_account=a.tax_account,
+        jurisdiction=a.jurisdiction,
+        periods=a.periods,
+        reason=a.reason,
+        source=a.source,
+        section=a.section,
+        opened_on=a.opened_on,
+        opened_by=a.opened_by,
+        status=current.status,
+        records_due_on=request.data["due_on"] if request else None,
+        findings=findings,
+        notice=notice.data if notice else None,
+        closed={**closed.data, "closed_on": closed.recorded_on.isoformat()} if closed else None,
+        steps=[
+            StepOut(
+                kind=s.kind,
+                period=s.period,
+                data=s.data,
+                recorded_on=s.recorded_on,
+                recorded_by=s.recorded_by,
+                recorded_at=s.created_at,
+            )
+            for s in current.steps
+        ],
+    )
+
+
+async def _reload(session: SessionDep, current: service.AuditView) -> AuditOut:
+    return out(await service.view(session, current.audit))
+
+
+@router.post(
+    "", status_code=201, response_model=AuditOut, responses=ERRORS, summary="Open an audit (agency-admin)"
+)
+async def open_audit(body: AuditCreate, session: SessionDep, principal: PrincipalDep) -> AuditOut:
+    audit = await service.open_audit(session, principal=principal, body=body, today=clock.today())
+    return out(await service.view(session, audit))
+
+
+@router.get(
+    "", response_model=list[AuditOut], summary="Audits the caller may see (an operator: its lodgings')"
+)
+async def list_audits(
+    session: SessionDep, principal: PrincipalDep, tax_account: Annotated[str | None, Query()] = None
+) -> list[AuditOut]:
+    rows = await repository.audits_of(session, tax_account)
+    steps = await repository.steps_of(session, [a.id for a in rows])
+    return [
+        out(service.AuditView(a, steps[a.id]))
+        for a in rows
+        if await _may_see(session, principal, a.tax_account)
+    ]
+
+
+@router.get("/{audit_id}", response_model=AuditOut, responses=ERRORS, summary="An audit and its steps")
+async def show_audit(current: AuditDep) -> AuditOut:
+    return out(current)
+
+
+@router.post(
+    "/{audit_id}/records-request",
+    response_model=AuditOut,
+    responses=ERRORS,
+    summary="Request the lodging's records by a due date (the letter: /letter, /letter.pdf)",
+)
+async def request_records(
+    body: RecordsRequestCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
+) -> AuditOut:
+    await service.request_records(
+        session, current, principal=principal, due_on=body.due_on, records=body.records, today=clock.today()
+    )
+    return await _reload(session, current)
+
+
+async def _letter(session: SessionDep, current: service.AuditView) -> dict[str, Any]:
+    request = current.records_request
+    if request is None:
+        raise NotFound(f"audit {current.audit.id} has requested no records")
+    return letter.letter_data(
+        current.audit, request, await session.get(LodgingView, current.audit.tax_account)
+    )
+
+
+@router.get("/{audit_id}/letter", responses=ERRORS, summary="The records request letter's content")
+async def letter_json(current: AuditDep, session: SessionDep) -> dict[str, Any]:
+    return await _letter(session, current)
+
+
+@router.get(
+    "/{audit_id}/letter.pdf",
+    responses={200: {"content": {"application/pdf": {}}}, **ERRORS},
+    response_class=Response,
+    summary="The records request letter (PDF)",
+)
+async def letter_pdf(
+    current: AuditDep, session: SessionDep, settings: SettingsDep, lang: Lang = None
+) -> Response:
+    request = current.records_request
+    if request is None:
+        raise NotFound(f"audit {current.audit.id} has requested no records")
+    lodging = await session.get(LodgingView, current.audit.tax_account)
+    return pdf_response(
+        documents.records_request_letter(
+            current.audit, request, lodging, settings=settings, printed_on=clock.today(), requested=lang
+        )
+    )
+
+
+@router.post(
+    "/{audit_id}/findings",
+    response_model=AuditOut,
+    responses=ERRORS,
+    summary="Record the auditor's finding for a period: the base lines as the records show them",
+)
+async def record_finding(
+    body: AuditFindingCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
+) -> AuditOut:
+    await service.record_finding(
+        session,
+        current,
+        principal=principal,
+        period=body.period,
+        lines=body.lines,
+        note=body.note,
+        today=clock.today(),
+    )
+    return await _reload(session, current)
+
+
+@router.get(
+    "/{audit_id}/proposed-assessment",
+    response_model=ProposedOut,
+    responses=ERRORS,
+    summary="The proposed assessment: taxcore's corrected returns less the filed ones, per component",
+)
+async def proposed(current: AuditDep, session: SessionDep) -> ProposedOut:
+    p = await service.proposed_assessment(session, current)
+    return ProposedOut(
+        audit_id=current.audit.id,
+        periods=[d.to_json() for d, _, _ in p.differences],
+        additional_tax=p.additional_tax,
+        section=current.audit.section,
+    )
+
+
+@router.post(
+    "/{audit_id}/notice",
+    response_model=AuditOut,
+    responses=ERRORS,
+    summary="Issue the notice of audit assessment (with the amendments the agency files for the lodging)",
+)
+async def issue_notice(current: AuditDep, session: SessionDep, principal: PrincipalDep) -> AuditOut:
+    await service.issue_notice(session, current, principal=principal, today=clock.today())
+    return await _reload(session, current)
+
+
+@router.post("/{audit_id}/close", response_model=AuditOut, responses=ERRORS, summary="Close the audit")
+async def close_audit(
+    body: AuditClose, current: AuditDep, session: SessionDep, principal: PrincipalDep
+) -> AuditOut:
+    await service.close_audit(
+        session, current, principal=principal, outcome=body.outcome, note=body.note, today=clock.today()
+    )
+    return await _reload(session, current)

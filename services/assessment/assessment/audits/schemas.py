@@ -1,0 +1,102 @@
+"""Audit API models."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from taxcore.money import Money, SignedMoney
+
+PeriodStr = Annotated[str, StringConstraints(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")]
+
+#: what a records request asks for unless the auditor lists otherwise (PR §3(E), §9)
+DEFAULT_RECORDS: tuple[str, ...] = (
+    "guest folios and the room revenue report for each period",
+    "statements of every online intermediary and agent that collected rent for the lodging",
+    "bank statements showing the deposits of room receipts",
+    "certificates supporting every exempt amount",
+)
+
+
+class AuditCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tax_account: str = Field(min_length=1, max_length=100)
+    periods: list[PeriodStr] = Field(min_length=1, max_length=36)
+    reason: str = Field(min_length=1, max_length=2000)
+    source: Literal["risk_score", "crosscheck", "manual"] = "manual"
+
+
+class RecordsRequestCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    due_on: date | None = Field(default=None, description="default: today + audits.records_due_days")
+    records: list[Annotated[str, StringConstraints(min_length=1, max_length=500)]] = Field(
+        default_factory=lambda: list(DEFAULT_RECORDS), min_length=1, max_length=20
+    )
+
+
+class CorrectedLines(BaseModel):
+    """The base as the records show it (taxcore ``DeclarationInput`` lines)."""
+
+    model_config = ConfigDict(extra="forbid")
+    room_revenue: Money = Decimal(0)
+    paid_unused_rooms: Money = Decimal(0)
+    room_penalties: Money = Decimal(0)
+    resort_and_other_fees: Money = Decimal(0)
+    surcharges_and_service_charges: Money = Decimal(0)
+    intermediary_retained: Money = Decimal(0)
+    all_inclusive_global_charges: Money = Decimal(0)
+    room_nights: int = Field(default=0, ge=0, le=100_000_000)
+    timeshare_owner_unit_days: int = Field(default=0, ge=0, le=100_000_000)
+    tax_itemized: bool = True
+
+
+class AuditFindingCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    period: PeriodStr
+    lines: CorrectedLines
+    note: str = Field(min_length=1, max_length=4000)
+
+
+class AuditClose(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    outcome: Literal["no_change", "assessed", "agreed"]
+    note: str = Field(min_length=1, max_length=4000)
+
+
+class StepOut(BaseModel):
+    kind: str
+    period: str | None
+    data: dict[str, Any]
+    recorded_on: date
+    recorded_by: str
+    recorded_at: datetime
+
+
+class AuditOut(BaseModel):
+    id: str
+    tax_account: str
+    jurisdiction: str
+    periods: list[str]
+    reason: str
+    source: str
+    section: str
+    opened_on: date
+    opened_by: str
+    status: Literal["open", "records_requested", "findings_recorded", "notice_issued", "closed"]
+    records_due_on: date | None
+    findings: dict[str, dict[str, Any]] = Field(description="the latest finding of each period")
+    notice: dict[str, Any] | None
+    closed: dict[str, Any] | None
+    steps: list[StepOut]
+
+
+class ProposedOut(BaseModel):
+    audit_id: str
+    periods: list[dict[str, Any]] = Field(
+        description="per period: filed, corrected, difference per component"
+    )
+    additional_tax: SignedMoney
+    section: str
