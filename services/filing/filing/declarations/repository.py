@@ -10,6 +10,7 @@ import asyncpg
 from sqlalchemy import (
     ColumnElement,
     Select,
+    Table,
     Text,
     and_,
     any_,
@@ -21,6 +22,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     true,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, distinct_on
@@ -29,6 +31,7 @@ from sqlalchemy.orm import aliased
 
 from filing.models import Declaration, Lodging
 from servicekit.auth import Principal
+from taxcore.periods import Period
 
 _Newer = aliased(Declaration)
 
@@ -65,19 +68,6 @@ async def get_visible(
     return None if row is None else (row[0], bool(row[1]))
 
 
-async def latest_of(session: AsyncSession, filing_id: str) -> tuple[str, int] | None:
-    """(id, version) of the filing's latest version: only the two columns, never the
-    version's JSON (its trace alone is kilobytes to decode)."""
-    stmt = (
-        select(Declaration.id, Declaration.version)
-        .where(Declaration.filing_id == filing_id)
-        .order_by(Declaration.version.desc())
-        .limit(1)
-    )
-    row = (await session.execute(stmt)).first()
-    return None if row is None else (row[0], row[1])
-
-
 async def latest_of_many(session: AsyncSession, filing_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
     """Filing id -> (declaration id, version) of its latest version, in one query."""
     if not filing_ids:
@@ -101,11 +91,44 @@ COPY_THRESHOLD = 100
 _JSON_COLUMNS = frozenset({"submitted", "input", "findings", "trace"})
 
 
+#: one Core statement built once, its row passed as parameters: SQLAlchemy compiles it once
+#: per process (an ORM ``insert().values(row)`` is a new statement whose cache key walks
+#: every value on each call)
+_TABLE: Table = Declaration.__table__  # type: ignore[assignment]
+_INSERT_RETURNING = insert(_TABLE).returning(_TABLE.c.seq, _TABLE.c.created_at)
+
+
 async def insert_one(session: AsyncSession, row: dict[str, Any]) -> Declaration:
-    """Insert one declaration row and get it back as stored (``seq``, ``created_at``) from
-    the same statement (``RETURNING``): no second round trip to re-read it."""
-    stmt = insert(Declaration).values(row).returning(Declaration)
-    return (await session.scalars(stmt)).one()
+    """Insert one declaration row and get it back as stored: the server's ``seq`` and
+    ``created_at`` come from the same statement (``RETURNING``), every other column is
+    what was inserted (no second round trip, no ORM identity map)."""
+    seq, created_at = (await session.execute(_INSERT_RETURNING, row)).one()
+    return Declaration(**row, seq=seq, created_at=created_at)
+
+
+#: the certificates valid in a period and the latest version of a filing, in one round trip
+_CERTIFICATES_AND_LATEST = text(
+    "SELECT kind, certificate_number, NULL::int AS version FROM certificates "
+    "WHERE lodging_id = :lodging AND valid_from <= :last AND valid_to >= :first "
+    "UNION ALL (SELECT NULL, id, version FROM declarations WHERE filing_id = :filing "
+    "ORDER BY version DESC LIMIT 1)"
+)
+
+
+async def certificates_and_latest(
+    session: AsyncSession, *, lodging_id: str, period: Period, filing_id: str
+) -> tuple[set[tuple[str, str]], tuple[str, int] | None]:
+    """The lodging's certificates ``{(kind, number)}`` valid on a day of ``period``, and
+    ``(id, version)`` of the filing's latest version (None for a first filing)."""
+    rows = (
+        await session.execute(
+            _CERTIFICATES_AND_LATEST,
+            {"lodging": lodging_id, "first": period.first_day, "last": period.last_day, "filing": filing_id},
+        )
+    ).all()
+    certificates = {(kind, number) for kind, number, version in rows if version is None}
+    latest = next(((number, version) for _, number, version in rows if version is not None), None)
+    return certificates, latest
 
 
 async def insert_many(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:

@@ -261,18 +261,19 @@ async def file_declaration(
     filed_on = received_date(principal, body.received_on, today)
     check_period(lodging, period, filed_on)
     chosen = await resolve_filer(session, principal, lodging, period, filer)
-    certificates = await projection.certificates_valid_in(session, [lodging.lodging_id], period)
+    fid = filing_id(lodging.lodging_id, period, chosen.kind, chosen.id)
+    certificates, latest = await repository.certificates_and_latest(
+        session, lodging_id=lodging.lodging_id, period=period, filing_id=fid
+    )
     rec = recompute(
         lodging=lodging,
         period=period,
         lines=body,
         declared=body.declared,
-        certificates=certificates.get(lodging.lodging_id, set()),
+        certificates=certificates,
         parameters=parameters or default_tree(),
         today=today,
     )
-    fid = filing_id(lodging.lodging_id, period, chosen.kind, chosen.id)
-    latest = await repository.latest_of(session, fid)
     if amends is not None and (latest is None or latest[0] != amends.id):
         raise Conflict(
             f"declaration {amends.id} is not the latest version of its filing"
