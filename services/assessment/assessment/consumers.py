@@ -31,6 +31,10 @@ FILING_HANDLERS: dict[str, Handler] = {
 }
 
 
+#: events per transaction: an account's events in one batch are recomputed once
+BATCH_SIZE = 200
+
+
 def consumers(
     settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> list[EventConsumer]:
@@ -40,6 +44,7 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[LODGINGS],
             sessionmaker=sessionmaker,
+            batch_size=BATCH_SIZE,
             handlers=REGISTRY_HANDLERS,
         ),
         EventConsumer(
@@ -47,6 +52,7 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[DECLARATIONS, PAYMENTS],
             sessionmaker=sessionmaker,
+            batch_size=BATCH_SIZE,
             handlers=FILING_HANDLERS,
         ),
         revocation_consumer(settings, sessionmaker),

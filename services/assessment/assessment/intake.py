@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import law
 from assessment.accounts import repository
-from assessment.accounts.service import recompute
+from assessment.accounts.service import recompute_after_batch
 from assessment.casework.fees import charge_returned_payment_fee
 from assessment.models import (
     BondDrawRequest,
@@ -66,7 +66,7 @@ async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
             setattr(row, k, v)
     await session.flush()
     await repository.lock_account(session, snap.tax_account)
-    await recompute(session, snap.tax_account)
+    await recompute_after_batch(session, snap.tax_account)
 
 
 async def on_bond(session: AsyncSession, event: CloudEvent) -> None:
@@ -134,7 +134,7 @@ async def on_bond_drawn(session: AsyncSession, event: CloudEvent) -> None:
         )
     )
     await session.flush()
-    await recompute(session, draw.tax_account)
+    await recompute_after_batch(session, draw.tax_account)
 
 
 # --------------------------------------------------------------------------- filing
@@ -212,13 +212,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
     )
     session.add(row)
     await session.flush()
-    facts = await repository.load_facts(session, data.tax_account)
-    assert facts is not None
-    period_rows = [r for r in facts.liabilities if r.period == data.period]
-    latest: dict[str, Liability] = {}
-    for r in period_rows:
-        if r.filing_id not in latest or r.version > latest[r.filing_id].version:
-            latest[r.filing_id] = r
+    latest = await repository.latest_period_amounts(session, data.tax_account, data.period)
     await emit(
         session,
         event_type="roomtax.assessment.account.assessed.v1",
@@ -232,8 +226,8 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
             source_id=data.declaration_id,
             due_date=due_date(data.jurisdiction, Period.parse(data.period)),
             assessed_on=data.filed_on,
-            tax=sum((r.tax for r in latest.values()), ZERO),
-            impact_fee=sum((r.impact_fee for r in latest.values()), ZERO),
+            tax=sum((tax for tax, _ in latest), ZERO),
+            impact_fee=sum((fee for _, fee in latest), ZERO),
             declared_total=data.declared_total,
             deficiency=deficiency,
             reasons=[reason] if reason else [],
@@ -242,6 +236,8 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
     )
     clerical = [f for f in data.findings if f.code in law.CLERICAL_CODES]
     if clerical and deficiency > 0:
+        facts = await repository.load_facts(session, data.tax_account)
+        assert facts is not None
         await issue_notice(
             session,
             facts,
@@ -253,7 +249,7 @@ async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
             issued_by="assessment",
             source_declaration_id=data.declaration_id,
         )
-    await recompute(session, data.tax_account, facts=facts)  # facts include the row and any notice
+    await recompute_after_batch(session, data.tax_account)
 
 
 async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
@@ -276,7 +272,7 @@ async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
         )
     )
     await session.flush()
-    await recompute(session, data.tax_account)
+    await recompute_after_batch(session, data.tax_account)
 
 
 async def on_reversal(session: AsyncSession, event: CloudEvent) -> None:
@@ -295,7 +291,7 @@ async def on_reversal(session: AsyncSession, event: CloudEvent) -> None:
     session.add(reversal)
     await session.flush()
     if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
-        await recompute(session, data.tax_account)
+        await recompute_after_batch(session, data.tax_account)
 
 
 def event_time(event: CloudEvent) -> datetime:

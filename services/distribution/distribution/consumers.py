@@ -18,6 +18,10 @@ async def on_collection_posted(session: AsyncSession, event: CloudEvent) -> None
     await record_collection(session, event_id=event.id, posting=CollectionPosted.model_validate(event.data))
 
 
+#: events per transaction: an account's events in one batch are recomputed once
+BATCH_SIZE = 200
+
+
 def consumers(
     settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> list[EventConsumer]:
@@ -27,6 +31,7 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[COLLECTIONS],
             sessionmaker=sessionmaker,
+            batch_size=BATCH_SIZE,
             handlers={COLLECTION_POSTED: on_collection_posted},
         ),
         revocation_consumer(settings, sessionmaker),
