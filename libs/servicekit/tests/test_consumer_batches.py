@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
-from aiokafka import ConsumerRecord
+from aiokafka import AIOKafkaProducer, ConsumerRecord
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from servicekit_fixtures import EVENT, TOPIC
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from servicekit.consumer import EventConsumer, once_per_batch
 from servicekit.db import make_engine, make_sessionmaker
+from servicekit.testing import BrokerProcess
 from taxcore.events import CloudEvent
 
 SM = async_sessionmaker[AsyncSession]
@@ -157,3 +160,58 @@ class TestBatches:
         async with sm() as session, session.begin():
             await once_per_batch(session, "k", work)
             assert ran == ["now"]
+
+
+class TestScaleOut:
+    async def test_two_consumers_of_one_group_split_the_partitions_and_apply_each_event_once_in_key_order(
+        self, sm: SM, broker: BrokerProcess
+    ) -> None:
+        """Two workers (the same consumer name, so one Kafka group) on a 4-partition topic."""
+        run = uuid.uuid4().hex[:8]
+        topic = f"scale-{run}"
+        admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, num_partitions=4, replication_factor=1)])
+        finally:
+            await admin.close()
+        keys = [f"k{i}{run}" for i in range(12)]
+        stop = asyncio.Event()
+        workers = [
+            EventConsumer(
+                name=f"scale-{run}",
+                bootstrap=broker.bootstrap,
+                topics=[topic],
+                sessionmaker=sm,
+                handlers={EVENT: Recorder(run)},
+                batch_size=50,
+            )  # fmt: skip
+            for _ in range(2)
+        ]
+        tasks = [asyncio.create_task(w.run(stop)) for w in workers]
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+        await producer.start()
+        produced = 0
+        try:  # rounds of one event per key, until both members have applied some (the group
+            # forms while the first rounds are consumed) and everything produced is applied
+            deadline = asyncio.get_running_loop().time() + 120
+            for n in range(1, 31):
+                for key in keys:
+                    ev = event(f"{key}/{n:02d}")
+                    await producer.send_and_wait(topic, ev.model_dump_json().encode(), key=key.encode())
+                produced += len(keys)
+                while sum(w.applied for w in workers) < produced:
+                    assert asyncio.get_running_loop().time() < deadline, [w.applied for w in workers]
+                    await asyncio.sleep(0.1)
+                if n >= 3 and all(w.applied > 0 for w in workers):
+                    break
+        finally:
+            await producer.stop()
+            stop.set()
+            await asyncio.gather(*tasks)
+        assert all(w.applied > 0 for w in workers), [w.applied for w in workers]  # both did work
+        assert sum(w.applied for w in workers) == produced
+        rounds = produced // len(keys)
+        for key in keys:  # each event once, each key's events in the order produced
+            names = [n for n, _ in await names_in_order(sm, key)]
+            assert names == [f"{key}/{n:02d}" for n in range(1, rounds + 1)]
