@@ -102,12 +102,16 @@ _INSERT_ONE = text(
     _NOTIFY + "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
     "SELECT :e, :t, :k, :y, CAST(:p AS jsonb) FROM notified"
 )
-_INSERT_MANY = text(
-    _NOTIFY + "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
+#: The CTEs that queue events and NOTIFY, to put in front of another statement so that a
+#: row and its events are written in ONE round trip (parameters: :func:`queue_params`).
+#: PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
+QUEUE_CTES = (
+    _NOTIFY.removesuffix(" ") + ", queued AS (INSERT INTO outbox (event_id, topic, key, event_type, payload) "
     "SELECT e, t, k, y, CAST(p AS jsonb) FROM notified, unnest("
     "CAST(:e AS text[]), CAST(:t AS text[]), CAST(:k AS text[]), CAST(:y AS text[]), "
-    "CAST(:p AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, n) ORDER BY n"
+    "CAST(:p AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, n) ORDER BY n) "
 )
+_INSERT_MANY = text(QUEUE_CTES + "SELECT 1")
 
 
 async def emit(
@@ -152,6 +156,13 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
     """
     if not events:
         return []
+    params = queue_params(session, events)
+    await session.execute(_INSERT_MANY, params)
+    return list(params["e"])
+
+
+def queue_params(session: AsyncSession, events: Sequence[OutboxEvent]) -> dict[str, Any]:
+    """The bind parameters of :data:`QUEUE_CTES` for ``events`` (in order)."""
     rows = [
         _envelope(
             session,
@@ -165,8 +176,7 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
         for ev in events
     ]
     params: dict[str, Any] = {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p")}
-    await session.execute(_INSERT_MANY, {**params, "c": CHANNEL})
-    return [r["e"] for r in rows]
+    return {**params, "c": CHANNEL}
 
 
 async def request_replay(

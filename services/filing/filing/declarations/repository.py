@@ -14,6 +14,7 @@ from sqlalchemy import (
     Text,
     and_,
     any_,
+    bindparam,
     case,
     exists,
     false,
@@ -31,6 +32,7 @@ from sqlalchemy.orm import aliased
 
 from filing.models import Declaration, Lodging
 from servicekit.auth import Principal
+from servicekit.outbox import QUEUE_CTES, OutboxEvent, queue_params
 from taxcore.periods import Period
 
 _Newer = aliased(Declaration)
@@ -91,18 +93,26 @@ COPY_THRESHOLD = 100
 _JSON_COLUMNS = frozenset({"submitted", "input", "findings", "trace"})
 
 
-#: one Core statement built once, its row passed as parameters: SQLAlchemy compiles it once
-#: per process (an ORM ``insert().values(row)`` is a new statement whose cache key walks
-#: every value on each call)
 _TABLE: Table = Declaration.__table__  # type: ignore[assignment]
-_INSERT_RETURNING = insert(_TABLE).returning(_TABLE.c.seq, _TABLE.c.created_at)
+#: the columns a new version is inserted with (the server fills ``seq`` and ``created_at``)
+_INSERTED = [c for c in _TABLE.columns if c.name not in ("seq", "created_at")]
+#: one statement, built once: the declaration row and its events (servicekit's outbox CTEs,
+#: NOTIFY included), returning what the server filled in: ONE round trip per new version
+_INSERT_WITH_EVENTS = text(
+    QUEUE_CTES
+    + f"INSERT INTO declarations ({', '.join(c.name for c in _INSERTED)}) "
+    + f"VALUES ({', '.join(':' + c.name for c in _INSERTED)}) RETURNING seq, created_at"
+).bindparams(*(bindparam(c.name, type_=c.type) for c in _INSERTED))
 
 
-async def insert_one(session: AsyncSession, row: dict[str, Any]) -> Declaration:
-    """Insert one declaration row and get it back as stored: the server's ``seq`` and
-    ``created_at`` come from the same statement (``RETURNING``), every other column is
-    what was inserted (no second round trip, no ORM identity map)."""
-    seq, created_at = (await session.execute(_INSERT_RETURNING, row)).one()
+async def insert_one(
+    session: AsyncSession, row: dict[str, Any], events: Sequence[OutboxEvent]
+) -> Declaration:
+    """Insert one declaration row and queue its events in one statement; the row comes back
+    as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other
+    column what was inserted (no second round trip, no ORM identity map)."""
+    params = {**queue_params(session, events), **{c.name: row[c.name] for c in _INSERTED}}
+    seq, created_at = (await session.execute(_INSERT_WITH_EVENTS, params)).one()
     return Declaration(**row, seq=seq, created_at=created_at)
 
 

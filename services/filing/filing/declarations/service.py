@@ -238,11 +238,10 @@ async def store(session: AsyncSession, versions: Sequence[NewVersion]) -> None:
 
 
 async def store_one(session: AsyncSession, version: NewVersion) -> Declaration:
-    """Insert one version (returned as stored) and queue its event in the caller's transaction."""
+    """Insert one version (returned as stored) and queue its event in the caller's transaction,
+    in one statement."""
     with _concurrent_versions():
-        stored = await repository.insert_one(session, version.row)
-    await emit_many(session, [version.event])
-    return stored
+        return await repository.insert_one(session, version.row, [version.event])
 
 
 async def file_declaration(
