@@ -22,6 +22,15 @@ Runs are interleaved (Roomtax, baseline, Roomtax, ...) for ``--repeats`` rounds;
 line prints req/s, p50 and p99, and the summary the medians and the ratio
 Roomtax/baseline of the same run. Non-2xx responses are counted and reported (a
 Roomtax 409 is two amendments of one filing in flight at once).
+
+Each line also gives the server process's CPU time per request (``/proc/<pid>/stat``
+before and after the run, divided by the requests served): on a shared machine whose
+load swings, it moves far less than req/s, so its ratio is the steadier figure.
+
+``--before DIR``: a third server, ``before``, runs the filing API from another source
+tree (e.g. ``git archive <commit> | tar -x -C DIR``; its ``libs/servicekit``,
+``libs/taxcore`` and ``services/filing`` go first on ``PYTHONPATH``) on its own fresh
+database, interleaved with the other two: before/after in the same run.
 """
 
 from __future__ import annotations
@@ -101,6 +110,13 @@ class Run:
     p99_ms: float
     requests: int
     errors: int
+    cpu_ms: float = 0.0  # server CPU per request
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _ms(text: str) -> float:
@@ -168,28 +184,36 @@ async def main(args: argparse.Namespace) -> None:
     url = await fresh_database("roomtax_bench_api", MIGRATIONS)
     await seed(url.replace("postgresql+asyncpg://", "postgresql://"), args.lodgings)
     base_dsn = await baseline_database()
-    rt_port, base_port = free_port(), free_port()
     env = dict(os.environ, FILING_DATABASE_URL=url, ROOMTAX_LOG_LEVEL="WARNING")
-    roomtax = start([sys.executable, "-m", "filing", "api", "--port", str(rt_port)], env)
-    baseline = start(
-        [
-            sys.executable,
-            str(ROOT / "bench" / "baseline_app.py"),
-            "--port",
-            str(base_port),
-            "--dsn",
-            base_dsn,
-        ],
-        env,
-    )
-    targets = {"roomtax": f"http://127.0.0.1:{rt_port}", "baseline": f"http://127.0.0.1:{base_port}"}
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    targets: dict[str, str] = {}
+    if args.before:
+        src = Path(os.path.abspath(args.before))  # noqa: ASYNC240 - once, before any load
+        before_url = await fresh_database(
+            "roomtax_bench_api_before", src / "services" / "filing" / "migrations"
+        )
+        await seed(before_url.replace("postgresql+asyncpg://", "postgresql://"), args.lodgings)
+        path = [str(src / d) for d in ("libs/servicekit", "libs/taxcore", "services/filing")]
+        port = free_port()
+        before_env = dict(env, FILING_DATABASE_URL=before_url, PYTHONPATH=os.pathsep.join(path))
+        procs["before"] = start([sys.executable, "-m", "filing", "api", "--port", str(port)], before_env)
+        targets["before"] = f"http://127.0.0.1:{port}"
+    port = free_port()
+    procs["roomtax"] = start([sys.executable, "-m", "filing", "api", "--port", str(port)], env)
+    targets["roomtax"] = f"http://127.0.0.1:{port}"
+    port = free_port()
+    baseline_cmd = [sys.executable, str(ROOT / "bench" / "baseline_app.py"), "--port", str(port)]
+    procs["baseline"] = start([*baseline_cmd, "--dsn", base_dsn], env)
+    targets["baseline"] = f"http://127.0.0.1:{port}"
     try:
         for name, u in targets.items():
-            await wait_ready(u, roomtax if name == "roomtax" else baseline)
+            await wait_ready(u, procs[name])
         bearer = token("operator", operator_id=OPERATOR, client_id=f"bench-{uuid.uuid4().hex[:8]}")
-        await prefile(targets["roomtax"], bearer, args.lodgings)
+        for name in ("before", "roomtax"):
+            if name in targets:
+                await prefile(targets[name], bearer, args.lodgings)
         print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
-        offsets = {"roomtax": 0, "baseline": 0}
+        offsets = dict.fromkeys(targets, 0)
         # warm-up: both processes, a few seconds each (pool, caches, JIT-less but lazy imports)
         for name, u in targets.items():
             r = wrk(u, 8, 3, bearer, args.lodgings, offsets[name], "new")
@@ -200,40 +224,46 @@ async def main(args: argparse.Namespace) -> None:
             for conns, mode in cases:
                 for name, u in targets.items():
                     offset = offsets[name] if mode == "new" else rep * 7919
+                    cpu0 = cpu_seconds(procs[name].pid)
                     r = wrk(u, conns, args.seconds, bearer, args.lodgings, offset, mode)
+                    r.cpu_ms = (cpu_seconds(procs[name].pid) - cpu0) * 1000 / max(1, r.requests)
                     if mode == "new":
                         offsets[name] += r.requests + 200
                     results.setdefault((conns, mode, name), []).append(r)
                     print(
                         f"round {rep + 1} {mode:5} c{conns:<2} {name:8}: {r.rps:8.1f} req/s  "
-                        f"p50 {r.p50_ms:7.1f} ms  p99 {r.p99_ms:7.1f} ms  non-2xx {r.errors}",
+                        f"p50 {r.p50_ms:7.1f} ms  p99 {r.p99_ms:7.1f} ms  CPU {r.cpu_ms:5.2f} ms/req  "
+                        f"non-2xx {r.errors}",
                         flush=True,
                     )
         print(f"load after: {os.getloadavg()[0]:.1f}")
         print()
         print(
-            "| measure | Roomtax req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms "
-            "| ratio (medians) | ratio range per round |"
+            "| measure | server | req/s | p50 ms | p99 ms | CPU ms/req | req/s ratio to baseline "
+            "| ratio range per round | CPU ratio to baseline |"
         )
         print("|---|---|---|---|---|---|---|---|---|")
+
+        def med(runs: list[Run], attr: str) -> float:
+            return float(statistics.median(getattr(x, attr) for x in runs))
+
         for conns, mode in cases:
-            rt, bl = results[(conns, mode, "roomtax")], results[(conns, mode, "baseline")]
-
-            def med(runs: list[Run], attr: str) -> float:
-                return float(statistics.median(getattr(x, attr) for x in runs))
-
-            per_round = [a.rps / b.rps for a, b in zip(rt, bl, strict=True)]
+            bl = results[(conns, mode, "baseline")]
             label = "new declaration" if mode == "new" else "amendment"
-            errors = sum(x.errors for x in rt)
-            print(
-                f"| {label}, c{conns} | {med(rt, 'rps'):.0f} | {med(rt, 'p50_ms'):.1f} "
-                f"| {med(rt, 'p99_ms'):.1f} "
-                f"| {med(bl, 'rps'):.0f} | {med(bl, 'p50_ms'):.1f} | {med(bl, 'p99_ms'):.1f} "
-                f"| **{med(rt, 'rps') / med(bl, 'rps'):.3f}** | {min(per_round):.3f}-{max(per_round):.3f} |"
-                + (f" ({errors} non-2xx)" if errors else "")
-            )
+            for name in targets:
+                rt = results[(conns, mode, name)]
+                per_round = [a.rps / b.rps for a, b in zip(rt, bl, strict=True)]
+                errors = sum(x.errors for x in rt)
+                print(
+                    f"| {label}, c{conns} | {name} | {med(rt, 'rps'):.0f} | {med(rt, 'p50_ms'):.1f} "
+                    f"| {med(rt, 'p99_ms'):.1f} | {med(rt, 'cpu_ms'):.2f} "
+                    f"| **{med(rt, 'rps') / med(bl, 'rps'):.3f}** "
+                    f"| {min(per_round):.3f}-{max(per_round):.3f} "
+                    f"| {med(rt, 'cpu_ms') / med(bl, 'cpu_ms'):.1f}x |"
+                    + (f" ({errors} non-2xx)" if errors else "")
+                )
     finally:
-        for proc in (roomtax, baseline):
+        for proc in procs.values():
             proc.terminate()
             try:
                 proc.wait(timeout=10)
@@ -246,4 +276,5 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--lodgings", type=int, default=2000)
+    parser.add_argument("--before", default=None, help="a source tree to run as the 'before' server")
     asyncio.run(main(parser.parse_args()))

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import CommitFailedError
 from platform_harness import Platform, eventually
 from test_platform_resilience import (
     Cast,
@@ -80,15 +81,27 @@ async def test_a_group_committed_past_the_new_end_still_gets_the_new_collections
     restart, and never answers OFFSET_OUT_OF_RANGE; the old log was longer than assessment's
     window (an earlier replay doubled it), so the replay does not reach that offset."""
     platform.broker.restart()
-    stale = AIOKafkaConsumer(bootstrap_servers=platform.broker.bootstrap, group_id="distribution-collections")
-    await stale.start()
-    try:
-        tps = [TopicPartition("assessment.collections", p) for p in range(4)]
-        stale.assign(tps)
-        await stale.commit(dict.fromkeys(tps, 500))
-    finally:
-        await stale.stop()
-    await platform.restart("distribution")
+    distribution = platform.services["distribution"]
+    distribution.kill()  # its group goes empty once the member's session lapses (3 s)
+    tps = [TopicPartition("assessment.collections", p) for p in range(4)]
+    deadline = asyncio.get_running_loop().time() + 60
+    while True:
+        stale = AIOKafkaConsumer(
+            bootstrap_servers=platform.broker.bootstrap, group_id="distribution-collections"
+        )
+        await stale.start()
+        try:
+            stale.assign(tps)
+            await stale.commit(dict.fromkeys(tps, 500))
+            break
+        except CommitFailedError:  # the killed member still holds the group: wait for its session
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+            await asyncio.sleep(1)
+        finally:
+            await stale.stop()
+    distribution.start()
+    await distribution.wait_ready()
     acct = await burst(platform, cast)
     await eventually(lambda: settled(cast.admin, acct), timeout=BOUND)
     await still_settled(cast, [first, acct])

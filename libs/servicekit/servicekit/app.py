@@ -74,6 +74,7 @@ def create_app(
             settings.database_url,
             application_name=f"{settings.service_name}-api",
             pool_size=settings.db_pool_size,
+            max_overflow=settings.db_max_overflow,
         )
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine, service=settings.service_name)

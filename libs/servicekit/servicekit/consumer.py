@@ -18,6 +18,16 @@ end offset is suspect (Tansu reports its last *batch's* base offset + 1, so it i
 proof), and the consumer then asks for the record just before its position; when
 the log does not hold it, the position is past the end and the consumer starts that
 partition again from its beginning (the inbox drops what it already applied).
+
+Batches: the records a poll brings for one partition are applied ``batch_size`` at a
+time in ONE transaction: the inbox rows of the whole chunk in one INSERT (the ids it
+returns are the events not seen before), then each new event's handler in partition
+order. A handler defers work that only the final state needs (an account's
+recomputation) with :func:`once_per_batch`: it runs once per key at the end of the
+chunk, still inside the transaction. If anything in the chunk fails, the transaction
+rolls back and the chunk is applied again one event per transaction (each retried,
+then parked), exactly as without batches: exactly-once effects and per-key order hold
+either way.
 """
 
 from __future__ import annotations
@@ -28,7 +38,7 @@ import json
 import logging
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
 from aiokafka import AIOKafkaConsumer, ConsumerRecord, TopicPartition
@@ -48,6 +58,53 @@ CONSUMER_REWINDS = Counter(
 )
 
 Handler = Callable[[AsyncSession, CloudEvent], Awaitable[None]]
+Deferred = Callable[[], Awaitable[object]]
+
+_PENDING = "servicekit.consumer.pending"
+
+
+async def once_per_batch(session: AsyncSession, key: Hashable, work: Deferred) -> None:
+    """Run ``work`` once per ``key`` at the end of the consumer's batch (in its transaction).
+
+    For work that depends only on the state after the batch, such as recomputing an
+    account: ten events of one account in a batch recompute it once. The first
+    registration of a key wins, so ``work`` must read its state when it runs, not
+    capture it. Outside a consumer's transaction (a request, a job) it runs now.
+    """
+    pending: dict[Hashable, tuple[Deferred, str | None]] | None = session.info.get(_PENDING)
+    if pending is None:
+        await work()
+    elif key not in pending:
+        # the work runs later in the trace of the event that asked for it first
+        pending[key] = (work, telemetry.current_traceparent())
+
+
+async def _run_deferred(session: AsyncSession) -> None:
+    """The work deferred by the batch's handlers, in the order first registered (work
+    that defers more work has it run too)."""
+    pending: dict[Hashable, tuple[Deferred, str | None]] = session.info[_PENDING]
+    done: set[Hashable] = set()
+    while todo := [(k, w) for k, w in pending.items() if k not in done]:
+        for key, (work, traceparent) in todo:
+            done.add(key)
+            with telemetry.attached(traceparent):
+                await work()
+
+
+@contextlib.contextmanager
+def _deferring(session: AsyncSession) -> Iterator[None]:
+    session.info[_PENDING] = {}
+    try:
+        yield
+    finally:
+        session.info.pop(_PENDING, None)
+
+
+_INBOX_MANY = text(
+    "INSERT INTO inbox (consumer, event_id, event_type) "
+    "SELECT :c, e, t FROM unnest(CAST(:e AS text[]), CAST(:t AS text[])) AS u(e, t) "
+    "ON CONFLICT DO NOTHING RETURNING event_id"
+)
 
 C = TypeVar("C", bound=EventData)
 
@@ -111,6 +168,7 @@ class EventConsumer:
         session_timeout_ms: int = 3_000,
         check_interval: float = 2.0,
         kafka_options: Mapping[str, Any] | None = None,
+        batch_size: int = 1,
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
@@ -125,14 +183,23 @@ class EventConsumer:
         self.check_interval = check_interval  # seconds between position checks while idle
         self.kafka_options = dict(kafka_options or {})  # TLS/SASL: servicekit.kafka.client_options
         self._lag_reported: set[TopicPartition] = set()  # partitions with a roomtax_consumer_lag value
+        self.batch_size = batch_size  # events per transaction (1: one event per transaction)
         self._verified: dict[TopicPartition, int] = {}  # positions whose previous record exists
         self.applied = 0
         self.duplicates = 0
         self.parked = 0
         self.rewinds = 0
+        self.batches = 0  # transactions that applied more than one event
 
     async def handle_record(self, record: ConsumerRecord[bytes, bytes]) -> str:
         """Apply one record; returns "applied", "duplicate", "ignored" or "parked"."""
+        parsed = await self._parse(record)
+        if isinstance(parsed, str):
+            return parsed
+        return await self.apply(parsed[0], parsed[1], record=record)
+
+    async def _parse(self, record: ConsumerRecord[bytes, bytes]) -> tuple[CloudEvent, Handler] | str:
+        """The record's event and its handler, or "parked" (unparseable) or "ignored"."""
         try:
             raw = json.loads(record.value or b"")
             event = CloudEvent.model_validate(raw)
@@ -142,14 +209,73 @@ class EventConsumer:
         handler = self.handlers.get(event.type)
         if handler is None:
             return "ignored"
-        return await self.apply(event, handler, record=record)
+        return event, handler
 
-    async def apply(
-        self, event: CloudEvent, handler: Handler, *, record: ConsumerRecord[bytes, bytes] | None = None
-    ) -> str:
-        """Apply one event in a span continuing its producer's trace (:mod:`servicekit.telemetry`);
-        the time it took is ``roomtax_consumer_handler_seconds``."""
-        with telemetry.consuming(
+    async def handle_records(self, records: Sequence[ConsumerRecord[bytes, bytes]]) -> None:
+        """Apply one partition's records in order, ``batch_size`` per transaction."""
+        for start in range(0, len(records), self.batch_size):
+            chunk: list[tuple[CloudEvent, Handler, ConsumerRecord[bytes, bytes]]] = []
+            for record in records[start : start + self.batch_size]:
+                parsed = await self._parse(record)
+                if not isinstance(parsed, str):
+                    chunk.append((*parsed, record))
+            if len(chunk) == 1:
+                await self.apply(chunk[0][0], chunk[0][1], record=chunk[0][2])
+            elif chunk and not await self._apply_batch(chunk):
+                for event, handler, record in chunk:  # one failed: each on its own, as ever
+                    await self.apply(event, handler, record=record)
+
+    async def _apply_batch(
+        self, chunk: Sequence[tuple[CloudEvent, Handler, ConsumerRecord[bytes, bytes]]]
+    ) -> bool:
+        """Apply the chunk in one transaction; False (nothing applied) if anything failed."""
+        applied: list[str] = []
+        duplicates: list[str] = []
+        try:
+            async with self.sessionmaker() as session, session.begin():
+                fresh = set(
+                    (
+                        await session.execute(
+                            _INBOX_MANY,
+                            {
+                                "c": self.name,
+                                "e": [event.id for event, _, _ in chunk],
+                                "t": [event.type for event, _, _ in chunk],
+                            },
+                        )
+                    ).scalars()
+                )
+                with _deferring(session):
+                    for event, handler, record in chunk:
+                        if event.id not in fresh:  # seen before, or twice in the chunk
+                            duplicates.append(event.type)
+                            continue
+                        fresh.discard(event.id)
+                        with self._span(event, record):
+                            started = time.perf_counter()
+                            await handler(session, event)
+                            elapsed = time.perf_counter() - started
+                        metrics.HANDLER_LATENCY.labels(self.name, event.type, "applied").observe(elapsed)
+                        applied.append(event.type)
+                    await _run_deferred(session)
+        except Exception as exc:  # noqa: BLE001 - the chunk is applied again event by event
+            log.warning("consumer %s: a batch of %d failed (%s); one by one", self.name, len(chunk), exc)
+            return False
+        self.batches += 1
+        self.applied += len(applied)
+        self.duplicates += len(duplicates)
+        for event_type in applied:
+            metrics.EVENTS_CONSUMED.labels(self.name, event_type, "applied").inc()
+        for event_type in duplicates:
+            metrics.INBOX_DUPLICATES.labels(self.name).inc()
+            metrics.EVENTS_CONSUMED.labels(self.name, event_type, "duplicate").inc()
+        return True
+
+    def _span(
+        self, event: CloudEvent, record: ConsumerRecord[bytes, bytes] | None
+    ) -> contextlib.AbstractContextManager[object]:
+        """The span of one event, continuing its producer's trace (:mod:`servicekit.telemetry`)."""
+        return telemetry.consuming(
             self.name,
             event_id=event.id,
             event_type=event.type,
@@ -157,7 +283,14 @@ class EventConsumer:
             topic=record.topic if record else None,
             partition=record.partition if record else None,
             offset=record.offset if record else None,
-        ):
+        )
+
+    async def apply(
+        self, event: CloudEvent, handler: Handler, *, record: ConsumerRecord[bytes, bytes] | None = None
+    ) -> str:
+        """Apply one event in a span continuing its producer's trace (:mod:`servicekit.telemetry`);
+        the time it took is ``roomtax_consumer_handler_seconds``."""
+        with self._span(event, record):
             started = time.perf_counter()
             outcome = await self._apply(event, handler, record=record)
             elapsed = time.perf_counter() - started
@@ -183,7 +316,9 @@ class EventConsumer:
                         metrics.INBOX_DUPLICATES.labels(self.name).inc()
                         metrics.EVENTS_CONSUMED.labels(self.name, event.type, "duplicate").inc()
                         return "duplicate"
-                    await handler(session, event)
+                    with _deferring(session):
+                        await handler(session, event)
+                        await _run_deferred(session)
                 self.applied += 1
                 metrics.EVENTS_CONSUMED.labels(self.name, event.type, "applied").inc()
                 return "applied"
@@ -245,8 +380,7 @@ class EventConsumer:
                 while not stop.is_set():
                     batches = await consumer.getmany(timeout_ms=500, max_records=500)
                     for tp, records in batches.items():
-                        for record in records:
-                            await self.handle_record(record)
+                        await self.handle_records(records)
                         await consumer.commit({tp: records[-1].offset + 1})
                         self._report_lag(tp, records[-1].offset + 1, consumer.highwater(tp))
                     if not batches and loop.time() - last_check > self.check_interval:
@@ -354,4 +488,12 @@ class EventConsumer:
                 await probe.stop()
 
 
-__all__ = ["ContractHandler", "EventConsumer", "Handler", "TopicPartition", "handler_map", "handles"]
+__all__ = [
+    "ContractHandler",
+    "EventConsumer",
+    "Handler",
+    "TopicPartition",
+    "handler_map",
+    "handles",
+    "once_per_batch",
+]

@@ -61,8 +61,17 @@ class Created:
 POOL_RECYCLE_SECONDS = 1800
 
 
-def make_engine(database_url: str, *, application_name: str, pool_size: int = 10) -> AsyncEngine:
-    """The process's engine.
+def make_engine(
+    database_url: str, *, application_name: str, pool_size: int = 10, max_overflow: int = 0
+) -> AsyncEngine:
+    """The process's engine: a pool of ``pool_size`` connections kept open.
+
+    No overflow by default: an overflow connection is opened when more than
+    ``pool_size`` requests are in flight and closed as soon as it is returned to a
+    full pool, so under a sustained load above ``pool_size`` the process opens and
+    closes a connection per request (a new backend, asyncpg's type introspection, no
+    cached prepared statements). Requests beyond the pool wait for a connection
+    instead; a CPU-bound process gains nothing from more connections.
 
     No ``pool_pre_ping``: it costs a round trip on every checkout (every request). The
     pool keeps itself healthy without it: a connection is recycled after
@@ -73,7 +82,7 @@ def make_engine(database_url: str, *, application_name: str, pool_size: int = 10
     return create_async_engine(
         database_url,
         pool_size=pool_size,
-        max_overflow=pool_size,
+        max_overflow=max_overflow,
         pool_recycle=POOL_RECYCLE_SECONDS,
         connect_args={"server_settings": {"application_name": application_name}},
     )

@@ -109,6 +109,27 @@ def typed(event: EventData) -> tuple[str, str]:
     return model.event_type, model.topic
 
 
+#: ``NOTIFY outbox`` in the same statement as the INSERT (a CTE evaluated once): one round
+#: trip per emit instead of two. PostgreSQL delivers the notification at commit, once per
+#: transaction however many statements raised it.
+_NOTIFY = "WITH notified AS (SELECT pg_notify(:c, '')) "
+_INSERT_ONE = text(
+    _NOTIFY + "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+    "SELECT :e, :t, :k, :y, CAST(:p AS jsonb), :tp FROM notified"
+)
+#: The CTEs that queue events and NOTIFY, to put in front of another statement so that a
+#: row and its events are written in ONE round trip (parameters: :func:`queue_params`).
+#: PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
+QUEUE_CTES = (
+    _NOTIFY.removesuffix(" ")
+    + ", queued AS (INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+    "SELECT e, t, k, y, CAST(p AS jsonb), tp FROM notified, unnest("
+    "CAST(:e AS text[]), CAST(:t AS text[]), CAST(:k AS text[]), CAST(:y AS text[]), "
+    "CAST(:p AS text[]), CAST(:tp AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, tp, n) ORDER BY n) "
+)
+_INSERT_MANY = text(QUEUE_CTES + "SELECT 1")
+
+
 async def emit(
     session: AsyncSession,
     event: EventData | None = None,
@@ -137,14 +158,7 @@ async def emit(
     row = _envelope(
         session, event_type=event_type, key=key, data=data, subject=subject, topic=topic, event_id=event_id
     )
-    await session.execute(
-        text(
-            "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
-            "VALUES (:e, :t, :k, :y, CAST(:p AS jsonb), :tp)"
-        ),
-        row,
-    )
-    await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
+    await session.execute(_INSERT_ONE, {**row, "c": CHANNEL})
     return str(row["e"])
 
 
@@ -176,6 +190,13 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
     """
     if not events:
         return []
+    params = queue_params(session, events)
+    await session.execute(_INSERT_MANY, params)
+    return list(params["e"])
+
+
+def queue_params(session: AsyncSession, events: Sequence[OutboxEvent]) -> dict[str, Any]:
+    """The bind parameters of :data:`QUEUE_CTES` for ``events`` (in order)."""
     rows = [
         _envelope(
             session,
@@ -188,17 +209,8 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
         )
         for ev in events
     ]
-    await session.execute(
-        text(
-            "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
-            "SELECT e, t, k, y, CAST(p AS jsonb), tp FROM unnest("
-            "CAST(:e AS text[]), CAST(:t AS text[]), CAST(:k AS text[]), CAST(:y AS text[]), "
-            "CAST(:p AS text[]), CAST(:tp AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, tp, n) ORDER BY n"
-        ),
-        {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p", "tp")},
-    )
-    await session.execute(text("SELECT pg_notify(:c, '')"), {"c": CHANNEL})
-    return [str(r["e"]) for r in rows]
+    params: dict[str, Any] = {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p", "tp")}
+    return {**params, "c": CHANNEL}
 
 
 async def request_replay(

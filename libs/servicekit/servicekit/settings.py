@@ -58,7 +58,10 @@ class ServiceSettings(BaseSettings):
     max_upload_bytes: int = Field(
         default=33_554_432, ge=1024, description="body cap on the service's upload routes (schedules)"
     )
-    db_pool_size: int = 10
+    db_pool_size: int = Field(default=10, ge=1, description="API connections kept open (servicekit.db)")
+    db_max_overflow: int = Field(
+        default=0, ge=0, description="extra connections opened above the pool under load, closed after use"
+    )
     signs_tokens: bool = False  # only the registry holds the private key
     #: seconds between two reloads of the API's revocation denylist (servicekit.revocations)
     revocation_refresh_seconds: float = Field(default=1.0, gt=0, le=60)

@@ -21,6 +21,10 @@ FILING_HANDLERS: dict[str, Handler] = handler_map(
 )
 
 
+#: events per transaction: an account's events in one batch are recomputed once
+BATCH_SIZE = 200
+
+
 def consumers(
     settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> list[EventConsumer]:
@@ -30,6 +34,7 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[LODGINGS],
             sessionmaker=sessionmaker,
+            batch_size=BATCH_SIZE,
             handlers=REGISTRY_HANDLERS,
         ),
         EventConsumer(
@@ -37,6 +42,7 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[DECLARATIONS, PAYMENTS],
             sessionmaker=sessionmaker,
+            batch_size=BATCH_SIZE,
             handlers=FILING_HANDLERS,
         ),
         revocation_consumer(settings, sessionmaker),

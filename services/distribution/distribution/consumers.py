@@ -10,6 +10,9 @@ from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
 from taxcore.events.assessment import COLLECTIONS
 
+#: events per transaction: an account's events in one batch are recomputed once
+BATCH_SIZE = 200
+
 
 def consumers(
     settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
@@ -20,6 +23,7 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[COLLECTIONS],
             sessionmaker=sessionmaker,
+            batch_size=BATCH_SIZE,
             handlers=[on_collection_posted],
         ),
         revocation_consumer(settings, sessionmaker),

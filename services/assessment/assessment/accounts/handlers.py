@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import law
 from assessment.accounts import repository
-from assessment.accounts.service import recompute
+from assessment.accounts.service import recompute_after_batch
 from assessment.casework.fees import charge_returned_payment_fee
 from assessment.crosschecks.service import run_crosschecks
 from assessment.models import (
@@ -72,7 +72,7 @@ async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudE
     if not await upsert_latest(session, LodgingView, values, key=["tax_account"], as_of="snapshot_at"):
         return  # an older snapshot delivered late
     await repository.lock_account(session, snap.tax_account)
-    await recompute(session, snap.tax_account)
+    await recompute_after_batch(session, snap.tax_account)
 
 
 @handles(BondPosted)
@@ -129,7 +129,7 @@ async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEven
         )
     )
     await session.flush()
-    await recompute(session, draw.tax_account)
+    await recompute_after_batch(session, draw.tax_account)
 
 
 # --------------------------------------------------------------------------- filing
@@ -204,13 +204,7 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
     )
     session.add(row)
     await session.flush()
-    facts = await repository.load_facts(session, data.tax_account)
-    assert facts is not None
-    period_rows = [r for r in facts.liabilities if r.period == data.period]
-    latest: dict[str, Liability] = {}
-    for r in period_rows:
-        if r.filing_id not in latest or r.version > latest[r.filing_id].version:
-            latest[r.filing_id] = r
+    latest = await repository.latest_period_amounts(session, data.tax_account, data.period)
     await emit(
         session,
         AccountAssessed(
@@ -222,8 +216,8 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
             source_id=data.declaration_id,
             due_date=due_date(data.jurisdiction, Period.parse(data.period)),
             assessed_on=data.filed_on,
-            tax=sum((r.tax for r in latest.values()), ZERO),
-            impact_fee=sum((r.impact_fee for r in latest.values()), ZERO),
+            tax=sum((tax for tax, _ in latest), ZERO),
+            impact_fee=sum((fee for _, fee in latest), ZERO),
             declared_total=data.declared_total,
             deficiency=deficiency,
             reasons=[reason] if reason else [],
@@ -233,6 +227,8 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
     )
     clerical = [f for f in data.findings if f.code in law.CLERICAL_CODES]
     if clerical and deficiency > 0:
+        facts = await repository.load_facts(session, data.tax_account)
+        assert facts is not None
         await issue_notice(
             session,
             facts,
@@ -244,7 +240,7 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
             issued_by="assessment",
             source_declaration_id=data.declaration_id,
         )
-    await recompute(session, data.tax_account, facts=facts)  # facts include the row and any notice
+    await recompute_after_batch(session, data.tax_account)
     await run_crosschecks(session, tax_account=data.tax_account, period=data.period, checked_on=data.filed_on)
 
 
@@ -268,7 +264,7 @@ async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudE
         )
     )
     await session.flush()
-    await recompute(session, data.tax_account)
+    await recompute_after_batch(session, data.tax_account)
     await plans.on_payment(session, data.tax_account, data.received_on)  # installments it paid
 
 
@@ -288,4 +284,4 @@ async def on_reversal(session: AsyncSession, data: PaymentReversed, event: Cloud
     session.add(reversal)
     await session.flush()
     if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
-        await recompute(session, data.tax_account)
+        await recompute_after_batch(session, data.tax_account)

@@ -9,7 +9,9 @@ from decimal import Decimal
 from typing import TypeVar
 
 from sqlalchemy import func, select, text, union
+from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
 
 from assessment.accounts.ledger import Facts
 from assessment.casework.models import AdjustmentFact, AdjustmentReversal, RefundStep
@@ -56,7 +58,9 @@ _HAS_FACTS = text(
 )
 
 
-async def load_facts(session: AsyncSession, tax_account: str) -> Facts | None:
+async def load_facts(session: AsyncSession, tax_account: str, *, traces: bool = True) -> Facts | None:
+    """The account's facts; ``traces=False`` leaves each liability's ``trace`` (kilobytes of
+    JSON per row, read only by an explained statement) in the database."""
     lodging = await session.get(LodgingView, tax_account)
     # One round trip tells which fact tables hold rows of the account (a fresh
     # account has one or two): the others are not queried.
@@ -67,6 +71,8 @@ async def load_facts(session: AsyncSession, tax_account: str) -> Facts | None:
         if not present[model]:
             return []
         stmt = select(model).where(model.tax_account == tax_account)  # type: ignore[attr-defined]
+        if model is Liability and not traces:
+            stmt = stmt.options(defer(Liability.trace, raiseload=True))
         return list((await session.execute(stmt)).scalars().all())
 
     liabilities = await rows(Liability)
@@ -229,3 +235,16 @@ async def latest_bases_before(
         base, fee = bases.get(p, (Decimal(0), Decimal(0)))
         bases[p] = (base + row.taxable_base, fee + row.impact_fee)
     return [PeriodBase(*bases[p]) for p in sorted(bases)]
+
+
+async def latest_period_amounts(
+    session: AsyncSession, tax_account: str, period: str
+) -> list[tuple[Decimal, Decimal]]:
+    """(tax, impact fee) of the latest version of each filing of the account's period."""
+    stmt = (
+        select(Liability.tax, Liability.impact_fee)
+        .where(Liability.tax_account == tax_account, Liability.period == period)
+        .ext(distinct_on(Liability.filing_id))
+        .order_by(Liability.filing_id, Liability.version.desc())
+    )
+    return [(r[0], r[1]) for r in (await session.execute(stmt)).all()]

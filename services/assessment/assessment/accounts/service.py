@@ -25,6 +25,7 @@ from assessment.accounts.ledger import (
 )
 from assessment.models import CollectionPosting, Refund
 from assessment.refunds import steps as refunds_service
+from servicekit.consumer import once_per_batch
 from servicekit.errors import NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
 from taxcore.events.assessment import CollectionPosted
@@ -208,7 +209,7 @@ async def recompute(
     ``refund_id``: the change is that refund's payment (its give-backs name it).
     """
     if facts is None:
-        facts = await repository.load_facts(session, tax_account)
+        facts = await repository.load_facts(session, tax_account, traces=False)
     if facts is None:
         return None
     state = account_state(facts, None)
@@ -227,6 +228,12 @@ async def recompute(
         rows = summary_rows(facts, on, state=state, finals=finals)
     await repository.upsert_summaries(session, rows, facts.tax_account)
     return facts
+
+
+async def recompute_after_batch(session: AsyncSession, tax_account: str) -> None:
+    """:func:`recompute` the account once the consumer's batch is applied (once however
+    many of its events touched the account); right away outside a consumer."""
+    await once_per_batch(session, ("recompute", tax_account), lambda: recompute(session, tax_account))
 
 
 # --------------------------------------------------------------------------- statements

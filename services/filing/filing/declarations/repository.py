@@ -10,9 +10,11 @@ import asyncpg
 from sqlalchemy import (
     ColumnElement,
     Select,
+    Table,
     Text,
     and_,
     any_,
+    bindparam,
     case,
     exists,
     false,
@@ -21,6 +23,7 @@ from sqlalchemy import (
     literal,
     or_,
     select,
+    text,
     true,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, distinct_on
@@ -29,6 +32,8 @@ from sqlalchemy.orm import aliased
 
 from filing.models import Declaration, Lodging
 from servicekit.auth import Principal
+from servicekit.outbox import QUEUE_CTES, OutboxEvent, queue_params
+from taxcore.periods import Period
 
 _Newer = aliased(Declaration)
 
@@ -65,19 +70,6 @@ async def get_visible(
     return None if row is None else (row[0], bool(row[1]))
 
 
-async def latest_of(session: AsyncSession, filing_id: str) -> tuple[str, int] | None:
-    """(id, version) of the filing's latest version: only the two columns, never the
-    version's JSON (its trace alone is kilobytes to decode)."""
-    stmt = (
-        select(Declaration.id, Declaration.version)
-        .where(Declaration.filing_id == filing_id)
-        .order_by(Declaration.version.desc())
-        .limit(1)
-    )
-    row = (await session.execute(stmt)).first()
-    return None if row is None else (row[0], row[1])
-
-
 async def latest_of_many(session: AsyncSession, filing_ids: Sequence[str]) -> dict[str, tuple[str, int]]:
     """Filing id -> (declaration id, version) of its latest version, in one query."""
     if not filing_ids:
@@ -101,11 +93,52 @@ COPY_THRESHOLD = 100
 _JSON_COLUMNS = frozenset({"submitted", "input", "findings", "trace"})
 
 
-async def insert_one(session: AsyncSession, row: dict[str, Any]) -> Declaration:
-    """Insert one declaration row and get it back as stored (``seq``, ``created_at``) from
-    the same statement (``RETURNING``): no second round trip to re-read it."""
-    stmt = insert(Declaration).values(row).returning(Declaration)
-    return (await session.scalars(stmt)).one()
+_TABLE: Table = Declaration.__table__  # type: ignore[assignment]
+#: the columns a new version is inserted with (the server fills ``seq`` and ``created_at``)
+_INSERTED = [c for c in _TABLE.columns if c.name not in ("seq", "created_at")]
+#: one statement, built once: the declaration row and its events (servicekit's outbox CTEs,
+#: NOTIFY included), returning what the server filled in: ONE round trip per new version
+_INSERT_WITH_EVENTS = text(
+    QUEUE_CTES
+    + f"INSERT INTO declarations ({', '.join(c.name for c in _INSERTED)}) "
+    + f"VALUES ({', '.join(':' + c.name for c in _INSERTED)}) RETURNING seq, created_at"
+).bindparams(*(bindparam(c.name, type_=c.type) for c in _INSERTED))
+
+
+async def insert_one(
+    session: AsyncSession, row: dict[str, Any], events: Sequence[OutboxEvent]
+) -> Declaration:
+    """Insert one declaration row and queue its events in one statement; the row comes back
+    as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other
+    column what was inserted (no second round trip, no ORM identity map)."""
+    params = {**queue_params(session, events), **{c.name: row[c.name] for c in _INSERTED}}
+    seq, created_at = (await session.execute(_INSERT_WITH_EVENTS, params)).one()
+    return Declaration(**row, seq=seq, created_at=created_at)
+
+
+#: the certificates valid in a period and the latest version of a filing, in one round trip
+_CERTIFICATES_AND_LATEST = text(
+    "SELECT kind, certificate_number, NULL::int AS version FROM certificates "
+    "WHERE lodging_id = :lodging AND valid_from <= :last AND valid_to >= :first "
+    "UNION ALL (SELECT NULL, id, version FROM declarations WHERE filing_id = :filing "
+    "ORDER BY version DESC LIMIT 1)"
+)
+
+
+async def certificates_and_latest(
+    session: AsyncSession, *, lodging_id: str, period: Period, filing_id: str
+) -> tuple[set[tuple[str, str]], tuple[str, int] | None]:
+    """The lodging's certificates ``{(kind, number)}`` valid on a day of ``period``, and
+    ``(id, version)`` of the filing's latest version (None for a first filing)."""
+    rows = (
+        await session.execute(
+            _CERTIFICATES_AND_LATEST,
+            {"lodging": lodging_id, "first": period.first_day, "last": period.last_day, "filing": filing_id},
+        )
+    ).all()
+    certificates = {(kind, number) for kind, number, version in rows if version is None}
+    latest = next(((number, version) for _, number, version in rows if version is not None), None)
+    return certificates, latest
 
 
 async def insert_many(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:

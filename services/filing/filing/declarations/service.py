@@ -227,11 +227,10 @@ async def store(session: AsyncSession, versions: Sequence[NewVersion]) -> None:
 
 
 async def store_one(session: AsyncSession, version: NewVersion) -> Declaration:
-    """Insert one version (returned as stored) and queue its event in the caller's transaction."""
+    """Insert one version (returned as stored) and queue its event in the caller's transaction,
+    in one statement."""
     with _concurrent_versions():
-        stored = await repository.insert_one(session, version.row)
-    await emit_many(session, [version.event])
-    return stored
+        return await repository.insert_one(session, version.row, [version.event])
 
 
 async def file_declaration(
@@ -250,18 +249,19 @@ async def file_declaration(
     filed_on = received_date(principal, body.received_on, today)
     check_period(lodging, period, filed_on)
     chosen = await resolve_filer(session, principal, lodging, period, filer)
-    certificates = await projection.certificates_valid_in(session, [lodging.lodging_id], period)
+    fid = filing_id(lodging.lodging_id, period, chosen.kind, chosen.id)
+    certificates, latest = await repository.certificates_and_latest(
+        session, lodging_id=lodging.lodging_id, period=period, filing_id=fid
+    )
     rec = recompute(
         lodging=lodging,
         period=period,
         lines=body,
         declared=body.declared,
-        certificates=certificates.get(lodging.lodging_id, set()),
+        certificates=certificates,
         parameters=parameters or default_tree(),
         today=today,
     )
-    fid = filing_id(lodging.lodging_id, period, chosen.kind, chosen.id)
-    latest = await repository.latest_of(session, fid)
     if amends is not None and (latest is None or latest[0] != amends.id):
         raise Conflict(
             f"declaration {amends.id} is not the latest version of its filing"

@@ -1,0 +1,267 @@
+"""Assessment consumer: events per second one event per transaction vs in batches.
+
+    ROOMTAX_TEST_DB_SUFFIX=_me uv run python -u bench/bench_consumer_batches.py [--events 2000] [--repeats 3]
+
+Applies the assessment worker's real handlers (``assessment.consumers``) through
+``EventConsumer.handle_records``, the path ``EventConsumer.run`` takes for what a poll
+brings (500 records of one partition at a time), on a fresh database (alembic head):
+
+* **fresh accounts**: ``declaration.filed`` for ``--events`` distinct PR lodgings (one
+  period each, the remittance-schedule case), then one ``payment.received`` each;
+* **120-period accounts**: ``--long-accounts`` VI lodgings with 120 declared periods
+  each, then ``--events`` payments spread round-robin over them (each recomputes a
+  120-period account).
+
+Each is run with ``batch_size=1`` (one event per transaction, the consumer before
+batches) and ``batch_size=200`` (the worker's setting), interleaved, ``--repeats``
+rounds on disjoint events. Baseline, same run: the same consumer with a no-op handler
+and ``batch_size=1`` (inbox row and transaction only). Prints events/s, the ratio to
+the baseline's events/s and batched/per-event, medians over the rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import time
+from collections.abc import Sequence
+from datetime import date
+from decimal import Decimal
+
+from aiokafka import ConsumerRecord
+from bench_assessment import MIGRATIONS, bench_id, ce, declaration_event, lodging_event, noop, payment_event
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
+from servicekit.consumer import EventConsumer, Handler
+from servicekit.db import make_engine, make_sessionmaker
+from servicekit.testing import fresh_database
+from taxcore.events import CloudEvent
+from taxcore.periods import Period, due_date
+from taxcore.rules.declaration import DeclarationInput, compute_declaration
+
+POLL = 500  # records per partition per poll (EventConsumer.run's max_records)
+HANDLERS = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
+
+
+def records(events: Sequence[CloudEvent]) -> list[ConsumerRecord[bytes, bytes]]:
+    out = []
+    for i, ev in enumerate(events):
+        value = ev.model_dump_json().encode()
+        out.append(
+            ConsumerRecord(
+                topic="bench",
+                partition=0,
+                offset=i,
+                timestamp=0,
+                timestamp_type=0,
+                key=(ev.subject or "").encode(),
+                value=value,
+                checksum=None,
+                serialized_key_size=0,
+                serialized_value_size=len(value),
+                headers=(),
+            )  # fmt: skip
+        )
+    return out
+
+
+async def consume(
+    sm: async_sessionmaker[AsyncSession], name: str, events: Sequence[CloudEvent], batch: int,
+    handler: Handler | None = None,
+) -> float:  # fmt: skip
+    """Events per second through ``handle_records``, a poll's worth at a time."""
+    handlers = {t: handler for t in HANDLERS} if handler else HANDLERS
+    consumer = EventConsumer(
+        name=name, bootstrap="unused:0", topics=[], sessionmaker=sm, handlers=handlers,
+        batch_size=batch, max_attempts=1,
+    )  # fmt: skip
+    recs = records(events)
+    t = time.perf_counter()
+    for start in range(0, len(recs), POLL):
+        await consumer.handle_records(recs[start : start + POLL])
+    seconds = time.perf_counter() - t
+    assert (consumer.applied, consumer.parked) == (len(events), 0)
+    return len(events) / seconds
+
+
+def long_account(j: int) -> str:
+    return f"VI-{j + 3_000_000:07d}-2"
+
+
+def long_account_events(j: int) -> list[CloudEvent]:
+    account = long_account(j)
+    out = [
+        ce(
+            "roomtax.registry.lodging.registered.v1",
+            {
+                "lodging_id": f"l-long-{j}",
+                "tax_account": account,
+                "jurisdiction": "VI",
+                "lodging_class": "hotel",
+                "casino": False,
+                "name": f"Long {j}",
+                "municipality": "St. Croix",
+                "room_count": 40,
+                "operator_id": f"op-long-{j}",
+                "registered_on": "2017-10-01",
+                "statuses": [{"status": "active", "effective_from": "2017-10-01"}],
+            },  # fmt: skip
+            subject=account,
+        )
+    ]
+    rng = random.Random(j)
+    period = Period(2017, 10)
+    for _ in range(120):
+        inp = DeclarationInput(
+            jurisdiction="VI", lodging_class="hotel", period=str(period),
+            room_revenue=Decimal(rng.randrange(5_000, 50_000)), room_nights=rng.randrange(10, 300),
+        )  # fmt: skip
+        res = compute_declaration(inp)
+        due = due_date("VI", period)
+        out.append(
+            ce(
+                "roomtax.filing.declaration.filed.v1",
+                {
+                    "declaration_id": bench_id("long", j, period),
+                    "filing_id": bench_id("long-f", j, period),
+                    "version": 1,
+                    "supersedes": None,
+                    "tax_account": account,
+                    "lodging_id": f"l-long-{j}",
+                    "jurisdiction": "VI",
+                    "lodging_class": "hotel",
+                    "period": str(period),
+                    "filer_kind": "operator",
+                    "filer_id": f"op-long-{j}",
+                    "schedule_id": None,
+                    "filed_on": due.isoformat(),
+                    "due_date": due.isoformat(),
+                    "late": False,
+                    "input": inp.model_dump(mode="json"),
+                    "taxable_base": str(res.taxable_base),
+                    "tax": str(res.tax),
+                    "impact_fee": str(res.impact_fee),
+                    "total_due": str(res.total_due),
+                    "declared_tax": str(res.tax),
+                    "declared_total": str(res.total_due),
+                    "findings": [],
+                },  # fmt: skip
+                subject=account,
+            )
+        )
+        period = period.next()
+    return out
+
+
+def long_payment(j: int, k: int) -> CloudEvent:
+    account = long_account(j)
+    return ce(
+        "roomtax.filing.payment.received.v1",
+        {
+            "payment_id": f"long-pay-{j}-{k}-{os.getpid()}",
+            "tax_account": account,
+            "jurisdiction": "VI",
+            "amount": "10.00",
+            "method": "ach",
+            "received_on": date(2026, 11, 2).isoformat(),
+            "payer_kind": "operator",
+            "payer_id": f"op-long-{j}",
+            "periods": [],
+        },  # fmt: skip
+        subject=account,
+    )
+
+
+async def main(args: argparse.Namespace) -> None:
+    url = await fresh_database("roomtax_bench_batches", MIGRATIONS)
+    engine = make_engine(url, application_name="bench-batches", pool_size=2)
+    sm = make_sessionmaker(engine, service="assessment")
+    n, reps = args.events, args.repeats
+    print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
+    try:
+        results: dict[str, list[float]] = {}
+        # fresh accounts: 2 modes x reps rounds, each on its own n lodgings
+        blocks = 2 * reps if n else 0
+        await consume(sm, "setup", [lodging_event(i) for i in range(blocks * n)], BATCH_SIZE)
+        declarations = [declaration_event(i) for i in range(blocks * n)]
+        for rep in range(reps if n else 0):
+            base = await consume(
+                sm,
+                f"noop-{rep}",
+                [
+                    e.model_copy(update={"id": bench_id("noop", rep, i)})
+                    for i, (e, _) in enumerate(declarations[:n])
+                ],
+                1,
+                noop,
+            )  # noqa: E501
+            results.setdefault("baseline", []).append(base)
+            for m, batch in enumerate((1, BATCH_SIZE)):
+                part = declarations[(2 * rep + m) * n : (2 * rep + m + 1) * n]
+                filed = await consume(sm, f"filed-{rep}-{batch}", [e for e, _ in part], batch)
+                first = (2 * rep + m) * n
+                paid = await consume(
+                    sm,
+                    f"paid-{rep}-{batch}",
+                    [payment_event(first + i, a) for i, (_, a) in enumerate(part)],
+                    batch,
+                )
+                results.setdefault(f"filed-{batch}", []).append(filed)
+                results.setdefault(f"paid-{batch}", []).append(paid)
+            print(
+                f"round {rep + 1}: " + ", ".join(f"{k} {v[-1]:.0f}/s" for k, v in results.items()), flush=True
+            )
+        # 120-period accounts
+        setup = [e for j in range(args.long_accounts) for e in long_account_events(j)]
+        t = time.perf_counter()
+        await consume(sm, "long-setup", setup, BATCH_SIZE)
+        print(f"{args.long_accounts} accounts x 120 periods loaded in {time.perf_counter() - t:.1f} s")
+        k = 0
+        for rep in range(reps):
+            for batch in (1, BATCH_SIZE):
+                evs = [long_payment(i % args.long_accounts, k + i) for i in range(args.long_events)]
+                k += args.long_events
+                results.setdefault(f"long-paid-{batch}", []).append(
+                    await consume(sm, f"long-{rep}-{batch}", evs, batch)
+                )
+            one, many = results["long-paid-1"][-1], results[f"long-paid-{BATCH_SIZE}"][-1]
+            print(
+                f"round {rep + 1}: long-paid-1 {one:.0f}/s, long-paid-{BATCH_SIZE} {many:.0f}/s", flush=True
+            )
+        print(f"load after: {os.getloadavg()[0]:.1f}")
+        med = {k: statistics.median(v) for k, v in results.items()}
+        base = med.get("baseline", 0.0) or float("nan")
+        print()
+        print(
+            f"| events (medians of {reps}) | one per transaction | ratio to no-op "
+            f"| batches of {BATCH_SIZE} | ratio to no-op | batched / one per tx |"
+        )
+        print("|---|---|---|---|---|---|")
+        print(f"| baseline: no-op handler, one per tx | {base:.0f}/s | 1.00 | | | |")
+        for key, label in (
+            ("filed", "declaration.filed, fresh account"),
+            ("paid", "payment.received, fresh account"),
+            ("long-paid", f"payment.received, 120-period account ({args.long_accounts} accounts)"),
+        ):
+            if f"{key}-1" not in med:
+                continue
+            one, many = med[f"{key}-1"], med[f"{key}-{BATCH_SIZE}"]
+            print(
+                f"| {label} | {one:.0f}/s | {one / base:.2f} | {many:.0f}/s | {many / base:.2f} "
+                f"| **{many / one:.1f}x** |"
+            )
+    finally:
+        await engine.dispose()
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=2000, help="per round and mode; 0: skip fresh accounts")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--long-accounts", type=int, default=10)
+    parser.add_argument("--long-events", type=int, default=300)
+    asyncio.run(main(parser.parse_args()))

@@ -1,0 +1,217 @@
+"""The consumer's batches: many events per transaction, deferred work once per key."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+from aiokafka import AIOKafkaProducer, ConsumerRecord
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from servicekit_fixtures import EVENT, TOPIC
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from servicekit.consumer import EventConsumer, once_per_batch
+from servicekit.db import make_engine, make_sessionmaker
+from servicekit.testing import BrokerProcess
+from taxcore.events import CloudEvent
+
+SM = async_sessionmaker[AsyncSession]
+
+
+@pytest.fixture
+async def sm(chassis_db: str) -> AsyncIterator[SM]:
+    engine = make_engine(chassis_db, application_name="chassis-batch-test", pool_size=2)
+    yield make_sessionmaker(engine, service="chassis")
+    await engine.dispose()
+
+
+def event(name: str) -> CloudEvent:
+    return CloudEvent(
+        id=str(uuid.uuid4()),
+        source="/test",
+        type=EVENT,
+        subject=name,
+        time=datetime.now(UTC),
+        data={"name": name, "key": name.split("/")[0]},
+    )
+
+
+def record(ev: CloudEvent, offset: int) -> ConsumerRecord[bytes, bytes]:
+    value = ev.model_dump_json().encode()
+    return ConsumerRecord(
+        topic=TOPIC,
+        partition=0,
+        offset=offset,
+        timestamp=0,
+        timestamp_type=0,
+        key=b"k",
+        value=value,
+        checksum=None,
+        serialized_key_size=1,
+        serialized_value_size=len(value),
+        headers=(),
+    )
+
+
+async def names_in_order(sm: SM, prefix: str) -> list[tuple[str, int]]:
+    """(name, transaction id) of every applied row of this test, in insertion order."""
+    async with sm() as session:
+        rows = await session.execute(
+            text("SELECT name, xmin::text::bigint FROM applied WHERE name LIKE :p ORDER BY ctid"),
+            {"p": f"{prefix}%"},
+        )
+        return [(r[0], r[1]) for r in rows]
+
+
+class Recorder:
+    """A handler that records each event, and defers a 'settle' of its key to the batch's end."""
+
+    def __init__(self, prefix: str, *, poison: str | None = None) -> None:
+        self.prefix = prefix
+        self.poison = poison
+        self.settled: list[tuple[str, int]] = []  # (key, events of the key applied when it ran)
+
+    async def __call__(self, session: AsyncSession, ev: CloudEvent) -> None:
+        if ev.data["name"] == self.poison:
+            raise ValueError("this event can never be applied")
+        await session.execute(
+            text("INSERT INTO applied (event_id, name) VALUES (:e, :n)"), {"e": ev.id, "n": ev.data["name"]}
+        )
+        key = ev.data["key"]
+
+        async def settle() -> None:
+            count = await session.scalar(
+                text("SELECT count(*) FROM applied WHERE name LIKE :p"), {"p": f"{key}/%"}
+            )
+            self.settled.append((key, int(count or 0)))
+
+        await once_per_batch(session, key, settle)
+
+
+class TestBatches:
+    async def test_a_batch_is_one_transaction_in_order_and_each_key_settles_once_at_its_end(
+        self, sm: SM
+    ) -> None:
+        run = uuid.uuid4().hex[:8]
+        a, b = f"a{run}", f"b{run}"
+        handler = Recorder(run)
+        consumer = EventConsumer(
+            name=f"batch-{run}", bootstrap="unused:0", topics=[TOPIC], sessionmaker=sm,
+            handlers={EVENT: handler}, batch_size=10,
+        )  # fmt: skip
+        earlier = event(f"{a}/0")
+        assert await consumer.apply(earlier, handler) == "applied"  # one event: settles at once
+        evs = [event(f"{a}/1"), event(f"{b}/1"), event(f"{a}/2"), event(f"{b}/2"), event(f"{a}/3")]
+        stream = [earlier, evs[0], evs[1], evs[0], evs[2], evs[3], evs[4]]  # a redelivery, a duplicate
+        await consumer.handle_records([record(ev, i) for i, ev in enumerate(stream)])
+
+        rows_a = await names_in_order(sm, a)
+        rows_b = await names_in_order(sm, b)
+        assert [n for n, _ in rows_a] == [f"{a}/0", f"{a}/1", f"{a}/2", f"{a}/3"]
+        assert [n for n, _ in rows_b] == [f"{b}/1", f"{b}/2"]
+        assert len({tx for _, tx in rows_a[1:] + rows_b}) == 1  # the five new events: one transaction
+        assert handler.settled == [(a, 1), (a, 4), (b, 2)]  # once per key, after the batch's last event
+        assert (consumer.applied, consumer.duplicates, consumer.batches) == (6, 2, 1)
+
+    async def test_a_poison_event_in_a_batch_is_parked_and_the_others_are_applied_once(self, sm: SM) -> None:
+        run = uuid.uuid4().hex[:8]
+        k = f"k{run}"
+        handler = Recorder(run, poison=f"{k}/2")
+        name = f"batch-{run}"
+        consumer = EventConsumer(
+            name=name, bootstrap="unused:0", topics=[TOPIC], sessionmaker=sm,
+            handlers={EVENT: handler}, batch_size=10, retry_delay=0.01,
+        )  # fmt: skip
+        evs = [event(f"{k}/{i}") for i in range(1, 5)]
+        await consumer.handle_records([record(ev, i) for i, ev in enumerate(evs)])
+
+        rows = await names_in_order(sm, k)
+        assert [n for n, _ in rows] == [f"{k}/1", f"{k}/3", f"{k}/4"]  # in order, each once
+        assert len({tx for _, tx in rows}) == 3  # the fallback: one transaction per event
+        assert (consumer.applied, consumer.parked, consumer.batches) == (3, 1, 0)
+        async with sm() as session:
+            parked = (
+                (
+                    await session.execute(
+                        text("SELECT event_id FROM dead_letters WHERE consumer = :c"), {"c": name}
+                    )
+                )
+                .scalars()
+                .all()
+            )
+            inbox = (
+                (await session.execute(text("SELECT event_id FROM inbox WHERE consumer = :c"), {"c": name}))
+                .scalars()
+                .all()
+            )
+        assert list(parked) == [evs[1].id]
+        assert sorted(inbox) == sorted(e.id for e in (evs[0], evs[2], evs[3]))
+
+    async def test_outside_a_consumer_deferred_work_runs_at_once(self, sm: SM) -> None:
+        ran: list[str] = []
+
+        async def work() -> None:
+            ran.append("now")
+
+        async with sm() as session, session.begin():
+            await once_per_batch(session, "k", work)
+            assert ran == ["now"]
+
+
+class TestScaleOut:
+    async def test_two_consumers_of_one_group_split_the_partitions_and_apply_each_event_once_in_key_order(
+        self, sm: SM, broker: BrokerProcess
+    ) -> None:
+        """Two workers (the same consumer name, so one Kafka group) on a 4-partition topic."""
+        run = uuid.uuid4().hex[:8]
+        topic = f"scale-{run}"
+        admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, num_partitions=4, replication_factor=1)])
+        finally:
+            await admin.close()
+        keys = [f"k{i}{run}" for i in range(12)]
+        stop = asyncio.Event()
+        workers = [
+            EventConsumer(
+                name=f"scale-{run}",
+                bootstrap=broker.bootstrap,
+                topics=[topic],
+                sessionmaker=sm,
+                handlers={EVENT: Recorder(run)},
+                batch_size=50,
+            )  # fmt: skip
+            for _ in range(2)
+        ]
+        tasks = [asyncio.create_task(w.run(stop)) for w in workers]
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+        await producer.start()
+        produced = 0
+        try:  # rounds of one event per key, until both members have applied some (the group
+            # forms while the first rounds are consumed) and everything produced is applied
+            deadline = asyncio.get_running_loop().time() + 120
+            for n in range(1, 31):
+                for key in keys:
+                    ev = event(f"{key}/{n:02d}")
+                    await producer.send_and_wait(topic, ev.model_dump_json().encode(), key=key.encode())
+                produced += len(keys)
+                while sum(w.applied for w in workers) < produced:
+                    assert asyncio.get_running_loop().time() < deadline, [w.applied for w in workers]
+                    await asyncio.sleep(0.1)
+                if n >= 3 and all(w.applied > 0 for w in workers):
+                    break
+        finally:
+            await producer.stop()
+            stop.set()
+            await asyncio.gather(*tasks)
+        assert all(w.applied > 0 for w in workers), [w.applied for w in workers]  # both did work
+        assert sum(w.applied for w in workers) == produced
+        rounds = produced // len(keys)
+        for key in keys:  # each event once, each key's events in the order produced
+            names = [n for n, _ in await names_in_order(sm, key)]
+            assert names == [f"{key}/{n:02d}" for n in range(1, rounds + 1)]
