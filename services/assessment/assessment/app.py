@@ -14,6 +14,7 @@ from assessment.notices.endpoints import router as notices
 from assessment.refunds.endpoints import router as refunds
 from assessment.settings import AssessmentSettings
 from assessment.timeline.endpoints import router as timeline
+from assessment.worklists.endpoints import router as worklists
 from assessment.writeoffs.endpoints import router as write_offs
 from servicekit.app import create_app
 
@@ -42,5 +43,6 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             proposals,
             jobs,
             dashboard,
+            worklists,
         ],
     )
