@@ -3,10 +3,8 @@ and in Spanish, against the real platform (every service a real process)."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import re
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import date
@@ -14,15 +12,22 @@ from typing import Any
 
 import pytest
 from platform_harness import Api, Platform, eventually
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, expect
 from pypdf import PdfReader
-from web_browser import CHROMIUM, CHROMIUM_ARGS, Walker, WebProcess
+from web_browser import (
+    LAST_MONTH,
+    PASSWORD,
+    TWO_MONTHS_AGO,
+    Walker,
+    WebProcess,
+    new_walker,
+    person,
+    platform_with_web,
+    sign_in,
+    sign_out,
+)
 
 from taxcore.periods import Period
-
-PASSWORD = "a long demo passphrase"
-LAST_MONTH = Period.of(date.today()).prev()
-TWO_MONTHS_AGO = LAST_MONTH.prev()
 
 
 @dataclass
@@ -36,26 +41,9 @@ class Stack:
     operator_user_id: str
 
 
-async def person(admin: Api, role: str, **binding: str) -> dict[str, Any]:
-    email = f"{role}-{uuid.uuid4().hex[:6]}@example.pr"
-    body = {"email": email, "name": f"{role.title()} Person", "role": role, "password": PASSWORD, **binding}
-    created: dict[str, Any] = await admin.post("registry", "/v1/people/users", body, expect=201)
-    return created
-
-
 @pytest.fixture(scope="module")
 async def stack() -> AsyncIterator[Stack]:
-    platform = Platform(prefix="roomtax_e2e_web")
-    web: WebProcess | None = None
-    admin: Api | None = None
-    try:
-        try:
-            await platform.start()
-        except TimeoutError:  # a busy machine: the processes run on, give them longer
-            await asyncio.gather(*(s.wait_ready(timeout=300) for s in platform.services.values()))
-        web = WebProcess(urls={n: platform.url(n) for n in platform.services}, logs=platform.logs)
-        web.start()
-        admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+    async with platform_with_web("roomtax_e2e_web") as (platform, web, admin):
         op = await admin.post("registry", "/v1/operators", {"name": "Posada Vieques"}, expect=201)
         lodging = await admin.post(
             "registry",
@@ -81,45 +69,10 @@ async def stack() -> AsyncIterator[Stack]:
         await eventually(filing_knows)
         await web.wait_ready()
         yield Stack(platform, web, admin, lodging, operator["email"], agency["email"], operator["id"])
-    finally:
-        if admin is not None:
-            await admin.close()
-        if web is not None:
-            web.stop()
-        platform.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        b = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        await b.close()
 
 
 async def walker(browser: Browser, stack: Stack, name: str) -> Walker:
-    # axe is injected as a script tag: the page's CSP (script-src 'self') would refuse it,
-    # so these contexts bypass CSP; TestContentSecurityPolicy checks the pages under it.
-    context = await browser.new_context(bypass_csp=True, accept_downloads=True, locale="en-US")
-    page = await context.new_page()
-    return Walker(page, stack.web.url, stack.platform.logs / "screenshots", name)
-
-
-async def sign_in(w: Walker, email: str, spanish: bool = False) -> None:
-    await w.goto("/sign-in", "sign-in")
-    if spanish:
-        await w.page.select_option("#language-switch", "es")
-        await w.page.get_by_role("button", name="Change").click()
-        await expect(w.page.locator("h1")).to_have_text("Iniciar sesión")
-        await w.check("sign-in-es")
-    await w.page.fill("#f-email", email)
-    await w.page.fill("#f-password", PASSWORD)
-    await w.page.locator("main button[type=submit]").click()
-
-
-async def sign_out(page: Page, label: str) -> None:
-    await page.locator("form[action='/sign-out'] button").click()
-    await expect(page).to_have_url(re.compile(r"/sign-in$"))
+    return await new_walker(browser, stack.web.url, stack.platform.logs, name)
 
 
 class TestOperatorJourney:

@@ -37,6 +37,33 @@ def N_(message: str) -> str:  # noqa: N802 - the gettext convention for "mark, t
 
 #: Words the services send that a page shows as they are (statuses), translated here.
 API_WORDS = (N_("active"), N_("suspended"), N_("closed"), N_("received"), N_("reversed"))
+#: The services' codes for case work (statuses, steps, components, grounds) as a person reads them.
+CODE_WORDS: dict[str, str] = {
+    "filed": N_("filed"),
+    "under_review": N_("under review"),
+    "hearing_scheduled": N_("hearing scheduled"),
+    "decision_proposed": N_("decision proposed"),
+    "decided": N_("decided"),
+    "appealed": N_("appealed"),
+    "under_appeal": N_("under appeal"),
+    "appeal_resolved": N_("appeal resolved"),
+    "closed": N_("closed"),
+    "requested": N_("requested"),
+    "approved": N_("approved"),
+    "denied": N_("denied"),
+    "paid": N_("paid"),
+    "pending": N_("pending"),
+    "rejected": N_("rejected"),
+    "full": N_("abated in full"),
+    "partial": N_("abated in part"),
+    "tax": N_("tax"),
+    "impact_fee": N_("impact fee"),
+    "penalty": N_("penalty"),
+    "interest": N_("interest"),
+    "fine": N_("fine"),
+    "reasonable_cause": N_("reasonable cause"),
+    "agency_error": N_("agency error"),
+}
 
 
 def load_catalog(lang: str) -> Translations:
@@ -73,6 +100,10 @@ class Lang:
         text = CATALOGS[self.code].gettext(message)
         return text % values if values else text
 
+    def word(self, code: str) -> str:
+        """A service's code (``under_review``) as words in this language."""
+        return self.gettext(CODE_WORDS.get(code, code))
+
     def money(self, value: str | Decimal | None, currency: str = "USD") -> str:
         if value is None or value == "":
             return ""
@@ -107,6 +138,7 @@ class Lang:
     def helpers(self) -> dict[str, Callable[..., str]]:
         return {
             "_": self.gettext,
+            "word": self.word,
             "money": self.money,
             "number": self.number,
             "percent": self.percent,

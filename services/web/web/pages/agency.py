@@ -144,10 +144,17 @@ async def lodging(
         on = date.fromisoformat(as_of) if as_of else date.today()
     except ValueError:
         on = date.today()
-    statement = await api.get(
-        "assessment",
-        f"/v1/accounts/{found['tax_account']}/statement",
-        params={"as_of": on.isoformat(), "explain": "true"},
+    account = found["tax_account"]
+    statement, cases, refunds, abatements, timeline = await asyncio.gather(
+        api.get(
+            "assessment",
+            f"/v1/accounts/{account}/statement",
+            params={"as_of": on.isoformat(), "explain": "true"},
+        ),
+        api.get("assessment", "/v1/cases", params={"tax_account": account}),
+        api.get("assessment", f"/v1/accounts/{account}/refunds"),
+        api.get("assessment", f"/v1/accounts/{account}/abatements"),
+        api.get("assessment", f"/v1/accounts/{account}/timeline"),
     )
     explained = []
     for p in statement["periods"]:
@@ -166,4 +173,8 @@ async def lodging(
         statement=statement,
         explained=explained,
         as_of=on.isoformat(),
+        cases=cases,
+        refunds=refunds,
+        abatements=abatements,
+        timeline=timeline["entries"],
     )
