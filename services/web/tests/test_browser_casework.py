@@ -1,4 +1,5 @@
-"""Case work in a real browser: the agency's work queues, a dispute worked from review to a
+"""Case work in a real browser, from both sides: a taxpayer answers a notice, amends a
+return and asks for a refund; the agency's work queues, a dispute worked from review to a
 decision approved by a second person (maker-checker), and a refund through its steps, in
 English and Spanish; a taxpayer and a read-only role see what their role allows."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -33,6 +35,8 @@ class Stack:
     admin: Api
     disputed: dict[str, Any]  # the lodging whose notice is disputed
     refunding: dict[str, Any]  # the lodging with a credit and a refund request
+    answering: dict[str, Any]  # the lodging whose notice the operator answers in the portal
+    open_notice_id: str
     case_id: str
     refund_id: str
     people: dict[str, dict[str, Any]]
@@ -78,9 +82,10 @@ async def stack() -> AsyncIterator[Stack]:
         op = await admin.post("registry", "/v1/operators", {"name": "Hospedajes Culebra"}, expect=201)
         disputed = await lodging(admin, op["id"], "Casa Flamenco")
         refunding = await lodging(admin, op["id"], "Villa Tamarindo")
+        answering = await lodging(admin, op["id"], "Casa Coquí")
 
         async def filing_knows() -> bool:
-            for lg in (disputed, refunding):
+            for lg in (disputed, refunding, answering):
                 r = await admin.call("GET", "filing", f"/v1/lodgings/{lg['id']}/periods/{LAST_MONTH}")
                 if r.status_code != 200:
                     return False
@@ -89,6 +94,7 @@ async def stack() -> AsyncIterator[Stack]:
         await eventually(filing_knows)
         # a late return, unpaid: the agency notifies the deficiency and the operator disputes it all
         await declare(admin, disputed, TWO_MONTHS_AGO, op["id"])
+        await declare(admin, answering, TWO_MONTHS_AGO, op["id"])
         # 90.00 of tax (9%, §24(B)) paid with 200.00: a 110.00 credit, of which 100.00 is asked back
         await declare(admin, refunding, LAST_MONTH, op["id"])
         await admin.post(
@@ -105,13 +111,16 @@ async def stack() -> AsyncIterator[Stack]:
         )
 
         async def assessed() -> bool:
-            owed = await admin.call("GET", "assessment", f"/v1/accounts/{disputed['tax_account']}/statement")
+            owed = [
+                await admin.call("GET", "assessment", f"/v1/accounts/{lg['tax_account']}/statement")
+                for lg in (disputed, answering)
+            ]
             credit = await admin.call(
                 "GET", "assessment", f"/v1/accounts/{refunding['tax_account']}/statement"
             )
-            if owed.status_code != 200 or credit.status_code != 200:
+            if any(r.status_code != 200 for r in [*owed, credit]):
                 return False
-            return bool(owed.json()["periods"]) and credit.json()["credit"]["total"] == "110.00"
+            return all(r.json()["periods"] for r in owed) and credit.json()["credit"]["total"] == "110.00"
 
         await eventually(assessed)
         notice = await admin.post(
@@ -126,6 +135,12 @@ async def stack() -> AsyncIterator[Stack]:
             {"kind": "dispute", "disputed_amount": notice["amounts"]["total"], "statement": "we filed"},
             expect=201,
         )
+        open_notice = await admin.post(
+            "assessment",
+            "/v1/notices",
+            {"tax_account": answering["tax_account"], "period": str(TWO_MONTHS_AGO), "reason": "unpaid"},
+            expect=201,
+        )
         [case] = await admin.get("assessment", "/v1/cases", params={"tax_account": disputed["tax_account"]})
         refund = await admin.post(
             "assessment",
@@ -137,8 +152,21 @@ async def stack() -> AsyncIterator[Stack]:
             role: await person(admin, role, **({"operator_id": op["id"]} if role == "operator" else {}))
             for role in ("agency-officer", "agency-admin", "agency-auditor", "operator")
         }
+        other = await admin.post("registry", "/v1/operators", {"name": "Otro Operador"}, expect=201)
+        people["other-operator"] = await person(admin, "operator", operator_id=other["id"])
         await web.wait_ready()
-        yield Stack(platform, web, admin, disputed, refunding, case["id"], refund["refund_id"], people)
+        yield Stack(
+            platform,
+            web,
+            admin,
+            disputed,
+            refunding,
+            answering,
+            open_notice["id"],
+            case["id"],
+            refund["refund_id"],
+            people,
+        )
 
 
 async def signed_in(browser: Browser, stack: Stack, role: str, name: str, spanish: bool = False) -> Walker:
@@ -146,6 +174,128 @@ async def signed_in(browser: Browser, stack: Stack, role: str, name: str, spanis
     await sign_in(w, stack.people[role]["email"], spanish=spanish)
     await expect(w.page.locator("h1")).to_have_text({False: "Overview", True: "Resumen"}[spanish])
     return w
+
+
+async def portal_walker(
+    browser: Browser, stack: Stack, role: str, name: str, spanish: bool = False
+) -> Walker:
+    w = await new_walker(browser, stack.web.url, stack.platform.logs, name)
+    await sign_in(w, stack.people[role]["email"], spanish=spanish)
+    await expect(w.page.locator("h1")).to_have_text({False: "My lodgings", True: "Mis alojamientos"}[spanish])
+    return w
+
+
+class TestTaxpayerAnswers:
+    async def test_the_operator_disputes_a_notice_in_spanish(self, stack: Stack, browser: Browser) -> None:
+        w = await portal_walker(browser, stack, "operator", "answer-es", spanish=True)
+        page = w.page
+        await page.get_by_role("link", name="Casa Coquí").click()
+        row = page.locator("#notices tbody tr")
+        await expect(row).to_have_count(1)
+        await expect(row).to_contain_text("abierta")
+        await w.check("lodging-notices-es")
+        await row.get_by_role("link").click()
+        total = (await stack.admin.get("assessment", f"/v1/notices/{stack.open_notice_id}"))["amounts"][
+            "total"
+        ]
+        await expect(page.locator("#notice-total")).to_have_text(f"${Decimal(total):,.2f}")
+        await page.select_option("#f-kind", "dispute")
+        await page.fill("#f-disputed_amount", "mucho")
+        await page.get_by_role("button", name="Enviar la respuesta").click()
+        await expect(page.locator("#e-disputed_amount")).to_have_text(
+            "Indique un importe en dólares y centavos, como 1234.50."
+        )
+        await w.check("notice-error-es")
+        unchanged = await stack.admin.get("assessment", f"/v1/notices/{stack.open_notice_id}")
+        assert (unchanged["status"], unchanged["responses"]) == ("open", [])
+        await page.fill("#f-disputed_amount", total)
+        await page.fill("#f-statement", "Las noches eran de cortesía.")
+        await page.get_by_role("button", name="Enviar la respuesta").click()
+        await expect(page.locator("#notice-status")).to_have_text("impugnada")
+        await expect(page.locator("#notice-responses")).to_contain_text("Las noches eran de cortesía.")
+        await w.check("notice-disputed-es")
+        cases = await stack.admin.get(
+            "assessment", "/v1/cases", params={"tax_account": stack.answering["tax_account"]}
+        )
+        assert [(c["status"], c["disputed_amount"]) for c in cases] == [("filed", total)]
+
+    async def test_the_operator_amends_a_return_and_sees_its_versions(
+        self, stack: Stack, browser: Browser
+    ) -> None:
+        w = await portal_walker(browser, stack, "operator", "amend-en")
+        page = w.page
+        await page.get_by_role("link", name="Casa Coquí").click()
+        month = TWO_MONTHS_AGO.first_day.strftime("%B %Y")
+        await page.get_by_role("link", name=f"See declaration {month}").click()
+        await page.get_by_role("link", name="Amend").click()
+        await expect(page.locator("h1")).to_have_text("Amend a declaration")
+        await expect(page.locator("#f-room_revenue")).to_have_value("1000.00")
+        await page.fill("#f-room_revenue", "800.00")
+        await page.fill("#f-declared_tax", "72.00")
+        await expect(page.locator("#preview-tax")).to_have_text("$72.00")  # 9% of $800.00 (§24(B))
+        await w.check("amend")
+        await page.get_by_role("button", name="File the amendment").click()
+        await expect(page.locator("#declaration-tax")).to_have_text("$72.00")
+        await expect(page.locator("#history tbody tr")).to_have_count(2)
+        await w.check("amended")
+        versions = await stack.admin.get(
+            "filing", "/v1/declarations", params={"lodging": stack.answering["tax_account"]}
+        )
+        assert sorted((d["version"], d["computed"]["tax"]) for d in versions["items"]) == [
+            (1, "90.00"),
+            (2, "72.00"),
+        ]
+
+    async def test_a_refund_above_the_credit_is_refused_next_to_the_amount(
+        self, stack: Stack, browser: Browser
+    ) -> None:
+        w = await portal_walker(browser, stack, "operator", "refund-en")
+        page = w.page
+        await page.get_by_role("link", name="Villa Tamarindo").click()
+        await page.get_by_role("link", name="Request a refund").click()
+        await expect(page.locator("#credit")).to_have_text("$110.00")
+        await page.fill("#f-amount", "50.00")  # 100.00 of the 110.00 is already asked back
+        await page.get_by_role("button", name="Request the refund").click()
+        await expect(page.locator(".refusal")).to_contain_text("Not done:")
+        await w.check("refund-refused")
+        await page.fill("#f-amount", "5.00")
+        await page.get_by_role("button", name="Request the refund").click()
+        await expect(page.locator("#refunds-table tbody tr")).to_have_count(2)
+        await w.check("refunds")
+        refunds = await stack.admin.get(
+            "assessment", f"/v1/accounts/{stack.refunding['tax_account']}/refunds"
+        )
+        assert sorted(r["amount"] for r in refunds) == ["100.00", "5.00"]
+
+    async def test_another_operator_sees_none_of_it(self, stack: Stack, browser: Browser) -> None:
+        w = await new_walker(browser, stack.web.url, stack.platform.logs, "answers-isolation")
+        await sign_in(w, stack.people["other-operator"]["email"])
+        for path in (
+            f"/portal/notices/{stack.open_notice_id}",
+            f"/portal/notices/{stack.open_notice_id}/letter.pdf",
+            f"/portal/lodgings/{stack.refunding['id']}/refund",
+        ):
+            r = await w.page.goto(stack.web.url + path)
+            assert r is not None
+            assert r.status == 404, path
+            assert "Casa Coquí" not in await w.page.content()
+        csrf = await w.page.locator("header input[name=csrf_token]").first.get_attribute("value")
+        r2 = await w.page.request.post(
+            f"{stack.web.url}/portal/notices/{stack.open_notice_id}/respond",
+            form={"csrf_token": csrf or "", "kind": "accept"},
+            max_redirects=0,
+        )
+        assert r2.status == 404
+        r3 = await w.page.request.post(
+            f"{stack.web.url}/portal/lodgings/{stack.refunding['id']}/refund",
+            form={"csrf_token": csrf or "", "amount": "1.00"},
+            max_redirects=0,
+        )
+        assert r3.status == 404
+        refunds = await stack.admin.get(
+            "assessment", f"/v1/accounts/{stack.refunding['tax_account']}/refunds"
+        )
+        assert "1.00" not in [r["amount"] for r in refunds]
 
 
 class TestDisputeToDecision:
