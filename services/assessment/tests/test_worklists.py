@@ -89,3 +89,25 @@ class TestOpenRefunds:
         )
         assert pay.status_code == 200, pay.text
         assert await queue() == []
+
+
+class TestRefusalsInSpanish:
+    async def test_a_refund_above_the_credit_is_refused_in_the_callers_language(
+        self, client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 3, 1))
+        account = await overpaid(client, bus, "op-wq4")
+        operator = auth("operator", operator_id="op-wq4")
+        for lang, detail in (
+            ("es-PR", "amount: como máximo 1100.00 de crédito es reembolsable al 2025-03-01"),
+            ("en", "amount: at most 1100.00 of credit is refundable on 2025-03-01"),
+        ):
+            r = await client.post(
+                f"/v1/accounts/{account}/refunds",
+                json={"amount": "5000.00"},
+                headers={**operator, "Accept-Language": lang},
+            )
+            assert r.status_code == 422, r.text
+            assert (r.json()["detail"], r.json()["errors"][0]["pointer"]) == (detail, "#/body/amount")
+        r = await client.get(f"/v1/accounts/{account}/refunds", headers=operator)
+        assert r.json() == []  # refused twice, nothing stored
