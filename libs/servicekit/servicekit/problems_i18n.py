@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -47,28 +47,46 @@ def _compile(msgid: str, msgstr: str) -> Pattern:
     return Pattern(re.compile(f"^{regex}$", re.DOTALL), msgstr)
 
 
-@cache
-def patterns() -> tuple[Pattern, ...]:
-    """The catalog's patterns, the most specific (longest fixed text) first."""
-    with CATALOG.open("rb") as f:
-        catalog = read_po(f, locale="es")
-    found = [_compile(str(m.id), str(m.string)) for m in catalog if m.id and m.string]
-    fixed = {p.regex.pattern: len(_PLACEHOLDER.sub("", p.regex.pattern)) for p in found}
-    return tuple(sorted(found, key=lambda p: -fixed[p.regex.pattern]))
+class PatternCatalog:
+    """A gettext catalog of English sentence patterns and their Spanish, applied to text
+    that carries values: ``at most {amount} of credit…`` translates ``at most 10.00 of
+    credit…`` keeping ``10.00``. ``translated`` names the placeholders whose value is
+    itself text to look up (a component's name, a field's message)."""
 
+    def __init__(self, path: Path, translated: tuple[str, ...] = ()) -> None:
+        self.path = path
+        self.translated = translated
 
-def spanish(text: str, depth: int = 0) -> str:
-    """``text`` in Spanish when the catalog has its pattern, else as it is."""
-    if depth > 3:
+    @cached_property
+    def patterns(self) -> tuple[Pattern, ...]:
+        """The catalog's patterns, the most specific (longest fixed text) first."""
+        with self.path.open("rb") as f:
+            catalog = read_po(f, locale="es")
+        found = [_compile(str(m.id), str(m.string)) for m in catalog if m.id and m.string]
+        fixed = {p.regex.pattern: len(_PLACEHOLDER.sub("", p.regex.pattern)) for p in found}
+        return tuple(sorted(found, key=lambda p: -fixed[p.regex.pattern]))
+
+    def spanish(self, text: str, depth: int = 0) -> str:
+        """``text`` in Spanish when the catalog has its pattern, else as it is."""
+        if depth > 3:
+            return text
+        for p in self.patterns:
+            m = p.regex.match(text)
+            if m is not None:
+                values = {
+                    k: self.spanish(v, depth + 1) if k in self.translated else v
+                    for k, v in m.groupdict().items()
+                }
+                return p.spanish.format(**values)
         return text
-    for p in patterns():
-        m = p.regex.match(text)
-        if m is not None:
-            values = {
-                k: spanish(v, depth + 1) if k in TRANSLATED_VALUES else v for k, v in m.groupdict().items()
-            }
-            return p.spanish.format(**values)
-    return text
+
+
+PROBLEMS = PatternCatalog(CATALOG, translated=TRANSLATED_VALUES)
+
+
+def spanish(text: str) -> str:
+    """A problem's text in Spanish when the catalog has its pattern, else as it is."""
+    return PROBLEMS.spanish(text)
 
 
 def localize(body: dict[str, Any], lang: str) -> dict[str, Any]:

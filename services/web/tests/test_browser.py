@@ -8,6 +8,7 @@ import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -229,6 +230,8 @@ class TestAgencyJourney:
             details = page.locator(f"#explain-{LAST_MONTH}")
             await details.locator("summary").click()
             await expect(details.locator("ol.trace").first).to_contain_text("§24")
+            balance = {"en": "paid 1111.11, balance 0.00", "es": "pagado 1111.11, saldo 0.00"}[lang]
+            await expect(details.locator("ol.trace").last).to_contain_text(balance)  # the trace's language
             await w.check("statement")
             await sign_out(page, "signed-out")
 
@@ -254,3 +257,66 @@ class TestContentSecurityPolicy:
         )
         assert "frame-ancestors 'none'" in framed
         await context.close()
+
+
+class TestDistribution:
+    async def test_preview_confirm_post_and_the_csv_report(self, stack: Stack, browser: Browser) -> None:
+        w = await walker(browser, stack, "distribution-en")
+        page = w.page
+        await sign_in(w, stack.agency_email)
+        await expect(page.locator("h1")).to_have_text("Overview")
+        await page.get_by_role("link", name="Distribution").click()
+        await page.select_option("#f-jurisdiction", "PR")
+        await page.fill("#f-month", str(LAST_MONTH))
+        await page.get_by_role("button", name="Preview").click()
+        await expect(page.locator("#run-preview")).to_be_visible()
+        # the page shows the service's own computation (this month's payment is next month's run)
+        expected = await stack.admin.post(
+            "distribution", "/v1/runs", {"jurisdiction": "PR", "month": str(LAST_MONTH), "preview": True}
+        )
+        await expect(page.locator("#run-collected")).to_have_text(f"${Decimal(expected['collected']):,.2f}")
+        await expect(page.locator("#allocations tbody tr")).to_have_count(
+            max(1, len(expected["allocations"]))
+        )
+        await w.check("distribution-preview")
+        await page.get_by_role("button", name="Post the run").click()  # not confirmed
+        await expect(page.locator("#e-confirm")).to_have_text(
+            "Tick the box to confirm the posting; a posted run is final."
+        )
+        assert (await stack.admin.get("distribution", "/v1/runs"))["items"] == []  # nothing posted
+        await page.check("#f-confirm")
+        await page.get_by_role("button", name="Post the run").click()
+        await expect(page.locator("#run-status")).to_contain_text("Posted on")
+        await w.check("distribution-run")
+        [listed] = (await stack.admin.get("distribution", "/v1/runs"))["items"]
+        posted = await stack.admin.get("distribution", f"/v1/runs/{listed['id']}")
+        assert (posted["month"], posted["collected"]) == (str(LAST_MONTH), expected["collected"])
+        assert posted["allocations"] == expected["allocations"]
+        async with page.expect_download() as info:
+            await page.get_by_role("link", name="Download the report (CSV)").click()
+        rows = (await (await info.value).path()).read_text().splitlines()
+        assert rows[0] == "run_id,jurisdiction,month,account,fund,name,rule,section,amount"
+        assert all(r.startswith(f"{posted['id']},PR,{LAST_MONTH},") for r in rows[1:])
+        allocated = sum((Decimal(r.rsplit(",", 1)[1]) for r in rows[1:]), Decimal("0.00"))
+        assert allocated + Decimal(posted["pending"]) == Decimal(posted["collected"])  # the report adds up
+
+        auditor = await person(stack.admin, "agency-auditor")
+        r = await new_walker(browser, stack.web.url, stack.platform.logs, "distribution-auditor-es")
+        await sign_in(r, auditor["email"], spanish=True)
+        await expect(r.page.locator("h1")).to_have_text("Resumen")
+        await r.page.get_by_role("link", name="Distribución").click()
+        await expect(r.page.locator("#runs tbody tr")).to_have_count(1)
+        await expect(r.page.locator("#why-no-post")).to_have_text(
+            "Solo un administrador de la agencia previsualiza y contabiliza una corrida."
+        )
+        await expect(r.page.get_by_role("button", name="Vista previa")).to_have_count(0)
+        await expect(r.page.get_by_role("button", name="Contabilizar la corrida")).to_have_count(0)
+        await r.check("distribution-es")
+
+        o = await walker(browser, stack, "distribution-operator")
+        await sign_in(o, stack.operator_email)
+        await expect(o.page.locator("h1")).to_have_text("My lodgings")
+        for path in ("/agency/distribution", f"/agency/distribution/runs/{posted['id']}"):
+            resp = await o.page.goto(stack.web.url + path)
+            assert resp is not None
+            assert resp.status == 403, path

@@ -22,6 +22,8 @@ from babel.messages.pofile import read_po
 from babel.numbers import format_currency, format_decimal, format_percent
 from babel.support import Translations
 
+from servicekit.problems_i18n import PatternCatalog
+
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 LANGUAGES = ("en", "es")
 #: Where formatting comes from: US English, and Puerto Rico's Spanish.
@@ -81,6 +83,10 @@ def load_catalog(lang: str) -> Translations:
 
 
 CATALOGS: dict[str, Translations] = {lang: load_catalog(lang) for lang in LANGUAGES}
+#: taxcore's trace texts (English, with their values) as Spanish patterns: taxcore stays pure
+TRACE = PatternCatalog(
+    LOCALE_DIR / "es" / "LC_MESSAGES" / "trace.po", translated=("component", "what", "filed", "unit", "mode")
+)
 
 
 def choose(cookie: str | None, accept_language: str | None) -> str:
@@ -104,6 +110,10 @@ class Lang:
     def gettext(self, message: str, **values: object) -> str:
         text = CATALOGS[self.code].gettext(message)
         return text % values if values else text
+
+    def trace(self, text: str) -> str:
+        """A trace step's text in this language (the values in it unchanged)."""
+        return TRACE.spanish(text) if self.code == "es" else text
 
     def word(self, code: str) -> str:
         """A service's code (``under_review``) as words in this language."""
@@ -144,6 +154,7 @@ class Lang:
         return {
             "_": self.gettext,
             "word": self.word,
+            "trace": self.trace,
             "money": self.money,
             "number": self.number,
             "percent": self.percent,

@@ -58,11 +58,9 @@ async def notice_page(request: Request, notice_id: str, person: PortalDep, api: 
 
 @router.get("/notices/{notice_id}/letter.pdf")
 async def notice_letter(request: Request, notice_id: str, person: PortalDep, api: ApiDep) -> Response:
-    r = await api.raw("GET", "assessment", f"/v1/notices/{notice_id}/letter.pdf")
-    return Response(
-        r.content,
-        media_type="application/pdf",
-        headers={"Content-Disposition": f'attachment; filename="notice-{notice_id}.pdf"'},
+    path = f"/v1/notices/{notice_id}/letter.pdf"
+    return await api.download(
+        "assessment", path, media_type="application/pdf", filename=f"notice-{notice_id}.pdf"
     )
 
 

@@ -352,9 +352,10 @@ async def payment_page(request: Request, payment_id: str, person: PortalDep, api
 
 @router.get("/payments/{payment_id}/receipt.pdf")
 async def receipt_pdf(request: Request, payment_id: str, person: PortalDep, api: ApiDep) -> Response:
-    r = await api.raw("GET", "filing", f"/v1/payments/{payment_id}/receipt", params={"format": "pdf"})
-    return Response(
-        r.content,
+    return await api.download(
+        "filing",
+        f"/v1/payments/{payment_id}/receipt",
+        params={"format": "pdf"},
         media_type="application/pdf",
-        headers={"Content-Disposition": f'attachment; filename="receipt-{payment_id}.pdf"'},
+        filename=f"receipt-{payment_id}.pdf",
     )
