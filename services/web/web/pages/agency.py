@@ -17,7 +17,7 @@ from web.core import AgencyDep, ApiDep, lang_of, render
 
 router = APIRouter(prefix="/agency")
 JURISDICTIONS = ("PR", "VI")
-SEARCH_PAGES = 10  # the registry filters by jurisdiction and class; name and account are matched here
+SEARCH_PAGES = 10
 
 
 @router.get("")
@@ -75,28 +75,22 @@ async def overview(request: Request, person: AgencyDep, api: ApiDep) -> Response
 async def _search(
     api: ApiDep, *, q: str, jurisdiction: str | None, lodging_class: str | None
 ) -> list[dict[str, Any]]:
+    """The registry searches name, tax account and municipality (``q``); up to
+    ``SEARCH_PAGES`` pages of 200 are shown."""
     params: dict[str, str | int] = {"limit": 200}
     if jurisdiction in JURISDICTIONS:
         params["jurisdiction"] = str(jurisdiction)
     if lodging_class:
         params["lodging_class"] = lodging_class
+    if q.strip():
+        params["q"] = q.strip()[:200]
     found: list[dict[str, Any]] = []
-    needle = q.strip().lower()
     cursor: str | None = None
     for _ in range(SEARCH_PAGES):
         page = await api.get(
             "registry", "/v1/lodgings", params={**params, **({"cursor": cursor} if cursor else {})}
         )
-        for item in page["items"]:
-            haystack = " ".join(
-                [
-                    item["name"],
-                    item["tax_account"],
-                    item.get("municipality") or item["address"].get("municipality", ""),
-                ]
-            ).lower()
-            if needle in haystack:
-                found.append(item)
+        found.extend(page["items"])
         cursor = page.get("next_cursor")
         if not cursor:
             break
