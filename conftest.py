@@ -12,10 +12,13 @@ suites, not four."""
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Whole modules go to one xdist worker (``--dist loadgroup``; their fixtures are module-
-    and session-scoped), and the whole-platform modules share ``STACK_LANES`` lanes."""
+    and session-scoped), the whole-platform modules share ``STACK_LANES`` lanes, and the
+    browser modules one lane (each drives Chromium against services that follow events: two
+    at once on two cores miss their page's timeouts)."""
     modules = sorted({item.nodeid.split("::")[0] for item in items})
     stacks = [m for m in modules if m.startswith("tests/test_platform_")]
     lane = {module: f"stack-{i % STACK_LANES}" for i, module in enumerate(stacks)}
+    lane.update({m: "browser" for m in modules if m.startswith("services/web/tests/test_browser")})
     for item in items:
         module = item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(lane.get(module, module)))

@@ -16,6 +16,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from servicekit import problems_i18n
 from taxcore.errors import TaxcoreError
 from taxcore.money import MoneyError
 
@@ -125,8 +126,18 @@ def too_large_problem(limit: int, instance: str) -> dict[str, Any]:
     }
 
 
-def problem_response(body: dict[str, Any], headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse(body, status_code=int(body["status"]), media_type=PROBLEM_JSON, headers=headers)
+def problem_response(
+    body: dict[str, Any], headers: dict[str, str] | None = None, *, request: Request | None = None
+) -> JSONResponse:
+    """The problem as JSON; its human text in the request's ``Accept-Language`` (en, es)."""
+    lang = problems_i18n.language(request.headers.get("accept-language") if request is not None else None)
+    out = {**(headers or {}), "Content-Language": lang}
+    return JSONResponse(
+        problems_i18n.localize(body, lang),
+        status_code=int(body["status"]),
+        media_type=PROBLEM_JSON,
+        headers=out,
+    )
 
 
 def _validation_errors(exc: RequestValidationError) -> list[dict[str, str]]:
@@ -140,19 +151,19 @@ def install_error_handlers(app: FastAPI) -> None:
     async def domain(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, DomainError)
         headers = {"WWW-Authenticate": "Bearer"} if isinstance(exc, Unauthorized) else None
-        return problem_response(exc.problem(request.url.path), headers)
+        return problem_response(exc.problem(request.url.path), headers, request=request)
 
     async def validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         errors = _validation_errors(exc)
         first = errors[0] if errors else {"pointer": "#/", "detail": "invalid"}
         err = ValidationFailed(f"{first['pointer'][2:]}: {first['detail']}", errors=errors)
-        return problem_response(err.problem(request.url.path))
+        return problem_response(err.problem(request.url.path), request=request)
 
     async def taxcore_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, TaxcoreError | MoneyError)
         err = ValidationFailed.on(exc.field, exc.message)
-        return problem_response(err.problem(request.url.path))
+        return problem_response(err.problem(request.url.path), request=request)
 
     async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
@@ -163,11 +174,13 @@ def install_error_handlers(app: FastAPI) -> None:
             "detail": str(exc.detail),
             "instance": request.url.path,
         }
-        return problem_response(body, dict(exc.headers) if exc.headers else None)
+        return problem_response(body, dict(exc.headers) if exc.headers else None, request=request)
 
     async def payload_too_large(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, PayloadTooLarge)
-        return problem_response(too_large_problem(exc.limit, request.url.path), {"Connection": "close"})
+        return problem_response(
+            too_large_problem(exc.limit, request.url.path), {"Connection": "close"}, request=request
+        )
 
     async def integrity(request: Request, exc: Exception) -> JSONResponse:
         """A constraint the service's own checks did not catch (a race, a dangling reference):
@@ -176,7 +189,8 @@ def install_error_handlers(app: FastAPI) -> None:
         return problem_response(
             Conflict("the request conflicts with existing data (a duplicate or a missing reference)").problem(
                 request.url.path
-            )
+            ),
+            request=request,
         )
 
     async def database(request: Request, exc: Exception) -> JSONResponse:
@@ -184,7 +198,10 @@ def install_error_handlers(app: FastAPI) -> None:
         sqlstate = str(getattr(getattr(exc, "orig", None), "sqlstate", "") or "")
         if sqlstate.startswith("22"):  # class 22: data exception
             return problem_response(
-                ValidationFailed("a value is out of the range the platform accepts").problem(request.url.path)
+                ValidationFailed("a value is out of the range the platform accepts").problem(
+                    request.url.path
+                ),
+                request=request,
             )
         return await unexpected(request, exc)
 
@@ -197,7 +214,7 @@ def install_error_handlers(app: FastAPI) -> None:
             "detail": "An unexpected error occurred; it has been logged.",
             "instance": request.url.path,
         }
-        return problem_response(body)
+        return problem_response(body, request=request)
 
     app.add_exception_handler(DomainError, domain)
     app.add_exception_handler(RequestValidationError, validation)

@@ -20,6 +20,7 @@ from assessment.refunds.endpoints import router as refunds
 from assessment.risk.endpoints import router as risk_scores
 from assessment.settings import AssessmentSettings
 from assessment.timeline.endpoints import router as timeline
+from assessment.worklists.endpoints import router as worklists
 from assessment.writeoffs.endpoints import router as write_offs
 from servicekit.app import create_app
 
@@ -55,5 +56,6 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             crosschecks,
             audits,
             risk_scores,
+            worklists,
         ],
     )

@@ -212,3 +212,32 @@ class TestIdempotentRegistration:
         assert await scalar(db, "SELECT count(*) FROM lodgings WHERE name = 'Posada'") == 1
         other = await client.post("/v1/lodgings", json={**body, "room_count": 10}, headers=headers)
         assert other.status_code == 422
+
+
+class TestSearchLodgings:
+    async def test_name_account_or_municipality_in_any_case_and_only_what_the_caller_sees(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        mine = await make_operator(client, "Operadora Zafiro")
+        theirs = await make_operator(client, "Otra")
+        a = await make_lodging(client, operator_id=mine["id"], name="Posada Zafiro 100%")
+        b = await make_lodging(client, operator_id=mine["id"], name="Hotel Ámbar")
+        c = await make_lodging(client, operator_id=theirs["id"], name="Zafiro Ajeno")
+        ours = {a["id"], b["id"], c["id"]}
+
+        async def found(q: str, headers: dict[str, str] = ADMIN) -> set[str]:
+            r = await client.get("/v1/lodgings", params={"q": q, "limit": 500}, headers=headers)
+            assert r.status_code == 200, r.text
+            return {x["id"] for x in r.json()["items"]} & ours
+
+        assert await found("zafiro") == {a["id"], c["id"]}
+        assert await found("ÁMBAR") == {b["id"]}
+        assert await found(b["tax_account"]) == {b["id"]}
+        assert await found("san juan") == ours
+        assert await found("100%") == {a["id"]}
+        assert await found("0_%") == set()  # % and _ are literal text, not wildcards
+        operator = auth("operator", operator_id=mine["id"])
+        assert await found("zafiro", operator) == {a["id"]}  # another operator's lodging stays out
+        r = await client.get("/v1/lodgings", params={"q": ""}, headers=ADMIN)
+        assert r.status_code == 422
+        assert r.json()["errors"][0]["pointer"] == "#/query/q"

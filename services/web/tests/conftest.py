@@ -6,6 +6,8 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi import FastAPI
+from playwright.async_api import Browser, async_playwright
+from web_browser import CHROMIUM, CHROMIUM_ARGS
 from web_factories import web_settings
 
 from registry.app import build_app as build_registry
@@ -37,3 +39,12 @@ async def web(registry_app: FastAPI) -> AsyncIterator[httpx.AsyncClient]:
         async with client:
             client.app = app  # type: ignore[attr-defined]
             yield client
+
+
+@pytest.fixture(scope="module")
+async def browser() -> AsyncIterator[Browser]:
+    """One real Chromium per browser-test module."""
+    async with async_playwright() as pw:
+        b = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        await b.close()

@@ -3,26 +3,32 @@ and in Spanish, against the real platform (every service a real process)."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import re
-import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 import pytest
 from platform_harness import Api, Platform, eventually
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, expect
 from pypdf import PdfReader
-from web_browser import CHROMIUM, CHROMIUM_ARGS, Walker, WebProcess
+from web_browser import (
+    LAST_MONTH,
+    PASSWORD,
+    TWO_MONTHS_AGO,
+    Walker,
+    WebProcess,
+    new_walker,
+    person,
+    platform_with_web,
+    sign_in,
+    sign_out,
+)
 
 from taxcore.periods import Period
-
-PASSWORD = "a long demo passphrase"
-LAST_MONTH = Period.of(date.today()).prev()
-TWO_MONTHS_AGO = LAST_MONTH.prev()
 
 
 @dataclass
@@ -36,26 +42,9 @@ class Stack:
     operator_user_id: str
 
 
-async def person(admin: Api, role: str, **binding: str) -> dict[str, Any]:
-    email = f"{role}-{uuid.uuid4().hex[:6]}@example.pr"
-    body = {"email": email, "name": f"{role.title()} Person", "role": role, "password": PASSWORD, **binding}
-    created: dict[str, Any] = await admin.post("registry", "/v1/people/users", body, expect=201)
-    return created
-
-
 @pytest.fixture(scope="module")
 async def stack() -> AsyncIterator[Stack]:
-    platform = Platform(prefix="roomtax_e2e_web")
-    web: WebProcess | None = None
-    admin: Api | None = None
-    try:
-        try:
-            await platform.start()
-        except TimeoutError:  # a busy machine: the processes run on, give them longer
-            await asyncio.gather(*(s.wait_ready(timeout=300) for s in platform.services.values()))
-        web = WebProcess(urls={n: platform.url(n) for n in platform.services}, logs=platform.logs)
-        web.start()
-        admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+    async with platform_with_web("roomtax_e2e_web") as (platform, web, admin):
         op = await admin.post("registry", "/v1/operators", {"name": "Posada Vieques"}, expect=201)
         lodging = await admin.post(
             "registry",
@@ -81,45 +70,10 @@ async def stack() -> AsyncIterator[Stack]:
         await eventually(filing_knows)
         await web.wait_ready()
         yield Stack(platform, web, admin, lodging, operator["email"], agency["email"], operator["id"])
-    finally:
-        if admin is not None:
-            await admin.close()
-        if web is not None:
-            web.stop()
-        platform.stop()
-
-
-@pytest.fixture(scope="module")
-async def browser() -> AsyncIterator[Browser]:
-    async with async_playwright() as pw:
-        b = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield b
-        await b.close()
 
 
 async def walker(browser: Browser, stack: Stack, name: str) -> Walker:
-    # axe is injected as a script tag: the page's CSP (script-src 'self') would refuse it,
-    # so these contexts bypass CSP; TestContentSecurityPolicy checks the pages under it.
-    context = await browser.new_context(bypass_csp=True, accept_downloads=True, locale="en-US")
-    page = await context.new_page()
-    return Walker(page, stack.web.url, stack.platform.logs / "screenshots", name)
-
-
-async def sign_in(w: Walker, email: str, spanish: bool = False) -> None:
-    await w.goto("/sign-in", "sign-in")
-    if spanish:
-        await w.page.select_option("#language-switch", "es")
-        await w.page.get_by_role("button", name="Change").click()
-        await expect(w.page.locator("h1")).to_have_text("Iniciar sesión")
-        await w.check("sign-in-es")
-    await w.page.fill("#f-email", email)
-    await w.page.fill("#f-password", PASSWORD)
-    await w.page.locator("main button[type=submit]").click()
-
-
-async def sign_out(page: Page, label: str) -> None:
-    await page.locator("form[action='/sign-out'] button").click()
-    await expect(page).to_have_url(re.compile(r"/sign-in$"))
+    return await new_walker(browser, stack.web.url, stack.platform.logs, name)
 
 
 class TestOperatorJourney:
@@ -276,6 +230,8 @@ class TestAgencyJourney:
             details = page.locator(f"#explain-{LAST_MONTH}")
             await details.locator("summary").click()
             await expect(details.locator("ol.trace").first).to_contain_text("§24")
+            balance = {"en": "paid 1111.11, balance 0.00", "es": "pagado 1111.11, saldo 0.00"}[lang]
+            await expect(details.locator("ol.trace").last).to_contain_text(balance)  # the trace's language
             await w.check("statement")
             await sign_out(page, "signed-out")
 
@@ -301,3 +257,66 @@ class TestContentSecurityPolicy:
         )
         assert "frame-ancestors 'none'" in framed
         await context.close()
+
+
+class TestDistribution:
+    async def test_preview_confirm_post_and_the_csv_report(self, stack: Stack, browser: Browser) -> None:
+        w = await walker(browser, stack, "distribution-en")
+        page = w.page
+        await sign_in(w, stack.agency_email)
+        await expect(page.locator("h1")).to_have_text("Overview")
+        await page.get_by_role("link", name="Distribution").click()
+        await page.select_option("#f-jurisdiction", "PR")
+        await page.fill("#f-month", str(LAST_MONTH))
+        await page.get_by_role("button", name="Preview").click()
+        await expect(page.locator("#run-preview")).to_be_visible()
+        # the page shows the service's own computation (this month's payment is next month's run)
+        expected = await stack.admin.post(
+            "distribution", "/v1/runs", {"jurisdiction": "PR", "month": str(LAST_MONTH), "preview": True}
+        )
+        await expect(page.locator("#run-collected")).to_have_text(f"${Decimal(expected['collected']):,.2f}")
+        await expect(page.locator("#allocations tbody tr")).to_have_count(
+            max(1, len(expected["allocations"]))
+        )
+        await w.check("distribution-preview")
+        await page.get_by_role("button", name="Post the run").click()  # not confirmed
+        await expect(page.locator("#e-confirm")).to_have_text(
+            "Tick the box to confirm the posting; a posted run is final."
+        )
+        assert (await stack.admin.get("distribution", "/v1/runs"))["items"] == []  # nothing posted
+        await page.check("#f-confirm")
+        await page.get_by_role("button", name="Post the run").click()
+        await expect(page.locator("#run-status")).to_contain_text("Posted on")
+        await w.check("distribution-run")
+        [listed] = (await stack.admin.get("distribution", "/v1/runs"))["items"]
+        posted = await stack.admin.get("distribution", f"/v1/runs/{listed['id']}")
+        assert (posted["month"], posted["collected"]) == (str(LAST_MONTH), expected["collected"])
+        assert posted["allocations"] == expected["allocations"]
+        async with page.expect_download() as info:
+            await page.get_by_role("link", name="Download the report (CSV)").click()
+        rows = (await (await info.value).path()).read_text().splitlines()
+        assert rows[0] == "run_id,jurisdiction,month,account,fund,name,rule,section,amount"
+        assert all(r.startswith(f"{posted['id']},PR,{LAST_MONTH},") for r in rows[1:])
+        allocated = sum((Decimal(r.rsplit(",", 1)[1]) for r in rows[1:]), Decimal("0.00"))
+        assert allocated + Decimal(posted["pending"]) == Decimal(posted["collected"])  # the report adds up
+
+        auditor = await person(stack.admin, "agency-auditor")
+        r = await new_walker(browser, stack.web.url, stack.platform.logs, "distribution-auditor-es")
+        await sign_in(r, auditor["email"], spanish=True)
+        await expect(r.page.locator("h1")).to_have_text("Resumen")
+        await r.page.get_by_role("link", name="Distribución").click()
+        await expect(r.page.locator("#runs tbody tr")).to_have_count(1)
+        await expect(r.page.locator("#why-no-post")).to_have_text(
+            "Solo un administrador de la agencia previsualiza y contabiliza una corrida."
+        )
+        await expect(r.page.get_by_role("button", name="Vista previa")).to_have_count(0)
+        await expect(r.page.get_by_role("button", name="Contabilizar la corrida")).to_have_count(0)
+        await r.check("distribution-es")
+
+        o = await walker(browser, stack, "distribution-operator")
+        await sign_in(o, stack.operator_email)
+        await expect(o.page.locator("h1")).to_have_text("My lodgings")
+        for path in ("/agency/distribution", f"/agency/distribution/runs/{posted['id']}"):
+            resp = await o.page.goto(stack.web.url + path)
+            assert resp is not None
+            assert resp.status == 403, path

@@ -6,9 +6,11 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
+import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
+from taxcore.rules.balance import AccountHistory, PaymentIn, compute_balance
 from web.i18n import Lang, choose
 
 PACKAGE = Path(__file__).resolve().parents[1]
@@ -66,3 +68,54 @@ class TestChoice:
         assert choose(None, "es-PR,es;q=0.9,en;q=0.5") == "es"
         assert choose("fr", "fr-FR") == "en"
         assert choose(None, None) == "en"
+
+
+def _late_balance(jurisdiction: str) -> list[str]:
+    """The trace of a period filed late and paid in part: the steps a statement shows."""
+    history = AccountHistory(
+        jurisdiction=jurisdiction,
+        period="2025-01",
+        due_date=None,
+        tax=Decimal("1000.00"),
+        impact_fee=Decimal("0"),
+        declaration_filed_on=date(2025, 3, 20),
+        books_kept=True,
+        bond_cover=Decimal("0"),
+        deficiency_assessed_on=None,
+        payments=[PaymentIn(payment_id="p1", received_on=date(2025, 4, 15), amount=Decimal("400.00"))],
+        adjustments=[],
+    )
+    return [s["description"] for s in compute_balance(history, as_of=date(2025, 6, 30)).trace]
+
+
+class TestTraceInSpanish:
+    @pytest.mark.parametrize("jurisdiction", ["PR", "VI"])
+    def test_every_step_of_a_late_period_reads_in_spanish(self, jurisdiction: str) -> None:
+        texts = _late_balance(jurisdiction)
+        es = Lang("es")
+        assert len(texts) > 10
+        assert [t for t in texts if es.trace(t) == t] == []
+        assert [Lang("en").trace(t) for t in texts] == texts
+
+    def test_the_values_stay_and_the_words_change(self) -> None:
+        es = Lang("es")
+        texts = _late_balance("PR")
+        assert (
+            es.trace(texts[0]) == "PR, periodo 2025-01, vence el 2025-02-10; estado de cuenta al 2025-06-30"
+        )
+        assert "planilla con 38 días de atraso (radicada el 2025-03-20): min(500 x 38, 25000)" in [
+            es.trace(t) for t in texts
+        ]
+        assert (
+            es.trace("2025-04-15: 400.00 of payment p1 to tax") == "2025-04-15: 400.00 del pago p1 a impuesto"
+        )
+        assert es.trace(
+            "interest on 600.00 for 76 of the 365 days of the year 2025: 600.00 x 0.10 x 76/365"
+        ) == ("intereses sobre 600.00 por 76 de los 365 días del año 2025: 600.00 x 0.10 x 76/365")
+
+    def test_a_declarations_steps(self) -> None:
+        es = Lang("es")
+        assert es.trace("Rate for a hotel with a casino") == "Tipo para un hotel con casino"
+        assert es.trace("Line room_revenue is part of the taxable rate") == (
+            "La línea room_revenue forma parte de la base tributable"
+        )

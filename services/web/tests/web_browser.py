@@ -9,17 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import httpx
-from playwright.async_api import Page
+from platform_harness import Api, Platform
+from playwright.async_api import Browser, Page, expect
 
 from servicekit.testing import free_port
+from taxcore.periods import Period
 
 CHROMIUM = os.environ.get("ROOMTAX_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -31,6 +38,9 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+PASSWORD = "a long demo passphrase"
+LAST_MONTH = Period.of(date.today()).prev()
+TWO_MONTHS_AGO = LAST_MONTH.prev()
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core-4.14.1" / "axe.min.js"
 AXE_RUN = """async () => {
   const tags = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'];
@@ -116,3 +126,62 @@ class Walker:
     async def goto(self, path: str, label: str) -> None:
         await self.page.goto(self.base + path)
         await self.check(label)
+
+
+async def person(admin: Api, role: str, **binding: str) -> dict[str, Any]:
+    """A person of ``role`` created by the agency, signing in with ``PASSWORD``."""
+    email = f"{role}-{uuid.uuid4().hex[:6]}@example.pr"
+    body = {"email": email, "name": f"{role.title()} Person", "role": role, "password": PASSWORD, **binding}
+    created: dict[str, Any] = await admin.post("registry", "/v1/people/users", body, expect=201)
+    return created
+
+
+async def new_walker(browser: Browser, base: str, logs: Path, name: str) -> Walker:
+    # axe is injected as a script tag: the page's CSP (script-src 'self') would refuse it,
+    # so these contexts bypass CSP; TestContentSecurityPolicy checks the pages under it.
+    context = await browser.new_context(bypass_csp=True, accept_downloads=True, locale="en-US")
+    page = await context.new_page()
+    return Walker(page, base, logs / "screenshots", name)
+
+
+async def sign_in(w: Walker, email: str, spanish: bool = False) -> None:
+    await w.goto("/sign-in", "sign-in")
+    if spanish:
+        await w.page.select_option("#language-switch", "es")
+        await w.page.get_by_role("button", name="Change").click()
+        await expect(w.page.locator("h1")).to_have_text("Iniciar sesión")
+        await w.check("sign-in-es")
+    await w.page.fill("#f-email", email)
+    await w.page.fill("#f-password", PASSWORD)
+    await w.page.locator("main button[type=submit]").click()
+
+
+async def sign_out(page: Page, label: str) -> None:
+    await page.locator("form[action='/sign-out'] button").click()
+    await expect(page).to_have_url(re.compile(r"/sign-in$"))
+
+
+@asynccontextmanager
+async def platform_with_web(prefix: str) -> AsyncIterator[tuple[Platform, WebProcess, Api]]:
+    """Every service a real process, the web app beside them, and the agency's admin client.
+
+    The caller seeds what its module needs, then waits for ``web.wait_ready()``.
+    """
+    platform = Platform(prefix=prefix)
+    web: WebProcess | None = None
+    admin: Api | None = None
+    try:
+        try:
+            await platform.start()
+        except TimeoutError:  # a busy machine: the processes run on, give them longer
+            await asyncio.gather(*(s.wait_ready(timeout=300) for s in platform.services.values()))
+        web = WebProcess(urls={n: platform.url(n) for n in platform.services}, logs=platform.logs)
+        web.start()
+        admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+        yield platform, web, admin
+    finally:
+        if admin is not None:
+            await admin.close()
+        if web is not None:
+            web.stop()
+        platform.stop()

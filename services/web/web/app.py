@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from web import i18n
 from web.backend import ApiError, Backend
 from web.core import CsrfFailed, SignInRequired, WrongRole, redirect, render, sign_in_url
-from web.pages import agency, auth, portal
+from web.pages import agency, answers, auth, casework, distribution, portal
 from web.security import security_headers
 from web.session import Session, SessionCodec
 from web.settings import WebSettings
@@ -139,6 +139,13 @@ def build_app(
         return PlainTextResponse("ready" if ok else "registry unreachable", status_code=200 if ok else 503)
 
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
-    for r in (auth.router, portal.router, agency.router):
+    for r in (
+        auth.router,
+        portal.router,
+        answers.router,
+        agency.router,
+        distribution.router,
+        casework.router,
+    ):
         app.include_router(r)
     return app

@@ -152,6 +152,14 @@ class Api:
     async def raw(self, method: str, service: str, path: str, **kw: Any) -> Any:
         return await self.backend.request(method, service, path, token=self.token, lang=self.lang, **kw)
 
+    async def download(
+        self, service: str, path: str, *, media_type: str, filename: str, **kw: Any
+    ) -> Response:
+        """A service's file (a PDF, a CSV) handed to the browser as a download."""
+        r = await self.raw("GET", service, path, **kw)
+        disposition = f'attachment; filename="{filename}"'
+        return Response(r.content, media_type=media_type, headers={"Content-Disposition": disposition})
+
 
 async def api_of(request: Request, _: PersonDep) -> Api:
     return Api(request)

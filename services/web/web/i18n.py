@@ -22,6 +22,8 @@ from babel.messages.pofile import read_po
 from babel.numbers import format_currency, format_decimal, format_percent
 from babel.support import Translations
 
+from servicekit.problems_i18n import PatternCatalog
+
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 LANGUAGES = ("en", "es")
 #: Where formatting comes from: US English, and Puerto Rico's Spanish.
@@ -37,6 +39,38 @@ def N_(message: str) -> str:  # noqa: N802 - the gettext convention for "mark, t
 
 #: Words the services send that a page shows as they are (statuses), translated here.
 API_WORDS = (N_("active"), N_("suspended"), N_("closed"), N_("received"), N_("reversed"))
+#: The services' codes for case work (statuses, steps, components, grounds) as a person reads them.
+CODE_WORDS: dict[str, str] = {
+    "filed": N_("filed"),
+    "under_review": N_("under review"),
+    "hearing_scheduled": N_("hearing scheduled"),
+    "decision_proposed": N_("decision proposed"),
+    "decided": N_("decided"),
+    "appealed": N_("appealed"),
+    "under_appeal": N_("under appeal"),
+    "appeal_resolved": N_("appeal resolved"),
+    "closed": N_("closed"),
+    "requested": N_("requested"),
+    "approved": N_("approved"),
+    "denied": N_("denied"),
+    "paid": N_("paid"),
+    "pending": N_("pending"),
+    "open": N_("open"),
+    "accepted": N_("accepted"),
+    "disputed": N_("disputed"),
+    "lapsed": N_("lapsed"),
+    "bond_draw_requested": N_("bond draw requested"),
+    "rejected": N_("rejected"),
+    "full": N_("abated in full"),
+    "partial": N_("abated in part"),
+    "tax": N_("tax"),
+    "impact_fee": N_("impact fee"),
+    "penalty": N_("penalty"),
+    "interest": N_("interest"),
+    "fine": N_("fine"),
+    "reasonable_cause": N_("reasonable cause"),
+    "agency_error": N_("agency error"),
+}
 
 
 def load_catalog(lang: str) -> Translations:
@@ -49,6 +83,10 @@ def load_catalog(lang: str) -> Translations:
 
 
 CATALOGS: dict[str, Translations] = {lang: load_catalog(lang) for lang in LANGUAGES}
+#: taxcore's trace texts (English, with their values) as Spanish patterns: taxcore stays pure
+TRACE = PatternCatalog(
+    LOCALE_DIR / "es" / "LC_MESSAGES" / "trace.po", translated=("component", "what", "filed", "unit", "mode")
+)
 
 
 def choose(cookie: str | None, accept_language: str | None) -> str:
@@ -72,6 +110,14 @@ class Lang:
     def gettext(self, message: str, **values: object) -> str:
         text = CATALOGS[self.code].gettext(message)
         return text % values if values else text
+
+    def trace(self, text: str) -> str:
+        """A trace step's text in this language (the values in it unchanged)."""
+        return TRACE.spanish(text) if self.code == "es" else text
+
+    def word(self, code: str) -> str:
+        """A service's code (``under_review``) as words in this language."""
+        return self.gettext(CODE_WORDS.get(code, code))
 
     def money(self, value: str | Decimal | None, currency: str = "USD") -> str:
         if value is None or value == "":
@@ -107,6 +153,8 @@ class Lang:
     def helpers(self) -> dict[str, Callable[..., str]]:
         return {
             "_": self.gettext,
+            "word": self.word,
+            "trace": self.trace,
             "money": self.money,
             "number": self.number,
             "percent": self.percent,

@@ -32,7 +32,7 @@ class Person:
 
     @property
     def is_agency(self) -> bool:
-        return self.role in ("agency-admin", "agency-auditor", "dashboard")
+        return self.role in ("agency-admin", "agency-officer", "agency-auditor", "dashboard")
 
 
 @dataclass

@@ -72,6 +72,10 @@ async def list_lodgings(
     jurisdiction: Annotated[JurisdictionCode | None, Query(description="e.g. PR or VI")] = None,
     lodging_class: str | None = None,
     operator_id: str | None = None,
+    q: Annotated[
+        str | None,
+        Query(min_length=1, max_length=200, description="part of the name, tax account or municipality"),
+    ] = None,
 ) -> Page[LodgingOut]:
     rows = await repository.list_page(
         session,
@@ -81,6 +85,7 @@ async def list_lodgings(
         jurisdiction=jurisdiction,
         lodging_class=lodging_class,
         operator_id=operator_id,
+        q=q,
     )
     return paginate(rows, limit=limit, key=lambda r: [r.tax_account], to_item=to_out)
 

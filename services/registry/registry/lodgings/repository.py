@@ -58,8 +58,19 @@ async def list_page(
     jurisdiction: str | None,
     lodging_class: str | None,
     operator_id: str | None,
+    q: str | None = None,
 ) -> Sequence[Lodging]:
     stmt = visible_to(principal)
+    if q:
+        # a search box: part of the name, the tax account or the municipality, any case
+        like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        stmt = stmt.where(
+            or_(
+                Lodging.name.ilike(like, escape="\\"),
+                Lodging.tax_account.ilike(like, escape="\\"),
+                Lodging.municipality.ilike(like, escape="\\"),
+            )
+        )
     if jurisdiction:
         stmt = stmt.where(Lodging.jurisdiction == jurisdiction)
     if lodging_class:

@@ -17,7 +17,7 @@ from web.core import AgencyDep, ApiDep, lang_of, render
 
 router = APIRouter(prefix="/agency")
 JURISDICTIONS = ("PR", "VI")
-SEARCH_PAGES = 10  # the registry filters by jurisdiction and class; name and account are matched here
+SEARCH_PAGES = 10
 
 
 @router.get("")
@@ -75,28 +75,22 @@ async def overview(request: Request, person: AgencyDep, api: ApiDep) -> Response
 async def _search(
     api: ApiDep, *, q: str, jurisdiction: str | None, lodging_class: str | None
 ) -> list[dict[str, Any]]:
+    """The registry searches name, tax account and municipality (``q``); up to
+    ``SEARCH_PAGES`` pages of 200 are shown."""
     params: dict[str, str | int] = {"limit": 200}
     if jurisdiction in JURISDICTIONS:
         params["jurisdiction"] = str(jurisdiction)
     if lodging_class:
         params["lodging_class"] = lodging_class
+    if q.strip():
+        params["q"] = q.strip()[:200]
     found: list[dict[str, Any]] = []
-    needle = q.strip().lower()
     cursor: str | None = None
     for _ in range(SEARCH_PAGES):
         page = await api.get(
             "registry", "/v1/lodgings", params={**params, **({"cursor": cursor} if cursor else {})}
         )
-        for item in page["items"]:
-            haystack = " ".join(
-                [
-                    item["name"],
-                    item["tax_account"],
-                    item.get("municipality") or item["address"].get("municipality", ""),
-                ]
-            ).lower()
-            if needle in haystack:
-                found.append(item)
+        found.extend(page["items"])
         cursor = page.get("next_cursor")
         if not cursor:
             break
@@ -144,10 +138,17 @@ async def lodging(
         on = date.fromisoformat(as_of) if as_of else date.today()
     except ValueError:
         on = date.today()
-    statement = await api.get(
-        "assessment",
-        f"/v1/accounts/{found['tax_account']}/statement",
-        params={"as_of": on.isoformat(), "explain": "true"},
+    account = found["tax_account"]
+    statement, cases, refunds, abatements, timeline = await asyncio.gather(
+        api.get(
+            "assessment",
+            f"/v1/accounts/{account}/statement",
+            params={"as_of": on.isoformat(), "explain": "true"},
+        ),
+        api.get("assessment", "/v1/cases", params={"tax_account": account}),
+        api.get("assessment", f"/v1/accounts/{account}/refunds"),
+        api.get("assessment", f"/v1/accounts/{account}/abatements"),
+        api.get("assessment", f"/v1/accounts/{account}/timeline"),
     )
     explained = []
     for p in statement["periods"]:
@@ -166,4 +167,8 @@ async def lodging(
         statement=statement,
         explained=explained,
         as_of=on.isoformat(),
+        cases=cases,
+        refunds=refunds,
+        abatements=abatements,
+        timeline=timeline["entries"],
     )

@@ -3,9 +3,10 @@ declarations (form built from taxcore's lines, with a preview), payments and rec
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
@@ -15,6 +16,7 @@ from taxcore.periods import Period, due_date
 from web import lines as declaration_lines
 from web.backend import ApiError
 from web.core import ApiDep, CsrfDep, PortalDep, lang_of, redirect, render
+from web.forms import AMOUNT_HINT, dollars
 from web.i18n import N_
 
 router = APIRouter(prefix="/portal")
@@ -76,14 +78,31 @@ async def lodging_page(request: Request, lodging_id: str, person: PortalDep, api
     declarations = await api.get(
         "filing", "/v1/declarations", params={"lodging": account, "latest": "true", "limit": 200}
     )
-    payments = await api.get("filing", "/v1/payments", params={"lodging": account, "limit": 100})
+    payments, notices, refunds = await asyncio.gather(
+        api.get("filing", "/v1/payments", params={"lodging": account, "limit": 100}),
+        api.get("assessment", "/v1/notices", params={"tax_account": account, "limit": 100}),
+        _refunds(api, account),
+    )
     return render(
         request,
         "portal/lodging.html",
         lodging=lodging,
         calendar=calendar(lodging, declarations["items"], date.today()),
         payments=payments["items"],
+        notices=notices["items"],
+        refunds=refunds,
     )
+
+
+async def _refunds(api: ApiDep, account: str) -> list[dict[str, Any]]:
+    """The account's refunds; none yet when assessment has not opened the account."""
+    try:
+        found: list[dict[str, Any]] = await api.get("assessment", f"/v1/accounts/{account}/refunds")
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+        return []
+    return found
 
 
 def _period(raw: str | None, lodging: dict[str, Any]) -> Period:
@@ -101,7 +120,9 @@ async def _form_page(
     form: dict[str, str],
     errors: dict[str, str],
     status: int = 200,
+    amends: dict[str, Any] | None = None,
 ) -> Response:
+    """The declaration form: a new return, or (``amends``) a new version of a filed one."""
     lodging = await _lodging(api, lodging_id)
     period = _period(period_text, lodging)
     names = declaration_lines.form_lines(lodging["jurisdiction"], lodging["lodging_class"], period)
@@ -115,6 +136,7 @@ async def _form_page(
         form=form,
         errors=errors,
         preview=None,
+        amends=amends,
     )
 
 
@@ -167,30 +189,89 @@ async def file_declaration(
     errors = {k: _(v) for k, v in parsed.errors.items()}
     if errors:
         return await _form_page(request, api, lodging_id, str(p), form, errors, 422)
-    body: dict[str, Any] = {
-        "lodging": lodging["tax_account"],
-        "period": str(p),
+    body: dict[str, Any] = {"lodging": lodging["tax_account"], "period": str(p), **_lines_body(parsed, names)}
+    return await _send_declaration(request, api, "/v1/declarations", body, form, lodging_id, str(p), None)
+
+
+def _lines_body(parsed: declaration_lines.Parsed, names: list[str]) -> dict[str, Any]:
+    return {
         **{n: str(parsed.amounts.get(n, Decimal(0))) for n in names},
         "room_nights": parsed.room_nights,
         "declared": {"tax": str(parsed.declared_tax)} if parsed.declared_tax is not None else {},
     }
+
+
+async def _send_declaration(
+    request: Request,
+    api: ApiDep,
+    path: str,
+    body: dict[str, Any],
+    form: dict[str, str],
+    lodging_id: str,
+    period: str,
+    amends: dict[str, Any] | None,
+) -> Response:
+    """File (or amend); a refusal shows the form again with each reason next to its field."""
+    _ = lang_of(request).gettext
     try:
         filed = await api.post(
-            "filing", "/v1/declarations", body, headers={"Idempotency-Key": "file-" + form.get("form_id", "")}
+            "filing", path, body, headers={"Idempotency-Key": "file-" + form.get("form_id", "")}
         )
     except ApiError as exc:
         if exc.status not in (409, 422):
             raise
         fields = exc.field_errors() or {"_form": exc.detail}
         errors = {k: _("Not accepted: %(detail)s", detail=v) for k, v in fields.items()}
-        return await _form_page(request, api, lodging_id, str(p), form, errors, 422)
+        return await _form_page(request, api, lodging_id, period, form, errors, 422, amends)
     return redirect(f"/portal/declarations/{filed['id']}", request)
+
+
+def _form_of(declaration: dict[str, Any]) -> dict[str, str]:
+    """A filed declaration's figures as the form's fields (to amend them)."""
+    submitted = declaration["submitted"]
+    form = {
+        k: str(v) for k, v in submitted.items() if isinstance(v, str | int) and k not in ("lodging", "period")
+    }
+    declared = submitted.get("declared") or {}
+    if declared.get("tax") is not None:
+        form["declared_tax"] = str(declared["tax"])
+    return form
+
+
+@router.get("/declarations/{declaration_id}/amend")
+async def amend_form(request: Request, declaration_id: str, person: PortalDep, api: ApiDep) -> Response:
+    declaration = await api.get("filing", f"/v1/declarations/{declaration_id}")
+    lodging_id = declaration["lodging"]["lodging_id"]
+    return await _form_page(
+        request, api, lodging_id, declaration["period"], _form_of(declaration), {}, 200, declaration
+    )
+
+
+@router.post("/declarations/{declaration_id}/amend", dependencies=[CsrfDep])
+async def amend_declaration(
+    request: Request, declaration_id: str, person: PortalDep, api: ApiDep
+) -> Response:
+    declaration = await api.get("filing", f"/v1/declarations/{declaration_id}")
+    lodging_id = declaration["lodging"]["lodging_id"]
+    lodging = await _lodging(api, lodging_id)
+    p = _period(declaration["period"], lodging)
+    form, names, parsed = await _parsed(request, lodging, p)
+    _ = lang_of(request).gettext
+    errors = {k: _(v) for k, v in parsed.errors.items()}
+    if errors:
+        return await _form_page(request, api, lodging_id, str(p), form, errors, 422, declaration)
+    path = f"/v1/declarations/{declaration_id}/amendments"
+    body = _lines_body(parsed, names)
+    return await _send_declaration(request, api, path, body, form, lodging_id, str(p), declaration)
 
 
 @router.get("/declarations/{declaration_id}")
 async def declaration_page(request: Request, declaration_id: str, person: PortalDep, api: ApiDep) -> Response:
-    declaration = await api.get("filing", f"/v1/declarations/{declaration_id}", params={"explain": "true"})
-    return render(request, "portal/declaration.html", declaration=declaration)
+    declaration, history = await asyncio.gather(
+        api.get("filing", f"/v1/declarations/{declaration_id}", params={"explain": "true"}),
+        api.get("filing", f"/v1/declarations/{declaration_id}/history"),
+    )
+    return render(request, "portal/declaration.html", declaration=declaration, history=history)
 
 
 async def _pay_page(
@@ -237,14 +318,9 @@ async def record_payment(
     _ = lang_of(request).gettext
     form = {"amount": amount, "method": method, "reference": reference, "period": period}
     errors: dict[str, str] = {}
-    value: Decimal | None = None
-    try:
-        value = Decimal(amount.strip().replace(",", "").removeprefix("$"))
-        exponent = value.as_tuple().exponent
-        if not isinstance(exponent, int) or exponent < -2 or not Decimal(0) < value < Decimal("1e14"):
-            raise InvalidOperation
-    except InvalidOperation:
-        errors["amount"] = _("Enter an amount in dollars and cents, like 1234.50.")
+    value = dollars(amount)
+    if value is None:
+        errors["amount"] = _(AMOUNT_HINT)
     if method not in METHODS:
         errors["method"] = _("Choose how you pay.")
     if errors or value is None:
@@ -276,9 +352,10 @@ async def payment_page(request: Request, payment_id: str, person: PortalDep, api
 
 @router.get("/payments/{payment_id}/receipt.pdf")
 async def receipt_pdf(request: Request, payment_id: str, person: PortalDep, api: ApiDep) -> Response:
-    r = await api.raw("GET", "filing", f"/v1/payments/{payment_id}/receipt", params={"format": "pdf"})
-    return Response(
-        r.content,
+    return await api.download(
+        "filing",
+        f"/v1/payments/{payment_id}/receipt",
+        params={"format": "pdf"},
         media_type="application/pdf",
-        headers={"Content-Disposition": f'attachment; filename="receipt-{payment_id}.pdf"'},
+        filename=f"receipt-{payment_id}.pdf",
     )

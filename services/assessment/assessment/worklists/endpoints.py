@@ -1,0 +1,75 @@
+"""The agency's work queues across all accounts: cases not closed, refunds not finished.
+
+The per-account lists (``/v1/cases?tax_account=``, ``/v1/accounts/{a}/refunds``) answer
+"what happened on this account"; a queue answers "what waits for us", oldest first.
+Agency roles only: a taxpayer asks about its own accounts.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Query
+
+from assessment import clock
+from assessment.accounts import repository as accounts_repo
+from assessment.accounts.ledger import Facts
+from assessment.cases import service as cases_service
+from assessment.cases.schemas import CaseOut
+from assessment.refunds import service as refunds_service
+from assessment.refunds.schemas import RefundStatusOut
+from assessment.worklists import repository
+from servicekit.app import router as make_router
+from servicekit.auth import AgencyReadDep
+from servicekit.db import SessionDep
+
+router = make_router(prefix="/v1/worklists", tags=["work queues"])
+OPEN_CASE = ("filed", "under_review", "hearing_scheduled", "decision_proposed", "under_appeal")
+OPEN_REFUND = ("requested", "under_review", "approved")
+
+
+@router.get(
+    "/cases",
+    response_model=list[CaseOut],
+    summary="Cases that wait for the agency (not decided, or under appeal), oldest first",
+)
+async def open_cases(
+    session: SessionDep,
+    principal: AgencyReadDep,
+    status: Annotated[list[str] | None, Query(max_length=7, description="default: every open status")] = None,
+) -> list[CaseOut]:
+    wanted = set(status or OPEN_CASE)
+    today = clock.today()
+    out: list[CaseOut] = []
+    for case in await repository.cases_by_age(session):
+        current = await cases_service.view(session, case)
+        if current.status not in wanted:
+            continue
+        hold = await cases_service.collection_hold(session, case.tax_account, case.period, today)
+        out.append(CaseOut.model_validate({**cases_service.out(current), "collection_hold": hold}))
+        if len(out) == repository.QUEUE_LIMIT:
+            break
+    return out
+
+
+@router.get(
+    "/refunds",
+    response_model=list[RefundStatusOut],
+    summary="Refunds requested, under review or approved and not yet paid, oldest first",
+)
+async def open_refunds(session: SessionDep, principal: AgencyReadDep) -> list[RefundStatusOut]:
+    accounts: dict[str, Facts] = {}
+    out: list[RefundStatusOut] = []
+    for refund in await repository.refunds_by_age(session):
+        if refund.tax_account not in accounts:
+            facts = await accounts_repo.load_facts(session, refund.tax_account)
+            assert facts is not None
+            accounts[refund.tax_account] = facts
+        shown = RefundStatusOut.model_validate(
+            await refunds_service.out(session, accounts[refund.tax_account], refund)
+        )
+        if shown.status in OPEN_REFUND:
+            out.append(shown)
+        if len(out) == repository.QUEUE_LIMIT:
+            break
+    return out
