@@ -350,7 +350,7 @@ def print_banner(services: list[str], *, since: float) -> None:
     print("\n".join(lines), flush=True)
 
 
-PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distribution", "web"]
+PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distribution", "web", "roomtax_cli"]
 
 
 def lint() -> int:

@@ -10,7 +10,6 @@ the old key's while the registry publishes it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -81,8 +80,8 @@ def _declarations(filing: str, token: str) -> int:
 
 
 @pytest.fixture(scope="module")
-def databases() -> Iterator[tuple[str, str]]:
-    yield _database("registry"), _database("filing")
+def databases() -> tuple[str, str]:
+    return _database("registry"), _database("filing")
 
 
 def test_a_rotated_signing_key_is_trusted_without_restarting_filing(databases: tuple[str, str]) -> None:
