@@ -135,17 +135,8 @@ async def test_schedule_upload_in_chunks_with_summary_and_rejected_rows(
     accounts = world["accounts"]
     schedule = tmp_path / "october.csv"
     _schedule(schedule, accounts)
-    done = roomtax(
-        world["config"],
-        "schedule",
-        "upload",
-        str(schedule),
-        "--period",
-        PERIOD,
-        "--chunk-rows",
-        "2",
-        "--json",
-    )
+    upload = ("schedule", "upload", str(schedule), "--period", PERIOD, "--chunk-rows", "2")
+    done = roomtax(world["config"], *upload, "--json")
     assert done.returncode == 1, done.stderr  # some rows rejected
     summary = json.loads(done.stdout)
     assert (summary["rows"], summary["accepted"], summary["rejected"], summary["chunks"]) == (3, 2, 1, 2)
@@ -166,22 +157,10 @@ async def test_schedule_upload_in_chunks_with_summary_and_rejected_rows(
     filed = await world["admin"].get("filing", f"/v1/lodgings/{accounts[0]}/periods/{PERIOD}")
     assert "1050.00" in json.dumps(filed)
     # the same file again replays (Idempotency-Key per chunk): nothing filed twice
-    again = roomtax(
-        world["config"],
-        "schedule",
-        "upload",
-        str(schedule),
-        "--period",
-        PERIOD,
-        "--chunk-rows",
-        "2",
-        "--json",
-    )
+    again = roomtax(world["config"], *upload, "--json")
     assert json.loads(again.stdout)["schedules"] == summary["schedules"]
     # the human form: a progress bar per chunk and overall, and the summary table
-    human = roomtax(
-        world["config"], "schedule", "upload", str(schedule), "--period", PERIOD, "--chunk-rows", "2"
-    )
+    human = roomtax(world["config"], *upload)
     assert "chunk 1/2 (2 rows)" in human.stderr
     assert "chunk 2/2 (1 rows)" in human.stderr
     assert "all rows" in human.stderr
