@@ -25,7 +25,7 @@ SERVERS = {
     "production": {
         "host": "kafka:9092",
         "protocol": "kafka",
-        "description": "the cluster's brokers (ROOMTAX_KAFKA_BOOTSTRAP); replication 3, min.insync.replicas 2",
+        "description": "the brokers (ROOMTAX_KAFKA_BOOTSTRAP); replication 3, min.insync.replicas 2",
     },
     "development": {
         "host": "127.0.0.1:9092",
