@@ -30,12 +30,14 @@ COPY services/assessment/pyproject.toml services/assessment/pyproject.toml
 COPY services/distribution/pyproject.toml services/distribution/pyproject.toml
 COPY services/notify/pyproject.toml services/notify/pyproject.toml
 COPY services/web/pyproject.toml services/web/pyproject.toml
+COPY clients/cli/pyproject.toml clients/cli/pyproject.toml
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev --no-install-workspace
 
 # Then the code (libraries, services with their migrations, the topic list).
 COPY libs libs
 COPY services services
+COPY clients clients
 COPY deploy/topics.yaml deploy/topics.yaml
 RUN --mount=type=cache,target=/root/.cache/uv \
     uv sync --frozen --no-dev \

@@ -393,7 +393,17 @@ def print_banner(services: list[str], *, since: float) -> None:
     print("\n".join(lines), flush=True)
 
 
-PACKAGES = ["taxcore", "servicekit", "registry", "filing", "assessment", "distribution", "notify", "web"]
+PACKAGES = [
+    "taxcore",
+    "servicekit",
+    "registry",
+    "filing",
+    "assessment",
+    "distribution",
+    "notify",
+    "web",
+    "roomtax_cli",
+]
 
 
 def lint() -> int:

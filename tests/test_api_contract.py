@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import asyncio
 import re
-import threading
-import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema_rs
 import pytest
 import schemathesis
-import uvicorn
 from fastapi import FastAPI
 from hypothesis import HealthCheck, Phase, settings
 
-from servicekit.testing import BrokerProcess, auth, database_url, free_port, fresh_database
+from servicekit.testing import BrokerProcess, ServedApp, auth, database_url, fresh_database
 
 ROOT = Path(__file__).resolve().parent.parent
 ADMIN = auth("agency-admin")
@@ -49,33 +47,6 @@ CONTRACT_SETTINGS = settings(
     phases=[Phase.explicit, Phase.generate],
     suppress_health_check=list(HealthCheck),
 )
-
-
-class ServedApp:
-    """An ASGI app served by uvicorn on 127.0.0.1:<free port> in a daemon thread."""
-
-    def __init__(self, app: FastAPI) -> None:
-        self.port = free_port()
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> ServedApp:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline or not self.thread.is_alive():
-                raise RuntimeError(f"the app did not start on port {self.port}")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
 
 
 def _fresh_database(service: str) -> str:
@@ -302,3 +273,91 @@ def test_every_money_field_is_the_money_type(service: str) -> None:
                 ):
                     loose.append(f"{name}.{field}")
     assert loose == []
+
+
+# --- The API as a product (issue 16): every operation documented for integrators ---
+
+#: POSTs outside the transactional chassis: credentials are never replayed from a stored response
+_CREDENTIAL_POSTS = {"/v1/oauth/token", "/v1/people/token", "/v1/people/me/password"}
+TOKEN_URL = "http://127.0.0.1:8001/v1/oauth/token"
+PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
+_OPERATION_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
+
+
+def _example_errors(doc: dict[str, Any], media: dict[str, Any]) -> list[str]:
+    validator = jsonschema_rs.Draft202012Validator({**media["schema"], "components": doc["components"]})
+    return [e.message for e in validator.iter_errors(media["example"])]
+
+
+def _operations(doc: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in doc["paths"].items():
+        for method, operation in item.items():
+            yield method, path, operation
+
+
+@pytest.mark.parametrize("service", SERVICES)
+def test_every_operation_is_documented(service: str) -> None:
+    """Description, stable id, problem+json errors, examples that validate, Idempotency-Key,
+    the OAuth2 client-credentials scheme and the servers: for all operations of the service."""
+    doc = SCHEMAS[service].raw_schema
+    assert doc["servers"] == [{"url": "/", "description": f"the {service} API"}]
+    assert doc["components"]["securitySchemes"] == {
+        "oauth2": {
+            "type": "oauth2",
+            "description": "OAuth2 client credentials: POST client_id and client_secret to the token URL.",
+            "flows": {"clientCredentials": {"tokenUrl": TOKEN_URL, "scopes": {}}},
+        }
+    }
+    faults: list[str] = []
+    ids: list[str] = []
+    for method, path, op in _operations(doc):
+        where = f"{method.upper()} {path}"
+        ids.append(op["operationId"])
+        if not _OPERATION_ID.match(op["operationId"]):
+            faults.append(f"{where}: operationId {op['operationId']!r}")
+        if len(op.get("description", "")) < 20:
+            faults.append(f"{where}: no description")
+        secured = op.get("security") == [{"oauth2": []}]
+        expected = set()
+        if secured:
+            expected |= {"401", "403", "404"} | ({"409"} if method != "get" else set())
+        elif "{" in path:
+            expected.add("404")
+        if "requestBody" in op:
+            expected |= {"413", "422"}
+        if op.get("parameters"):
+            expected.add("422")
+        for code in sorted(expected):
+            response = op["responses"].get(code)
+            if response is None or response["content"] != {PROBLEM: {"schema": PROBLEM_REF}}:
+                faults.append(f"{where}: {code} not documented as problem+json")
+        if method == "post" and path not in _CREDENTIAL_POSTS:
+            names = [p["name"] for p in op.get("parameters", [])]
+            if "Idempotency-Key" not in names:
+                faults.append(f"{where}: Idempotency-Key not declared")
+        medias = [*op.get("requestBody", {}).get("content", {}).values()] + [
+            m for c, r in op["responses"].items() if c.startswith("2") for m in r.get("content", {}).values()
+        ]
+        for media in medias:
+            if not media.get("schema") or media["schema"].get("format") == "binary":
+                continue
+            if "example" not in media:
+                faults.append(f"{where}: no example")
+            elif errors := _example_errors(doc, media):
+                faults.append(f"{where}: example invalid: {errors[:2]}")
+    assert faults == []
+    assert len(ids) == len(set(ids)), "operation ids are not unique"
+
+
+def test_operation_ids_are_named_for_integrators() -> None:
+    ids = {
+        f"{m.upper()} {p}": op["operationId"]
+        for svc in SERVICES
+        for m, p, op in _operations(SCHEMAS[svc].raw_schema)
+    }
+    assert ids["POST /v1/declarations"] == "declarations.file"
+    assert ids["GET /v1/declarations"] == "declarations.list"
+    assert ids["GET /v1/declarations/{declaration_id}"] == "declarations.get"
+    assert ids["POST /v1/remittance-schedules"] == "remittance_schedules.upload"
+    assert ids["GET /v1/accounts/{tax_account}/statement"] == "accounts.statement.get"
+    assert ids["POST /v1/oauth/token"] == "oauth.token.create"

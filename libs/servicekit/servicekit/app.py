@@ -11,7 +11,6 @@ from typing import Any
 
 from aiokafka import AIOKafkaClient
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, PlainTextResponse
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
@@ -19,9 +18,10 @@ from sqlalchemy import text
 from servicekit import monitoring, outbox_api, telemetry
 from servicekit.auth import TokenIssuer, TokenVerifier
 from servicekit.db import TransactionalRoute, make_engine, make_sessionmaker
-from servicekit.errors import PROBLEM_JSON, PROBLEM_SCHEMA, install_error_handlers
+from servicekit.errors import install_error_handlers
 from servicekit.limits import BodyLimitMiddleware
 from servicekit.logs import RequestContextMiddleware, configure_logging
+from servicekit.openapi import build_document
 from servicekit.revocations import Denylist
 from servicekit.settings import ServiceSettings
 
@@ -82,6 +82,11 @@ def create_app(
             await asyncio.wait_for(denylist.load(engine), timeout=5.0)
         except Exception as exc:  # noqa: BLE001
             log.warning("revocation denylist not loaded at start: %s", exc)
+        if settings.jwks_url:  # an unreachable registry now is retried on the first token
+            try:
+                await app.state.token_verifier.refresh()
+            except Exception as exc:  # noqa: BLE001
+                log.warning("JWKS not fetched at start from %s: %s", settings.jwks_url, exc)
         stop = asyncio.Event()
         watcher = asyncio.create_task(
             denylist.watch(engine, stop, interval=settings.revocation_refresh_seconds),
@@ -116,6 +121,8 @@ def create_app(
         issuer=settings.jwt_issuer,
         audience=settings.jwt_audience,
         denylist=denylist,
+        jwks_url=settings.jwks_url,
+        jwks_min_refresh_seconds=settings.jwks_min_refresh_seconds,
     )
     if settings.signs_tokens:
         app.state.token_issuer = TokenIssuer(
@@ -178,23 +185,17 @@ def create_app(
         app.include_router(r)
 
     def openapi() -> dict[str, Any]:
-        if app.openapi_schema:
-            return app.openapi_schema
-        schema = get_openapi(title=title, version=version, description=description, routes=app.routes)
-        components = schema.setdefault("components", {}).setdefault("schemas", {})
-        components["Problem"] = PROBLEM_SCHEMA
-        for path_item in schema.get("paths", {}).values():
-            for op in path_item.values():
-                responses = op.get("responses", {})
-                if "422" in responses:
-                    responses["422"] = {
-                        "description": "Validation failed (RFC 9457 problem+json)",
-                        "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
-                    }
-        components.pop("HTTPValidationError", None)
-        components.pop("ValidationError", None)
-        app.openapi_schema = schema
-        return schema
+        if not app.openapi_schema:
+            server = settings.public_url or "/"
+            app.openapi_schema = build_document(
+                app,
+                title=title,
+                version=version,
+                description=description,
+                servers=[{"url": server, "description": f"the {settings.service_name} API"}],
+                token_url=settings.token_url,
+            )
+        return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
     telemetry.instrument_app(app)

@@ -24,10 +24,13 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+import httpx
 import jwt
 from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from jwt.algorithms import OKPAlgorithm
 
 from servicekit.errors import Forbidden, Unauthorized
 
@@ -89,6 +92,18 @@ def key_id(public_pem: str) -> str:
     return hashlib.sha256(der).hexdigest()[:16]
 
 
+def jwks(setting: str) -> dict[str, Any]:
+    """The public keys of a setting as a JSON Web Key Set (RFC 7517; Ed25519 keys, RFC 8037)."""
+    keys = []
+    for kid, pem in public_keys(setting).items():
+        key = serialization.load_pem_public_key(pem.encode())
+        if not isinstance(key, Ed25519PublicKey):
+            raise ValueError(f"key {kid} is not an Ed25519 key")
+        jwk = OKPAlgorithm.to_jwk(key, as_dict=True)
+        keys.append({**jwk, "kid": kid, "use": "sig", "alg": ALGORITHM})
+    return {"keys": keys}
+
+
 def public_keys(setting: str) -> dict[str, str]:
     """Every public key of a setting that may hold several PEM blocks, by key id.
 
@@ -109,7 +124,8 @@ class TokenIssuer:
         public_pem = private.public_key().public_bytes(
             serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
         )
-        self.kid = key_id(public_pem.decode())
+        self.public_pem = public_pem.decode()
+        self.kid = key_id(self.public_pem)
         self.issuer = issuer
         self.audience = audience
         self.ttl = ttl_seconds
@@ -140,15 +156,62 @@ class TokenVerifier:
 
     With a ``denylist`` (every service's API has one, :mod:`servicekit.revocations`), a
     token issued to a client or person before it was revoked is refused.
+
+    With a ``jwks_url`` (the registry's ``/.well-known/jwks.json``) the keys published
+    there are trusted too: fetched at start-up and again when a token names a key id this
+    service does not know (at most once per ``jwks_min_refresh_seconds``), so the registry
+    rotates its signing key without a redeploy of the other services.
     """
 
     def __init__(
-        self, public_key: str, *, issuer: str, audience: str, denylist: Denylist | None = None
+        self,
+        public_key: str,
+        *,
+        issuer: str,
+        audience: str,
+        denylist: Denylist | None = None,
+        jwks_url: str = "",
+        jwks_min_refresh_seconds: float = 30.0,
     ) -> None:
-        self._keys = public_keys(public_key)
+        self._configured: dict[str, Any] = public_keys(public_key) if public_key.strip() else {}
+        self._keys: dict[str, Any] = dict(self._configured)
         self.issuer = issuer
         self.audience = audience
         self.denylist = denylist
+        self.jwks_url = jwks_url
+        self.jwks_min_refresh = jwks_min_refresh_seconds
+        self._fetched_at = float("-inf")
+
+    @property
+    def key_ids(self) -> frozenset[str]:
+        return frozenset(self._keys)
+
+    async def refresh(self) -> None:
+        """Trust the configured keys and those the JWKS publishes now (a dropped key is dropped)."""
+        if not self.jwks_url:
+            return
+        self._fetched_at = time.monotonic()
+        async with httpx.AsyncClient(timeout=5.0) as client:
+            response = await client.get(self.jwks_url)
+            response.raise_for_status()
+        published = jwt.PyJWKSet.from_dict(response.json())
+        self._keys = {**self._configured, **{k.key_id: k.key for k in published.keys if k.key_id}}
+
+    async def verify_fresh(self, token: str) -> Principal:
+        """:meth:`verify`, after fetching the JWKS again if the token names an unknown key."""
+        if self.jwks_url and time.monotonic() - self._fetched_at >= self.jwks_min_refresh:
+            try:
+                kid = jwt.get_unverified_header(token).get("kid")
+            except jwt.PyJWTError:
+                kid = None
+            if kid and kid not in self._keys:
+                try:
+                    await self.refresh()
+                except (httpx.HTTPError, ValueError, jwt.PyJWTError) as exc:
+                    raise Unauthorized(
+                        f"the signing keys could not be fetched: {type(exc).__name__}"
+                    ) from exc
+        return self.verify(token)
 
     def verify(self, token: str) -> Principal:
         try:
@@ -198,7 +261,7 @@ async def get_principal(
     if credentials is None or credentials.scheme.lower() != "bearer":
         raise Unauthorized("a Bearer access token is required (POST /v1/oauth/token at the registry)")
     verifier: TokenVerifier = request.app.state.token_verifier
-    return verifier.verify(credentials.credentials)
+    return await verifier.verify_fresh(credentials.credentials)
 
 
 PrincipalDep = Annotated[Principal, Depends(get_principal)]

@@ -106,7 +106,7 @@ SessionDep = Annotated[AsyncSession, Depends(get_session)]
 IDEMPOTENT_METHODS = {"POST"}
 
 
-def _idempotency_scope(request: Request) -> str | None:
+async def _idempotency_scope(request: Request) -> str | None:
     """The authenticated caller the key belongs to, so two clients' keys never collide or leak.
 
     ``None`` for a caller without a valid access token: its key is ignored (never stored,
@@ -117,7 +117,7 @@ def _idempotency_scope(request: Request) -> str | None:
     auth = request.headers.get("authorization", "")
     if verifier is not None and auth.lower().startswith("bearer "):
         try:
-            return str(verifier.verify(auth[7:]).client_id)
+            return str((await verifier.verify_fresh(auth[7:])).client_id)
         except Exception:  # noqa: BLE001 - an invalid token fails later, in the endpoint
             return None
     return None
@@ -126,7 +126,7 @@ def _idempotency_scope(request: Request) -> str | None:
 async def _idempotent_replay(
     session: AsyncSession, request: Request, key: str, body: bytes
 ) -> Response | None:
-    scope = _idempotency_scope(request)
+    scope = await _idempotency_scope(request)
     if scope is None:
         request.state.idempotency = None
         return None

@@ -43,10 +43,18 @@ class ServiceSettings(BaseSettings):
     kafka_sasl_oauth_token_file: str | None = None
     jwt_public_key: str = devkeys.DEV_PUBLIC_KEY
     jwt_private_key: str = devkeys.DEV_PRIVATE_KEY
+    #: the registry's JWKS (``/.well-known/jwks.json``): its keys are trusted besides
+    #: ``jwt_public_key`` (which may then be empty), fetched again on an unknown key id
+    jwks_url: str = ""
+    jwks_min_refresh_seconds: float = Field(default=30.0, ge=0, le=3600)
     jwt_issuer: str = "roomtax-registry"
     jwt_audience: str = "roomtax"
     token_ttl_seconds: int = Field(default=900, ge=60, le=3600)
     log_level: str = "INFO"
+    #: where clients reach this API (the OpenAPI document's ``servers``); empty = the serving host
+    public_url: str = ""
+    #: the registry's OAuth2 token endpoint, named by every service's OpenAPI security scheme
+    token_url: str = "http://127.0.0.1:8001/v1/oauth/token"
     outbox_retention_days: int = 14
     outbox_max_message_bytes: int = Field(
         default=1_000_000,
@@ -109,6 +117,8 @@ class ServiceSettings(BaseSettings):
                 "the development signing keys are refused outside development: "
                 "set ROOMTAX_JWT_PUBLIC_KEY (and ROOMTAX_JWT_PRIVATE_KEY on the registry)"
             )
+        if not self.jwt_public_key.strip() and not self.jwks_url:
+            raise ValueError("set ROOMTAX_JWT_PUBLIC_KEY or ROOMTAX_JWKS_URL: no key would verify a token")
         return self
 
     @property

@@ -11,6 +11,7 @@ import asyncio
 import os
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
 import httpx
+import uvicorn
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -224,3 +226,31 @@ def save_first_page(pdf: bytes, name: str) -> Path:
     path = DOCUMENT_PNGS / f"{name}.png"
     image.save(path)
     return path
+
+
+class ServedApp:
+    """An ASGI app served by uvicorn on 127.0.0.1 (a free port, or ``port``) in a daemon thread:
+    its own event loop, so the app's engine never crosses loops with pytest's."""
+
+    def __init__(self, app: FastAPI, port: int | None = None) -> None:
+        self.port = port or free_port()
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ServedApp:
+        self.thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError(f"the app did not start on port {self.port}")
+            time.sleep(0.05)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)

@@ -14,7 +14,12 @@ class TestPublishedContracts:
     def test_committed_documents_are_current(self) -> None:
         """Regenerate with ``uv run python scripts/export_events.py`` after changing a contract."""
         load_all()
-        assert json.loads((DOCS / "asyncapi.json").read_text()) == json.loads(json.dumps(asyncapi()))
+        published = json.loads((DOCS / "asyncapi.json").read_text())
+        ours = json.loads(json.dumps(asyncapi()))  # the deployment's part is tests/test_asyncapi.py's
+        assert published["components"] == ours["components"]
+        assert {k: v["messages"] for k, v in published["channels"].items()} == {
+            k: v["messages"] for k, v in ours["channels"].items()
+        }
         assert json.loads((DOCS / "schemas.json").read_text()) == json.loads(json.dumps(json_schemas()))
 
     def test_every_event_type_is_versioned_and_on_a_service_topic(self) -> None:

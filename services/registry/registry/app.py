@@ -13,6 +13,7 @@ from registry.oauth import repository as clients
 from registry.oauth.endpoints import router as oauth
 from registry.oauth.schemas import ClientCreate
 from registry.oauth.service import create_client
+from registry.oauth.wellknown import router as wellknown
 from registry.parties.endpoints import router as parties
 from registry.settings import RegistrySettings
 from registry.users.endpoints import attempts as people_sign_in
@@ -43,6 +44,16 @@ def build_app(settings: RegistrySettings | None = None) -> FastAPI:
         title="Roomtax Registry",
         description="Lodgings, operators, online intermediaries, tax account numbers (PR §26), "
         "bonds (PR §27), exemption certificates (PR §24(F)), API clients and people (user accounts).",
-        routers=[oauth, people_sign_in, people, parties, lodgings, authorizations, bonds, certificates],
+        routers=[
+            wellknown,
+            oauth,
+            people_sign_in,
+            people,
+            parties,
+            lodgings,
+            authorizations,
+            bonds,
+            certificates,
+        ],
         on_startup=startup,
     )

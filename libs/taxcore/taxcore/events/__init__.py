@@ -95,21 +95,83 @@ def json_schemas() -> dict[str, Any]:
     return {etype: model.model_json_schema() for etype, (_, model) in sorted(CONTRACTS.items())}
 
 
-def asyncapi() -> dict[str, Any]:
-    """An AsyncAPI 3.0 document listing every topic and the events it carries."""
+KAFKA_BINDING = "0.5.0"
+#: every topic is keyed by the lodging's tax account number (deploy/topics.yaml): one lodging's
+#: events stay in order within one partition
+MESSAGE_KEY = {
+    "type": "string",
+    "description": "the lodging's tax account number (PR §26), e.g. PR-0000001-5",
+}
+
+
+def asyncapi(
+    *,
+    servers: dict[str, Any] | None = None,
+    topics: dict[str, dict[str, Any]] | None = None,
+    subscribers: dict[str, dict[str, set[str]]] | None = None,
+) -> dict[str, Any]:
+    """An AsyncAPI 3.0 document: every topic (a channel with its Kafka binding), the events it
+    carries (each message with its key), who publishes them and who subscribes to them.
+
+    taxcore knows only the contracts; the caller (``scripts/export_events.py``) passes what the
+    deployment knows: ``servers``, ``topics`` (``deploy/topics.yaml``: producer, partitions,
+    replicas) and ``subscribers`` (consumer group → topic → event types its handlers take).
+    """
+    topics = topics or {}
     channels: dict[str, Any] = {}
     messages: dict[str, Any] = {}
+    sent: dict[str, list[str]] = {}
     for etype, (topic, model) in sorted(CONTRACTS.items()):
         name = etype.replace(".", "_")
-        messages[name] = {"name": etype, "payload": model.model_json_schema()}
+        messages[name] = {
+            "name": etype,
+            "contentType": "application/cloudevents+json",
+            "payload": model.model_json_schema(),
+            "bindings": {"kafka": {"key": MESSAGE_KEY, "bindingVersion": KAFKA_BINDING}},
+        }
         channel = channels.setdefault(topic, {"address": topic, "messages": {}})
         channel["messages"][name] = {"$ref": f"#/components/messages/{name}"}
-    return {
+        sent.setdefault(topic, []).append(name)
+    operations: dict[str, Any] = {}
+    for topic, channel in channels.items():
+        spec = topics.get(topic, {})
+        binding: dict[str, Any] = {"topic": topic, "bindingVersion": KAFKA_BINDING}
+        if "partitions" in spec:
+            binding["partitions"] = spec["partitions"]
+            binding["replicas"] = spec["replication_factor"]
+        channel["bindings"] = {"kafka": binding}
+        producer = spec.get("producer") or topic.split(".")[0]
+        operations[f"{producer}.send.{topic}"] = {
+            "action": "send",
+            "summary": f"{producer} publishes (through its outbox relay)",
+            "channel": {"$ref": f"#/channels/{topic}"},
+            "messages": [{"$ref": f"#/channels/{topic}/messages/{m}"} for m in sent[topic]],
+        }
+    for group, by_topic in sorted((subscribers or {}).items()):
+        for topic, types in sorted(by_topic.items()):
+            names = sorted(
+                t.replace(".", "_") for t in types if t.replace(".", "_") in channels[topic]["messages"]
+            )
+            operations[f"{group}.receive.{topic}"] = {
+                "action": "receive",
+                "summary": f"consumer group {group} handles these events",
+                "channel": {"$ref": f"#/channels/{topic}"},
+                "messages": [{"$ref": f"#/channels/{topic}/messages/{m}"} for m in names],
+                "bindings": {
+                    "kafka": {"groupId": {"type": "string", "enum": [group]}, "bindingVersion": KAFKA_BINDING}
+                },
+            }
+    document: dict[str, Any] = {
         "asyncapi": "3.0.0",
         "info": {"title": "Roomtax events", "version": "1.0.0"},
+        "defaultContentType": "application/cloudevents+json",
         "channels": channels,
+        "operations": operations,
         "components": {"messages": messages},
     }
+    if servers:
+        document["servers"] = servers
+    return document
 
 
 def load_all() -> None:

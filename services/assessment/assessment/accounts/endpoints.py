@@ -27,6 +27,13 @@ AsOf = Annotated[date | None, Query(description="statement date (YYYY-MM-DD), pa
     response_model_exclude_none=False,
     responses=ERRORS,
     summary="Every period's principal, penalties, interest, fines, payments and balance as of a date",
+    operation_id="accounts.statement.get",
+    description=(
+        "The statement of a tax account on any date, past or future (`?as_of=`): per period the "
+        "principal declared or assessed, penalties, interest and fines accrued to that date "
+        "(each with its statute section), payments applied and the balance. An operator sees "
+        "its own accounts only; another's is a 404."
+    ),
 )
 async def get_statement(
     facts: FactsDep,

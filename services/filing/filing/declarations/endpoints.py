@@ -101,6 +101,15 @@ DeclarationDep = Annotated[tuple[Declaration, bool], Depends(get_declaration)]
     response_model=DeclarationOut,
     responses=ERRORS,
     summary="File a monthly declaration (a second one for the same lodging, period and filer amends it)",
+    operation_id="declarations.file",
+    description=(
+        "Files one lodging's declaration for one period: gross room receipts and exclusions in, "
+        "the tax computed by the jurisdiction's rules out (each amount with its rule and statute "
+        "section; `?explain=true` adds the trace). A second filing for the same lodging, period "
+        "and filer is an amendment. An operator files for its own lodgings, a facilitator for "
+        "those that authorized it; another's lodging is a 404. Send `Idempotency-Key` so a retry "
+        "files once."
+    ),
 )
 async def file_declaration(
     body: DeclarationCreate, session: SessionDep, principal: PrincipalDep, explain: ExplainQuery = False

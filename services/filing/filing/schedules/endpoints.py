@@ -150,6 +150,14 @@ def to_out(s: RemittanceSchedule) -> ScheduleOut:
     responses=ERRORS,
     openapi_extra=_REQUEST_BODY,
     summary="File a remittance schedule: many lodgings, one period (JSON or CSV); rows accepted one by one",
+    operation_id="remittance_schedules.upload",
+    description=(
+        "A facilitator's (or the agency's) schedule of many lodgings for one period, as JSON or "
+        "as `text/csv` with `?period=`. Each row is accepted or rejected on its own (the response "
+        "lists rejected rows with their line and reason); accepted rows become declarations. "
+        "The body may reach the service's upload limit (413 above it): split larger files "
+        "(the `roomtax schedule upload` CLI does)."
+    ),
 )
 async def file_schedule(
     request: Request,

@@ -1,0 +1,1 @@
+"""roomtax: the command line for filers and the agency."""

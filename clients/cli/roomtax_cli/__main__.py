@@ -1,0 +1,3 @@
+from roomtax_cli.main import app
+
+app()
