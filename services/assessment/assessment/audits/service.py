@@ -69,7 +69,7 @@ def require_auditor(principal: Principal, what: str) -> None:
         raise Forbidden(f"only agency-admin staff {what}")
 
 
-async def view(session: AsyncSession, audit: Audit) -> AuditView:
+async def view(session: AsyncSession, *, audit: Audit) -> AuditView:
     return AuditView(audit, (await repository.steps_of(session, [audit.id]))[audit.id])
 
 
@@ -138,8 +138,8 @@ async def _step(
 
 async def request_records(
     session: AsyncSession,
-    current: AuditView,
     *,
+    current: AuditView,
     principal: Principal,
     due_on: date | None,
     records: list[str],
@@ -177,8 +177,8 @@ def _period_input(
 
 async def record_finding(
     session: AsyncSession,
-    current: AuditView,
     *,
+    current: AuditView,
     principal: Principal,
     period: str,
     lines: CorrectedLines,
@@ -211,7 +211,7 @@ class Proposed:
         return sum((d.additional_tax for d, _, _ in self.differences), ZERO)
 
 
-async def proposed_assessment(session: AsyncSession, current: AuditView) -> Proposed:
+async def proposed_assessment(session: AsyncSession, *, current: AuditView) -> Proposed:
     """Per period with a finding: taxcore's corrected return less the filed one, per component."""
     findings = current.findings()
     lodging = await session.get(LodgingView, current.audit.tax_account)
@@ -251,7 +251,7 @@ def _amendment(filed: Liability | None, corrected: DeclarationInput, tax_account
 
 
 async def issue_notice(
-    session: AsyncSession, current: AuditView, *, principal: Principal, today: date
+    session: AsyncSession, *, current: AuditView, principal: Principal, today: date
 ) -> AuditStep:
     """The notice of audit assessment: the proposed figures per period and the amendments to file."""
     require_auditor(principal, "issue notices of audit assessment")
@@ -260,7 +260,7 @@ async def issue_notice(
         raise Conflict("the notice of audit assessment is already issued")
     if not current.findings():
         raise Conflict("no finding is recorded: nothing to assess")
-    proposed = await proposed_assessment(session, current)
+    proposed = await proposed_assessment(session, current=current)
     days = law.cited_on("assessment.notice_response_days", current.audit.jurisdiction, today)
     data = {
         "issued_on": today.isoformat(),
@@ -278,7 +278,7 @@ async def issue_notice(
 
 
 async def close_audit(
-    session: AsyncSession, current: AuditView, *, principal: Principal, outcome: str, note: str, today: date
+    session: AsyncSession, *, current: AuditView, principal: Principal, outcome: str, note: str, today: date
 ) -> AuditStep:
     require_auditor(principal, "close audits")
     _require_open(current)
