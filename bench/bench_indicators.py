@@ -381,8 +381,7 @@ async def seed(dsn: str, lodgings: int, window: list[Period]) -> None:
         await conn.close()
 
 
-P6_BASELINE = """
-SELECT
+P6_COLUMNS = """
   (SELECT count(DISTINCT tax_account) FROM audits
     WHERE jurisdiction = 'PR' AND opened_on BETWEEN $3 AND $4) AS audited,
   (SELECT sum((data->>'additional_tax')::numeric) FROM audit_steps
@@ -392,6 +391,7 @@ SELECT
   (SELECT count(*) FROM crosscheck_runs
     WHERE jurisdiction = 'PR' AND period BETWEEN $1 AND $2) AS checked
 """
+P6_BASELINE = "SELECT" + P6_COLUMNS
 
 BASELINE = """
 SELECT
@@ -404,15 +404,8 @@ SELECT
   (SELECT sum(amount) FROM collection_postings WHERE period BETWEEN $1 AND $2) AS paid,
   (SELECT count(*) FROM cases WHERE jurisdiction = 'PR') AS cases,
   (SELECT count(*) FROM refund_steps WHERE step = 'paid') AS refunds,
-  (SELECT count(DISTINCT tax_account) FROM audits
-    WHERE jurisdiction = 'PR' AND opened_on BETWEEN $3 AND $4) AS audited,
-  (SELECT sum((data->>'additional_tax')::numeric) FROM audit_steps
-    WHERE kind = 'notice' AND recorded_on BETWEEN $3 AND $4) AS assessed,
-  (SELECT count(*) FROM liabilities
-    WHERE jurisdiction = 'PR' AND filer_kind = 'facilitator' AND period BETWEEN $1 AND $2) AS with_data,
-  (SELECT count(*) FROM crosscheck_runs
-    WHERE jurisdiction = 'PR' AND period BETWEEN $1 AND $2) AS checked
 """
+BASELINE += P6_COLUMNS
 
 
 async def main(lodgings: int, n_periods: int) -> None:
