@@ -11,13 +11,18 @@ Run: ``ROOMTAX_TEST_DB_SUFFIX=_me uv run python bench/bench_indicators.py [lodgi
 - ``account_summaries``: each declared period's principal and due date;
 - ``collection_postings``: 80% paid in full on the due date, 10% half paid on time, 5% paid in
   full late, 5% unpaid;
-- 500 dispute cases (opened and decided) and 300 refunds paid.
+- 500 dispute cases (opened and decided) and 300 refunds paid;
+- an intermediary's schedule row for 10% of the declared lodging-periods (filed with the
+  operator's return), 85% of them cross-checked (``crosscheck_runs``; a fifth of those with a
+  finding);
+- 200 audits opened in the window, 150 of them closed after a notice of audit assessment.
 
 Times the request ``GET /v1/indicators?jurisdiction=PR&from=<first>&to=<last>&as_of=2026-11-30``
 in-process (HTTP, the projection read, taxcore's ``must_file`` per lodging-period, the SQL
 aggregates). Baseline, same run: one plain SQL statement aggregating the same rows (filed on
 time over ``liabilities``, principal and paid over ``account_summaries`` and
-``collection_postings``, cases and refunds) -- the floor of reading them once. Each timing is
+``collection_postings``, cases and refunds, audits and their notices, intermediary rows and
+cross-check runs) -- the floor of reading them once. Each timing is
 the median of 5 runs after one warm-up; the ratio is request / baseline. The scratch database
 is dropped at the end.
 """
@@ -38,8 +43,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import asyncpg
+from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
 from assessment.app import build_app
+from assessment.indicators.service import audits_and_crosschecks
 from assessment.settings import AssessmentSettings
 from servicekit.testing import PG_ADMIN, auth, fresh_database, running_app, test_database_name
 from taxcore.periods import Period, due_date
@@ -77,7 +84,7 @@ def periods(n: int) -> list[Period]:
 async def seed(dsn: str, lodgings: int, window: list[Period]) -> None:
     rng = random.Random(10_000)
     now = datetime.now(UTC)
-    lodging_rows, liabilities, summaries, postings = [], [], [], []
+    lodging_rows, liabilities, summaries, postings, runs = [], [], [], [], []
     for i in range(lodgings):
         account = f"PR-{i:07d}-0"
         lodging_rows.append(
@@ -131,6 +138,26 @@ async def seed(dsn: str, lodgings: int, window: list[Period]) -> None:
                     now,
                 )
             )
+            if rng.random() < 0.10:  # an intermediary's schedule row, filed with the return
+                row = list(liabilities[-1])
+                row[:2] = [bid("di", account, p), bid("fi", account, p)]
+                row[9:11] = ["facilitator", "fac-1"]
+                row[23] = bid("ei", account, p)
+                liabilities.append(tuple(row))
+                if rng.random() < 0.85:
+                    runs.append(
+                        (
+                            bid("run", account, p),
+                            account,
+                            "PR",
+                            str(p),
+                            bid("d", account, p),
+                            json.dumps([bid("di", account, p)]),
+                            bid("di", account, p),
+                            filed,
+                            1 if rng.random() < 0.2 else 0,
+                        )
+                    )
             draw = rng.random()
             paid, on = (
                 (TAX, due)
@@ -288,11 +315,83 @@ async def seed(dsn: str, lodgings: int, window: list[Period]) -> None:
         await conn.copy_records_to_table(
             "refund_steps", records=refund_paid, columns=["id", "refund_id", *step_columns[2:]]
         )
-        for table in ("lodgings", "liabilities", "account_summaries", "collection_postings"):
+        await conn.copy_records_to_table(
+            "crosscheck_runs",
+            records=runs,
+            columns=[
+                "id",
+                "tax_account",
+                "jurisdiction",
+                "period",
+                "declaration_id",
+                "intermediary_declarations",
+                "intermediaries_key",
+                "checked_on",
+                "findings",
+            ],
+        )
+        audits, audit_steps = [], []
+        end = window[-1].last_day
+        for n in range(200):
+            account = f"PR-{n * 37 % lodgings:07d}-0"
+            opened = start + timedelta(days=rng.randrange(0, (end - start).days - 60))
+            audited = json.dumps([str(window[rng.randrange(0, len(window))])])
+            audits.append(
+                (bid("audit", n), account, "PR", audited, "risk", "risk_score", opened, "user:u", "§9")
+            )
+            if n < 150:
+                extra = Decimal(rng.randrange(10_000, 500_000)) / 100
+                closed = opened + timedelta(days=rng.randrange(10, 60))
+                for kind, data in (
+                    ("notice", {"additional_tax": str(extra)}),
+                    ("closed", {"outcome": "assessed"}),
+                ):
+                    audit_steps.append(
+                        (bid(kind, n), bid("audit", n), kind, None, json.dumps(data), closed, "user:u")
+                    )
+        await conn.copy_records_to_table(
+            "audits",
+            records=audits,
+            columns=[
+                "id",
+                "tax_account",
+                "jurisdiction",
+                "periods",
+                "reason",
+                "source",
+                "opened_on",
+                "opened_by",
+                "section",
+            ],
+        )
+        await conn.copy_records_to_table(
+            "audit_steps",
+            records=audit_steps,
+            columns=["id", "audit_id", "kind", "period", "data", "recorded_on", "recorded_by"],
+        )
+        for table in (
+            "lodgings",
+            "liabilities",
+            "account_summaries",
+            "collection_postings",
+            "crosscheck_runs",
+        ):
             await conn.execute(f"ANALYZE {table}")
     finally:
         await conn.close()
 
+
+P6_COLUMNS = """
+  (SELECT count(DISTINCT tax_account) FROM audits
+    WHERE jurisdiction = 'PR' AND opened_on BETWEEN $3 AND $4) AS audited,
+  (SELECT sum((data->>'additional_tax')::numeric) FROM audit_steps
+    WHERE kind = 'notice' AND recorded_on BETWEEN $3 AND $4) AS assessed,
+  (SELECT count(*) FROM liabilities
+    WHERE jurisdiction = 'PR' AND filer_kind = 'facilitator' AND period BETWEEN $1 AND $2) AS with_data,
+  (SELECT count(*) FROM crosscheck_runs
+    WHERE jurisdiction = 'PR' AND period BETWEEN $1 AND $2) AS checked
+"""
+P6_BASELINE = "SELECT" + P6_COLUMNS
 
 BASELINE = """
 SELECT
@@ -304,8 +403,9 @@ SELECT
     WHERE jurisdiction = 'PR' AND period BETWEEN $1 AND $2) AS due,
   (SELECT sum(amount) FROM collection_postings WHERE period BETWEEN $1 AND $2) AS paid,
   (SELECT count(*) FROM cases WHERE jurisdiction = 'PR') AS cases,
-  (SELECT count(*) FROM refund_steps WHERE step = 'paid') AS refunds
+  (SELECT count(*) FROM refund_steps WHERE step = 'paid') AS refunds,
 """
+BASELINE += P6_COLUMNS
 
 
 async def main(lodgings: int, n_periods: int) -> None:
@@ -332,13 +432,28 @@ async def main(lodgings: int, n_periods: int) -> None:
                 figures.update({f["name"]: f["value"] for f in r.json()["indicators"]})
 
             request_s = await median_time(indicators)
+        engine = create_async_engine(settings.database_url)
+        try:
+            async with async_sessionmaker(engine)() as session:
+
+                async def p6() -> None:
+                    await audits_and_crosschecks(session, jurisdiction="PR", first=window[0], last=window[-1])
+
+                p6_s = await median_time(p6)
+        finally:
+            await engine.dispose()
         conn = await asyncpg.connect(settings.asyncpg_dsn)
         try:
 
             async def baseline() -> None:
-                await conn.fetchrow(BASELINE, first, last)
+                await conn.fetchrow(BASELINE, first, last, window[0].first_day, window[-1].last_day)
 
             baseline_s = await median_time(baseline)
+
+            async def p6_baseline() -> None:
+                await conn.fetchrow(P6_BASELINE, first, last, window[0].first_day, window[-1].last_day)
+
+            p6_baseline_s = await median_time(p6_baseline)
         finally:
             await conn.close()
     finally:
@@ -353,6 +468,11 @@ async def main(lodgings: int, n_periods: int) -> None:
     print(
         f"  baseline: one plain SQL aggregate of the same rows:     {baseline_s * 1000:8.1f} ms"
         f"   ratio {request_s / baseline_s:.2f}"
+    )
+    print(f"P6 alone (audits_and_crosschecks, ORM queries):       {p6_s * 1000:8.1f} ms")
+    print(
+        f"  baseline: the P6 part of the plain SQL aggregate:       {p6_baseline_s * 1000:8.1f} ms"
+        f"   ratio {p6_s / p6_baseline_s:.2f}"
     )
     for name, value in figures.items():
         print(f"  {name:40s} {value}")

@@ -17,6 +17,12 @@ P5-12 on 2026-04-30: unpaid principal 9,000 (B 2025-01) + 6,000 (B 2025-12) + 4,
   = 19,500.00; older than 12 months (due before 2025-04-30): 9,000.00 = 46.15%. Collections of
   2025-05-01..2026-04-30: 3,000 + 9,000 + 4,500 + 4,500 = 21,000.00 (A's 100.00 credit was never
   applied to a period, so never posted); 19,500 / 21,000 = 92.86%.
+P6-13: B's 2026-03 audited (opened 2026-04-21, closed 2026-04-28 after a notice: the records show
+  110,000.00 of room revenue -> 9,900.00 tax, 900.00 more); coverage 1 of the 4 lodgings registered
+  by 2026-04-30 (F is not) = 25.00; yield 900.00 from 1 audit closed.
+P6-14: an intermediary filed 2026-04 for B, C and D; B and C filed their own returns (cross-checked),
+  D did not (nothing to compare): 2 of 3 = 66.67; C declared 1,000.00 against the intermediary's
+  5,000.00 (a shortfall finding): 1 of the 2 checked = 50.00.
 P7: 2 disputes opened; median of 15 and 20 days = 17.5. P8: one refund, 10 days.
 """
 
@@ -30,7 +36,6 @@ import pytest
 from assessment_factories import ADMIN, AUDITOR, Bus, new_account
 from casework_factories import MAKER, today_is
 
-from assessment.indicators.service import P6_REASON
 from servicekit.testing import auth
 
 CHECKER = auth("agency-officer", user_id="u-checker")
@@ -126,6 +131,43 @@ async def known_window(client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.
     await bus.declare(c, "2026-03", filer_id="op-ic", room_revenue="50000.00", filed_on=date(2026, 4, 20))
     await bus.pay(c, "4500.00", date(2026, 4, 20), periods={"2026-03": "4500.00"})
     await refund(client, a, auth("operator", operator_id="op-ia"), monkeypatch)
+    await audit_and_crosschecks(client, bus, monkeypatch, audited=b, others=(b, c, d))
+
+
+async def audit_and_crosschecks(
+    client: httpx.AsyncClient,
+    bus: Bus,
+    monkeypatch: pytest.MonkeyPatch,
+    *,
+    audited: str,
+    others: tuple[str, str, str],
+) -> None:
+    today_is(monkeypatch, date(2026, 4, 21))
+    body = {"tax_account": audited, "periods": ["2026-03"], "reason": "risk", "source": "risk_score"}
+    r = await client.post("/v1/audits", json=body, headers=ADMIN)
+    assert r.status_code == 201, r.text
+    base = f"/v1/audits/{r.json()['id']}"
+    finding = {
+        "period": "2026-03",
+        "lines": {"room_revenue": "110000.00", "room_nights": 100},
+        "note": "folios",
+    }
+    r = await client.post(f"{base}/findings", json=finding, headers=ADMIN)
+    assert r.status_code == 200, r.text
+    r = await client.post(f"{base}/notice", json={}, headers=ADMIN)
+    assert (r.status_code, r.json()["notice"]["additional_tax"]) == (200, "900.00"), r.text
+    today_is(monkeypatch, date(2026, 4, 28))
+    r = await client.post(f"{base}/close", json={"outcome": "assessed", "note": "amended"}, headers=ADMIN)
+    assert r.status_code == 200, r.text
+    b, c, d = others
+    on = date(2026, 4, 28)
+    lines = {"room_revenue": "5000.00", "room_nights": 5}
+    await bus.declare(b, "2026-04", filer_id="op-ib", lines=lines, filed_on=on)
+    await bus.declare(c, "2026-04", filer_id="op-ic", lines={**lines, "room_revenue": "1000.00"}, filed_on=on)
+    for account in (b, c, d):
+        await bus.declare(
+            account, "2026-04", filer_kind="facilitator", filer_id="fac-i", lines=lines, filed_on=on
+        )
 
 
 class TestIndicators:
@@ -157,15 +199,21 @@ class TestIndicators:
             ("P5-11", "on_time_payment_rate_by_value"): ("60.00", "13500.00", "22500.00"),
             ("P5-12", "arrears_to_collections"): ("92.86", "19500.00", "21000.00"),
             ("P5-12", "arrears_older_than_12_months"): ("46.15", "9000.00", "19500.00"),
-            ("P6-13", "audit_coverage"): (None, None, None),
-            ("P6-13", "audit_yield"): (None, None, None),
-            ("P6-14", "crosscheck_coverage"): (None, None, None),
+            ("P6-13", "audit_coverage"): ("25.00", "1", "4"),
+            ("P6-13", "audit_yield"): ("900.00", "900.00", "1"),
+            ("P6-14", "crosscheck_coverage"): ("66.67", "2", "3"),
+            ("P6-14", "crosscheck_findings_rate"): ("50.00", "1", "2"),
             ("P7", "disputes_opened"): ("2", None, None),
             ("P7", "median_days_to_decision"): ("17.5", None, "2"),
             ("P8", "median_days_refund_request_to_payment"): ("10", None, "1"),
         }
         assert all(f["definition"] for f in out["indicators"])
-        assert {f["reason"] for f in out["indicators"] if f["value"] is None} == {P6_REASON}
+        assert [f["name"] for f in out["indicators"] if f["value"] is None] == []
+        coverage = next(f for f in out["indicators"] if f["name"] == "audit_coverage")
+        assert coverage["definition"] == (
+            "Lodgings with an audit opened in the window (2026-03-01 to 2026-04-30) as a percentage of "
+            "the lodgings registered by the window's last day (PR §2(4), §9, §10, §32)."
+        )
         # VI: only lodging V; its 2026-03 is due 2026-04-30, not before as_of -- nothing expected
         vi = await client.get(
             "/v1/indicators",
@@ -178,6 +226,15 @@ class TestIndicators:
             "0",
             "nothing to measure in the window (the denominator is zero)",
         )
+        vi_p6 = {
+            f["name"]: (f["value"], f["reason"]) for f in vi.json()["indicators"] if f["code"][:2] == "P6"
+        }
+        assert vi_p6 == {
+            "audit_coverage": ("0.00", None),
+            "audit_yield": (None, "no audit was closed in the window"),
+            "crosscheck_coverage": (None, "nothing to measure in the window (the denominator is zero)"),
+            "crosscheck_findings_rate": (None, "nothing to measure in the window (the denominator is zero)"),
+        }
 
 
 class TestIndicatorAccess:

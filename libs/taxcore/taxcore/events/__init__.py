@@ -178,5 +178,5 @@ def load_all() -> None:
     """Import every service's contract module, so :data:`CONTRACTS` is complete."""
     import importlib
 
-    for module in ("registry", "filing", "assessment", "cases", "plans", "distribution"):
+    for module in ("registry", "filing", "assessment", "cases", "plans", "compliance", "distribution"):
         importlib.import_module(f"taxcore.events.{module}")

@@ -43,7 +43,7 @@ async def get_audit(
     audit = await session.get(Audit, audit_id)
     if audit is None or not await _may_see(session, principal, audit.tax_account):
         raise service.not_found(audit_id)
-    return await service.view(session, audit)
+    return await service.view(session, audit=audit)
 
 
 AuditDep = Annotated[service.AuditView, Depends(get_audit)]
@@ -88,7 +88,7 @@ def out(current: service.AuditView) -> AuditOut:
 
 
 async def _reload(session: SessionDep, current: service.AuditView) -> AuditOut:
-    return out(await service.view(session, current.audit))
+    return out(await service.view(session, audit=current.audit))
 
 
 @router.post(
@@ -96,7 +96,7 @@ async def _reload(session: SessionDep, current: service.AuditView) -> AuditOut:
 )
 async def open_audit(body: AuditCreate, session: SessionDep, principal: PrincipalDep) -> AuditOut:
     audit = await service.open_audit(session, principal=principal, body=body, today=clock.today())
-    return out(await service.view(session, audit))
+    return out(await service.view(session, audit=audit))
 
 
 @router.get(
@@ -129,7 +129,12 @@ async def request_records(
     body: RecordsRequestCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
 ) -> AuditOut:
     await service.request_records(
-        session, current, principal=principal, due_on=body.due_on, records=body.records, today=clock.today()
+        session,
+        current=current,
+        principal=principal,
+        due_on=body.due_on,
+        records=body.records,
+        today=clock.today(),
     )
     return await _reload(session, current)
 
@@ -179,7 +184,7 @@ async def record_finding(
 ) -> AuditOut:
     await service.record_finding(
         session,
-        current,
+        current=current,
         principal=principal,
         period=body.period,
         lines=body.lines,
@@ -196,7 +201,7 @@ async def record_finding(
     summary="The proposed assessment: taxcore's corrected returns less the filed ones, per component",
 )
 async def proposed(current: AuditDep, session: SessionDep) -> ProposedOut:
-    p = await service.proposed_assessment(session, current)
+    p = await service.proposed_assessment(session, current=current)
     return ProposedOut(
         audit_id=current.audit.id,
         periods=[d.to_json() for d, _, _ in p.differences],
@@ -212,7 +217,7 @@ async def proposed(current: AuditDep, session: SessionDep) -> ProposedOut:
     summary="Issue the notice of audit assessment (with the amendments the agency files for the lodging)",
 )
 async def issue_notice(current: AuditDep, session: SessionDep, principal: PrincipalDep) -> AuditOut:
-    await service.issue_notice(session, current, principal=principal, today=clock.today())
+    await service.issue_notice(session, current=current, principal=principal, today=clock.today())
     return await _reload(session, current)
 
 
@@ -221,6 +226,11 @@ async def close_audit(
     body: AuditClose, current: AuditDep, session: SessionDep, principal: PrincipalDep
 ) -> AuditOut:
     await service.close_audit(
-        session, current, principal=principal, outcome=body.outcome, note=body.note, today=clock.today()
+        session,
+        current=current,
+        principal=principal,
+        outcome=body.outcome,
+        note=body.note,
+        today=clock.today(),
     )
     return await _reload(session, current)

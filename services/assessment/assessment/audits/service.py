@@ -21,10 +21,13 @@ from assessment.accounts.repository import lock_account
 from assessment.audits import repository
 from assessment.audits.models import Audit, AuditStep
 from assessment.audits.schemas import AuditCreate, CorrectedLines
+from assessment.casework.events import event_id
 from assessment.models import Liability, LodgingView
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed, field_pointer
+from servicekit.outbox import emit
 from taxcore.events import registry as registry_events
+from taxcore.events.compliance import AuditStepRecorded
 from taxcore.money import ZERO, fmt
 from taxcore.parameters import default_tree
 from taxcore.periods import Period
@@ -69,7 +72,7 @@ def require_auditor(principal: Principal, what: str) -> None:
         raise Forbidden(f"only agency-admin staff {what}")
 
 
-async def view(session: AsyncSession, audit: Audit) -> AuditView:
+async def view(session: AsyncSession, *, audit: Audit) -> AuditView:
     return AuditView(audit, (await repository.steps_of(session, [audit.id]))[audit.id])
 
 
@@ -110,7 +113,36 @@ async def open_audit(session: AsyncSession, *, principal: Principal, body: Audit
     )
     session.add(audit)
     await session.flush()
+    await _emit(session, audit, step_id=audit.id, step="opened", on=today, by=principal.actor)
     return audit
+
+
+async def _emit(session: AsyncSession, audit: Audit, *, step_id: str, **fields: Any) -> None:
+    """The audit step's event, in the step's transaction (its id is the step row's)."""
+    event = AuditStepRecorded(
+        audit_id=audit.id,
+        step_id=step_id,
+        tax_account=audit.tax_account,
+        jurisdiction=audit.jurisdiction,
+        periods=audit.periods,
+        section=audit.section,
+        **fields,
+    )
+    await emit(session, event, key=audit.tax_account, event_id=event_id("audit", audit.id, step_id))
+
+
+def _event_fields(step: AuditStep) -> dict[str, Any]:
+    """What an event (and the timeline) says of a step beyond its kind, date and author."""
+    data = step.data
+    if step.kind == "records_requested":
+        return {"records_due_on": data["due_on"]}
+    if step.kind == "finding":
+        return {"period": step.period}
+    if step.kind == "notice":
+        return {"additional_tax": data["additional_tax"], "response_due_on": data["response_due_on"]}
+    if step.kind == "closed":
+        return {"outcome": data["outcome"]}
+    return {}  # pragma: no cover - every kind is listed above
 
 
 def _require_open(current: AuditView) -> None:
@@ -133,13 +165,16 @@ async def _step(
     )
     session.add(step)
     await session.flush()
+    await _emit(
+        session, audit, step_id=step.id, step=kind, on=today, by=principal.actor, **_event_fields(step)
+    )
     return step
 
 
 async def request_records(
     session: AsyncSession,
-    current: AuditView,
     *,
+    current: AuditView,
     principal: Principal,
     due_on: date | None,
     records: list[str],
@@ -177,8 +212,8 @@ def _period_input(
 
 async def record_finding(
     session: AsyncSession,
-    current: AuditView,
     *,
+    current: AuditView,
     principal: Principal,
     period: str,
     lines: CorrectedLines,
@@ -211,7 +246,7 @@ class Proposed:
         return sum((d.additional_tax for d, _, _ in self.differences), ZERO)
 
 
-async def proposed_assessment(session: AsyncSession, current: AuditView) -> Proposed:
+async def proposed_assessment(session: AsyncSession, *, current: AuditView) -> Proposed:
     """Per period with a finding: taxcore's corrected return less the filed one, per component."""
     findings = current.findings()
     lodging = await session.get(LodgingView, current.audit.tax_account)
@@ -251,7 +286,7 @@ def _amendment(filed: Liability | None, corrected: DeclarationInput, tax_account
 
 
 async def issue_notice(
-    session: AsyncSession, current: AuditView, *, principal: Principal, today: date
+    session: AsyncSession, *, current: AuditView, principal: Principal, today: date
 ) -> AuditStep:
     """The notice of audit assessment: the proposed figures per period and the amendments to file."""
     require_auditor(principal, "issue notices of audit assessment")
@@ -260,7 +295,7 @@ async def issue_notice(
         raise Conflict("the notice of audit assessment is already issued")
     if not current.findings():
         raise Conflict("no finding is recorded: nothing to assess")
-    proposed = await proposed_assessment(session, current)
+    proposed = await proposed_assessment(session, current=current)
     days = law.cited_on("assessment.notice_response_days", current.audit.jurisdiction, today)
     data = {
         "issued_on": today.isoformat(),
@@ -278,7 +313,7 @@ async def issue_notice(
 
 
 async def close_audit(
-    session: AsyncSession, current: AuditView, *, principal: Principal, outcome: str, note: str, today: date
+    session: AsyncSession, *, current: AuditView, principal: Principal, outcome: str, note: str, today: date
 ) -> AuditStep:
     require_auditor(principal, "close audits")
     _require_open(current)
@@ -290,3 +325,54 @@ async def close_audit(
 
 def not_found(audit_id: str) -> NotFound:
     return NotFound(f"no audit {audit_id!r}")
+
+
+def _step_summary(step: AuditStep) -> str:
+    data = step.data
+    if step.kind == "records_requested":
+        return f"audit: records requested, due {data['due_on']}"
+    if step.kind == "finding":
+        return f"audit finding for {step.period}: {data['note']}".rstrip(": ")
+    if step.kind == "notice":
+        return (
+            f"notice of audit assessment: {data['additional_tax']} additional tax, "
+            f"response due {data['response_due_on']}"
+        )
+    return f"audit closed ({data['outcome']})" + (f": {data['note']}" if data.get("note") else "")
+
+
+async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[dict[str, Any]]:
+    """The account's audits and their steps for its timeline (``timeline.service._entry`` keywords)."""
+    audits = await repository.audits_of(session, tax_account)
+    steps = await repository.steps_of(session, [a.id for a in audits])
+    out: list[dict[str, Any]] = []
+    for a in audits:
+        out.append(
+            {
+                "on": a.opened_on,
+                "kind": "audit.opened",
+                "subject_id": a.id,
+                "by": a.opened_by,
+                "section": a.section,
+                "written": a.created_at,
+                "seq": a.seq,
+                "summary": f"audit opened for {', '.join(a.periods)} ({a.source}): {a.reason}",
+            }
+        )
+        for s in steps[a.id]:
+            additional = s.data.get("additional_tax") if s.kind == "notice" else None
+            out.append(
+                {
+                    "on": s.recorded_on,
+                    "kind": f"audit.{s.kind}",
+                    "subject_id": a.id,
+                    "period": s.period,
+                    "by": s.recorded_by,
+                    "amount": Decimal(additional) if additional is not None else None,
+                    "section": a.section,
+                    "written": s.created_at,
+                    "seq": s.seq,
+                    "summary": _step_summary(s),
+                }
+            )
+    return out

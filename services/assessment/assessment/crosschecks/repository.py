@@ -74,6 +74,33 @@ async def run_exists(session: AsyncSession, declaration_id: str, key: str) -> bo
     return (await session.execute(stmt)).first() is not None
 
 
+async def latest_run(session: AsyncSession, *, tax_account: str, period: str) -> CrosscheckRun | None:
+    """The lodging-period's latest run (None: never checked)."""
+    stmt = (
+        select(CrosscheckRun)
+        .where(CrosscheckRun.tax_account == tax_account, CrosscheckRun.period == period)
+        .order_by(CrosscheckRun.seq.desc())
+        .limit(1)
+    )
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def account_runs(session: AsyncSession, tax_account: str) -> list[CrosscheckRun]:
+    """Every run on the account's lodging-periods, in write order."""
+    stmt = select(CrosscheckRun).where(CrosscheckRun.tax_account == tax_account).order_by(CrosscheckRun.seq)
+    return list((await session.execute(stmt)).scalars().all())
+
+
+async def findings_of_runs(session: AsyncSession, run_ids: list[str]) -> dict[str, list[CrosscheckFinding]]:
+    out: dict[str, list[CrosscheckFinding]] = {r: [] for r in run_ids}
+    stmt = (
+        select(CrosscheckFinding).where(CrosscheckFinding.run_id.in_(run_ids)).order_by(CrosscheckFinding.seq)
+    )
+    for f in (await session.execute(stmt)).scalars().all():
+        out[f.run_id].append(f)
+    return out
+
+
 def _latest_runs(*where: object) -> Select[str]:
     return (
         select(CrosscheckRun.id)

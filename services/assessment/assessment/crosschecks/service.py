@@ -14,9 +14,12 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from assessment.casework.events import event_id
 from assessment.crosschecks import repository
 from assessment.crosschecks.models import CrosscheckFinding, CrosscheckRun
 from assessment.models import LodgingView
+from servicekit.outbox import emit
+from taxcore.events.compliance import CrosscheckFindingItem, CrosscheckFindingsRecorded
 from taxcore.parameters import default_tree
 from taxcore.rules.crosscheck import CROSSCHECK_RULES, CrossFinding, LodgingPeriodData, cross_check
 from taxcore.rules.declaration import DeclarationInput
@@ -61,6 +64,7 @@ async def run_crosschecks(
     found = cross_check(data, parameters=default_tree(), rules=rules)
     if earlier is not None:
         found += [CrossFinding.model_validate(_fields(f)) for f in earlier if f.rule == "adr_outlier"]
+    previous = await repository.latest_run(session, tax_account=tax_account, period=period)
     run = CrosscheckRun(
         tax_account=tax_account,
         jurisdiction=lodging.jurisdiction,
@@ -84,4 +88,53 @@ async def run_crosschecks(
         for f in found
     )
     await session.flush()
+    if found or (previous is not None and previous.findings):
+        event = CrosscheckFindingsRecorded(
+            run_id=run.id,
+            tax_account=tax_account,
+            jurisdiction=lodging.jurisdiction,
+            period=period,
+            declaration_id=mine.declaration_id,
+            intermediary_declarations=run.intermediary_declarations,
+            checked_on=checked_on,
+            findings=[CrosscheckFindingItem.model_validate(_fields(f)) for f in found],
+        )
+        await emit(session, event, key=tax_account, event_id=event_id("crosscheck", mine.declaration_id, key))
     return len(found)
+
+
+def notable_runs(runs: list[CrosscheckRun]) -> list[tuple[CrosscheckRun, bool]]:
+    """The runs an account's history shows (and that published an event): those that recorded
+    findings, and those that cleared the findings of the lodging-period's run before them
+    (``True``: cleared)."""
+    out: list[tuple[CrosscheckRun, bool]] = []
+    last: dict[str, int] = {}
+    for run in runs:
+        if run.findings or last.get(run.period, 0):
+            out.append((run, not run.findings))
+        last[run.period] = run.findings
+    return out
+
+
+async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[dict[str, Any]]:
+    """The account's cross-check findings (and the checks that cleared them) for its timeline."""
+    runs = notable_runs(await repository.account_runs(session, tax_account))
+    findings = await repository.findings_of_runs(session, [r.id for r, _ in runs])
+    out: list[dict[str, Any]] = []
+    for run, cleared in runs:
+        common = {"on": run.checked_on, "period": run.period, "written": run.created_at, "seq": run.seq}
+        if cleared:
+            summary = f"cross-check of {run.period}: no finding on declaration {run.declaration_id}"
+            out.append({**common, "kind": "crosscheck.cleared", "subject_id": run.id, "summary": summary})
+        for f in findings[run.id]:
+            out.append(
+                {
+                    **common,
+                    "kind": "crosscheck.finding",
+                    "subject_id": f.id,
+                    "amount": f.difference,
+                    "section": f.section,
+                    "summary": f"{f.rule}: {f.message}",
+                }
+            )
+    return out

@@ -21,18 +21,17 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from assessment.audits.repository import audit_coverage
+from assessment.crosschecks.repository import crosscheck_coverage
 from assessment.indicators import repository
 from servicekit.errors import ValidationFailed
 from taxcore.money import fmt
 from taxcore.obligations import declaration_filers, must_file
+from taxcore.parameters import default_tree
 from taxcore.periods import Period, due_date
 
 HUNDRED = Decimal(100)
 PCT = Decimal("0.01")
-P6_REASON = (
-    "audits and automated cross-checks (issue 15, first half) are not in this service's records yet: "
-    "no audit or cross-check table to read; reported when they land"
-)
 
 
 def percent(numerator: Decimal | int, denominator: Decimal | int) -> Decimal | None:
@@ -91,7 +90,7 @@ def periods_between(first: Period, last: Period) -> list[Period]:
 
 
 async def on_time_filing(
-    session: AsyncSession, jurisdiction: str, periods: list[Period], as_of: date
+    session: AsyncSession, *, jurisdiction: str, periods: list[Period], as_of: date
 ) -> dict[str, Any]:
     due = {str(p): due_date(jurisdiction, p) for p in periods}
     due = {p: d for p, d in due.items() if d < as_of}  # expected only once the due date has passed
@@ -139,6 +138,65 @@ async def on_time_filing(
     )
 
 
+async def audits_and_crosschecks(
+    session: AsyncSession, *, jurisdiction: str, first: Period, last: Period
+) -> list[dict[str, Any]]:
+    """P6-13 (use of audits) and P6-14 (automated cross-checking), from the audit and cross-check
+    records (``audits``, ``audit_steps``, ``crosscheck_runs``)."""
+    audits = await audit_coverage(session, jurisdiction=jurisdiction, first=first, last=last)
+    checks = await crosscheck_coverage(session, jurisdiction=jurisdiction, first=first, last=last)
+    window = f"{first.first_day.isoformat()} to {last.last_day.isoformat()}"
+    tree = default_tree()
+    audit_section = tree.value(jurisdiction, "audits.section", last.last_day)
+    sections = tree.value(jurisdiction, "crosschecks.sections", last.last_day)
+    shortfall = sections["intermediary_shortfall"] if isinstance(sections, dict) else sections
+    return [
+        _figure(
+            "P6-13",
+            "audit_coverage",
+            percent(audits.audited, audits.lodgings),
+            "percent",
+            f"Lodgings with an audit opened in the window ({window}) as a percentage of the lodgings "
+            f"registered by the window's last day ({jurisdiction} {audit_section}).",
+            numerator=str(audits.audited),
+            denominator=str(audits.lodgings),
+        ),
+        _figure(
+            "P6-13",
+            "audit_yield",
+            audits.assessed if audits.closed else None,
+            "amount",
+            f"Additional tax assessed by the audits closed in the window ({window}): the sum of their "
+            "notices of audit assessment (taxcore's corrected returns less the filed ones; an audit "
+            "closed without a notice adds 0.00), over the number of audits closed.",
+            numerator=fmt(audits.assessed),
+            denominator=str(audits.closed),
+            reason=None if audits.closed else "no audit was closed in the window",
+        ),
+        _figure(
+            "P6-14",
+            "crosscheck_coverage",
+            percent(checks.checked, checks.with_intermediary_data),
+            "percent",
+            "Lodging-periods of the window for which an intermediary filed a remittance schedule and "
+            "whose operator return was cross-checked against it, as a percentage of the lodging-periods "
+            f"with intermediary data ({jurisdiction} {shortfall}).",
+            numerator=str(checks.checked),
+            denominator=str(checks.with_intermediary_data),
+        ),
+        _figure(
+            "P6-14",
+            "crosscheck_findings_rate",
+            percent(checks.with_findings, checks.checked),
+            "percent",
+            "Of those cross-checked lodging-periods, the percentage whose latest cross-check recorded a "
+            "finding (a lead for risk scores and audits; it raises no tax by itself).",
+            numerator=str(checks.with_findings),
+            denominator=str(checks.checked),
+        ),
+    ]
+
+
 async def compute(
     session: AsyncSession, *, jurisdiction: str, first: Period, last: Period, as_of: date
 ) -> dict[str, Any]:
@@ -149,7 +207,7 @@ async def compute(
         raise ValidationFailed.on("to", "the window is longer than 120 months", root="query")
     starts_on, ends_on = first.first_day, last.last_day
     end = min(ends_on, as_of)
-    figures = [await on_time_filing(session, jurisdiction, periods, as_of)]
+    figures = [await on_time_filing(session, jurisdiction=jurisdiction, periods=periods, as_of=as_of)]
 
     pay = await repository.payment_timeliness(
         session, jurisdiction=jurisdiction, first=str(first), last=str(last), as_of=as_of
@@ -213,25 +271,7 @@ async def compute(
             denominator=fmt(arr["stock"]),
         )
     )
-    for code, name, definition in (
-        (
-            "P6-13",
-            "audit_coverage",
-            "Lodgings audited in the window as a percentage of the lodgings registered.",
-        ),
-        ("P6-13", "audit_yield", "Additional assessment from audits closed in the window."),
-        (
-            "P6-14",
-            "crosscheck_coverage",
-            "Lodging-periods with intermediary data cross-checked, as a percentage of those with "
-            "intermediary data.",
-        ),
-    ):
-        figures.append(
-            _figure(
-                code, name, None, "percent" if "coverage" in name else "amount", definition, reason=P6_REASON
-            )
-        )
+    figures.extend(await audits_and_crosschecks(session, jurisdiction=jurisdiction, first=first, last=last))
 
     cases = await repository.cases(session, jurisdiction=jurisdiction)
     opened = [c for c in cases if starts_on <= c.opened_on <= end]

@@ -9,7 +9,9 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts
+from assessment.audits import service as audits
 from assessment.casework import repository
+from assessment.crosschecks import service as crosschecks
 from assessment.plans import service as plans
 from taxcore.money import fmt
 
@@ -225,5 +227,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
             )
         )
     out.extend(_entry(**e) for e in await plans.timeline_entries(session, facts))
+    out.extend(_entry(**e) for e in await audits.timeline_entries(session, tax_account=account))
+    out.extend(_entry(**e) for e in await crosschecks.timeline_entries(session, tax_account=account))
     out.sort(key=lambda e: (e[0], e[1], e[2]))
     return [e[3] for e in out]
