@@ -235,7 +235,7 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
     if clerical and deficiency > 0:
         await issue_notice(
             session,
-            facts,
+            facts=facts,
             period=data.period,
             kind="clerical_error",
             reason="Mathematical or clerical error assessed without a hearing: "

@@ -137,7 +137,7 @@ async def grant(
     if len(set(periods)) != len(periods):
         raise ValidationFailed.on("periods", "lists a period twice")
     for i, p in enumerate(periods):
-        hold = await cases_service.collection_hold(session, facts.tax_account, p, today)
+        hold = await cases_service.collection_hold(session, tax_account=facts.tax_account, period=p, on=today)
         if hold is not None:
             raise approvals.conflict(f"{p} cannot be planned: {hold}", f"#/body/periods/{i}")
     for other in await current_plans(session, facts, today):
@@ -383,7 +383,7 @@ async def _default(
             continue
         notice = await issue_notice(
             session,
-            facts,
+            facts=facts,
             period=period,
             kind="deficiency",
             reason=f"payment plan {plan.id} defaulted: installment {number} of {fmt(missed.term.amount)} "

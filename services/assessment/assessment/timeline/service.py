@@ -46,7 +46,7 @@ def _entry(
     )
 
 
-async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
+async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]]:
     account = facts.tax_account
     out: list[tuple[date, datetime, int, dict[str, Any]]] = []
     for n in facts.notices:

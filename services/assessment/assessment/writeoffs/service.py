@@ -62,7 +62,7 @@ async def propose(
         raise _conflict(f"{period} is already written off")
     for case in await repository.account_cases(session, facts.tax_account):
         if case.period == period:
-            current = await cases_service.view(session, case)
+            current = await cases_service.view(session, case=case)
             if current.status not in ("decided", "closed"):  # open, or under appeal
                 raise _conflict(f"{period} is in case {case.id} ({current.status}): decide it first")
     if bal.balance <= 0:

@@ -230,8 +230,8 @@ async def _accept_schedule(
 
 async def accept_schedule(
     session: AsyncSession,
-    principal: Principal,
     *,
+    principal: Principal,
     facilitator_id: str,
     period: Period,
     received_on: date,
