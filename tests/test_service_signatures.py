@@ -18,9 +18,6 @@ NOT_YET = frozenset(
         "services/assessment/assessment/accounts/service.py",
         "services/assessment/assessment/audits/service.py",  # written beside the rule
         "services/assessment/assessment/indicators/service.py",  # written beside the rule
-        "services/assessment/assessment/plans/service.py",  # written beside the rule
-        "services/assessment/assessment/refunds/service.py",
-        "services/assessment/assessment/writeoffs/service.py",
         "services/filing/filing/declarations/service.py",
     }
 )

@@ -269,7 +269,7 @@ async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudE
     )
     await session.flush()
     await recompute(session, data.tax_account)
-    await plans.on_payment(session, data.tax_account, data.received_on)  # installments it paid
+    await plans.on_payment(session, tax_account=data.tax_account, on=data.received_on)  # installments it paid
 
 
 @handles(PaymentReversed)

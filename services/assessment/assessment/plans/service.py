@@ -70,7 +70,7 @@ def owed_on(facts: Facts, on: date) -> dict[str, Decimal]:
     }
 
 
-async def current_plans(session: AsyncSession, facts: Facts, on: date) -> list[PaymentPlan]:
+async def current_plans(session: AsyncSession, *, facts: Facts, on: date) -> list[PaymentPlan]:
     plans = [p for p in await repository.account_plans(session, facts.tax_account) if p.granted_on <= on]
     schedules = await repository.installments(session, [p.id for p in plans])
     return [p for p in plans if state(facts, p, schedules[p.id], on).status == "current"]
@@ -100,8 +100,8 @@ def _check_schedule(as_of: date, down: Line | None, lines: list[Line], planned: 
 
 async def grant(
     session: AsyncSession,
-    facts: Facts,
     *,
+    facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
     as_of: date,
@@ -140,7 +140,7 @@ async def grant(
         hold = await cases_service.collection_hold(session, tax_account=facts.tax_account, period=p, on=today)
         if hold is not None:
             raise approvals.conflict(f"{p} cannot be planned: {hold}", f"#/body/periods/{i}")
-    for other in await current_plans(session, facts, today):
+    for other in await current_plans(session, facts=facts, on=today):
         shared = sorted(set(other.periods) & set(periods))
         if shared:
             raise approvals.conflict(
@@ -195,7 +195,7 @@ async def grant(
 
 
 async def request(
-    session: AsyncSession, facts: Facts, *, principal: Principal, installments: int, explanation: str
+    session: AsyncSession, *, facts: Facts, principal: Principal, installments: int, explanation: str
 ) -> PlanRequest:
     if principal.role != "operator":
         raise Forbidden("the taxpayer (operator) requests a payment plan; the agency grants one directly")
@@ -229,8 +229,8 @@ async def request(
 
 async def decline(
     session: AsyncSession,
-    req: PlanRequest,
     *,
+    req: PlanRequest,
     principal: Principal,
     settings: AssessmentSettings,
     reasons: str,
@@ -290,7 +290,7 @@ async def _step(
     return row
 
 
-async def progress(session: AsyncSession, facts: Facts, *, on: date, defaults: bool) -> list[PlanStep]:
+async def progress(session: AsyncSession, *, facts: Facts, on: date, defaults: bool) -> list[PlanStep]:
     """Record what the account's payments did to its plans by ``on``: installments paid, a plan
     completed, and (``defaults``: the daily job) a plan defaulted, with its notices."""
     plans = [p for p in await repository.account_plans(session, facts.tax_account) if p.granted_on <= on]
@@ -424,30 +424,30 @@ async def run(session: AsyncSession, *, as_of: date) -> list[PlanStep]:
         facts = await accounts_repo.load_facts(session, tax_account)
         if facts is None:  # pragma: no cover - a plan is only granted on a known account
             continue
-        steps = await progress(session, facts, on=as_of, defaults=True)
+        steps = await progress(session, facts=facts, on=as_of, defaults=True)
         made.extend(steps)
         if any(s.step == "defaulted" for s in steps):
             await recompute(session, tax_account, facts=facts)
     return made
 
 
-async def on_payment(session: AsyncSession, tax_account: str, on: date) -> None:
+async def on_payment(session: AsyncSession, *, tax_account: str, on: date) -> None:
     """After a payment (consumer): the installments it paid, as of its day (deterministic)."""
     if not await repository.has_plans(session, tax_account):
         return
     facts = await accounts_repo.load_facts(session, tax_account)
     if facts is not None:
-        await progress(session, facts, on=on, defaults=False)
+        await progress(session, facts=facts, on=on, defaults=False)
 
 
-async def get_plan(session: AsyncSession, plan_id: str) -> PaymentPlan:
+async def get_plan(session: AsyncSession, *, plan_id: str) -> PaymentPlan:
     plan = await session.get(PaymentPlan, plan_id)
     if plan is None:
         raise NotFound(f"no payment plan {plan_id!r}")
     return plan
 
 
-async def out(session: AsyncSession, facts: Facts, plan: PaymentPlan, *, on: date) -> dict[str, Any]:
+async def out(session: AsyncSession, *, facts: Facts, plan: PaymentPlan, on: date) -> dict[str, Any]:
     schedule = (await repository.installments(session, [plan.id]))[plan.id]
     current = state(facts, plan, schedule, on)
     steps = (await repository.steps(session, [plan.id]))[plan.id]
@@ -484,7 +484,7 @@ async def out(session: AsyncSession, facts: Facts, plan: PaymentPlan, *, on: dat
     }
 
 
-async def request_out(session: AsyncSession, req: PlanRequest) -> dict[str, Any]:
+async def request_out(session: AsyncSession, *, req: PlanRequest) -> dict[str, Any]:
     plan = await repository.plan_of_request(session, req.id)
     declined = next(
         (s for s in (await repository.steps(session, [req.id]))[req.id] if s.key == "declined"), None
@@ -507,7 +507,7 @@ async def request_out(session: AsyncSession, req: PlanRequest) -> dict[str, Any]
     }
 
 
-async def timeline_entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
+async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]]:
     """The account's plan facts for its timeline (``timeline.endpoints._entry`` keywords)."""
     plans = await repository.account_plans(session, facts.tax_account)
     requests = await repository.account_requests(session, facts.tax_account)

@@ -224,6 +224,6 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
                 seq=rv.seq,
             )
         )
-    out.extend(_entry(**e) for e in await plans.timeline_entries(session, facts))
+    out.extend(_entry(**e) for e in await plans.timeline_entries(session, facts=facts))
     out.sort(key=lambda e: (e[0], e[1], e[2]))
     return [e[3] for e in out]

@@ -45,8 +45,8 @@ def in_force(facts: Facts, period: str) -> AdjustmentFact | None:
 
 async def propose(
     session: AsyncSession,
-    facts: Facts,
     *,
+    facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
     period: str,
@@ -116,9 +116,9 @@ async def _approve(session: AsyncSession, proposal: Proposal, review: ProposalRe
 
 async def reverse(
     session: AsyncSession,
+    *,
     facts: Facts,
     fact: AdjustmentFact,
-    *,
     principal: Principal,
     settings: AssessmentSettings,
     reason: str,
@@ -133,14 +133,14 @@ async def reverse(
     )
 
 
-async def get_fact(session: AsyncSession, fact_id: str) -> AdjustmentFact:
+async def get_fact(session: AsyncSession, *, fact_id: str) -> AdjustmentFact:
     fact = await session.get(AdjustmentFact, fact_id)
     if fact is None or fact.kind != "write_off":
         raise NotFound(f"no write-off {fact_id!r}")
     return fact
 
 
-async def out(session: AsyncSession, fact: AdjustmentFact) -> dict[str, Any]:
+async def out(session: AsyncSession, *, fact: AdjustmentFact) -> dict[str, Any]:
     reversal = await repository.reversal_of(session, fact.id)
     return {
         "write_off_id": fact.id,
