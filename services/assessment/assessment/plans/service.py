@@ -31,7 +31,7 @@ from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
 from assessment.casework import approvals
-from assessment.casework.events import event_id, event_type
+from assessment.casework.events import event_id
 from assessment.notices.service import issue_notice
 from assessment.plans import repository
 from assessment.plans.hold import state
@@ -173,10 +173,7 @@ async def grant(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(PlanGranted),
-        key=facts.tax_account,
-        event_id=event_id("plan", plan.id),
-        data=PlanGranted(
+        PlanGranted(
             plan_id=plan.id,
             tax_account=plan.tax_account,
             jurisdiction=plan.jurisdiction,
@@ -190,6 +187,8 @@ async def grant(
             request_id=request_id,
             section=plan.section,
         ),
+        key=facts.tax_account,
+        event_id=event_id("plan", plan.id),
     )
     return plan
 
@@ -213,16 +212,15 @@ async def request(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(PlanRequested),
-        key=facts.tax_account,
-        event_id=event_id("plan-request", row.id),
-        data=PlanRequested(
+        PlanRequested(
             request_id=row.id,
             tax_account=row.tax_account,
             installments=installments,
             requested_on=row.requested_on,
             requested_by=row.requested_by,
         ),
+        key=facts.tax_account,
+        event_id=event_id("plan-request", row.id),
     )
     return row
 
@@ -254,16 +252,15 @@ async def decline(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(PlanRequestDeclined),
-        key=req.tax_account,
-        event_id=event_id("plan-request", req.id, "declined"),
-        data=PlanRequestDeclined(
+        PlanRequestDeclined(
             request_id=req.id,
             tax_account=req.tax_account,
             declined_on=step.on,
             declined_by=who,
             reasons=reasons,
         ),
+        key=req.tax_account,
+        event_id=event_id("plan-request", req.id, "declined"),
     )
     return step
 
@@ -319,10 +316,7 @@ async def progress(session: AsyncSession, *, facts: Facts, on: date, defaults: b
             made.append(row)
             await emit(
                 session,
-                event_type=event_type(PlanInstallmentPaid),
-                key=plan.tax_account,
-                event_id=event_id("plan", plan.id, key),
-                data=PlanInstallmentPaid(
+                PlanInstallmentPaid(
                     plan_id=plan.id,
                     tax_account=plan.tax_account,
                     number=inst.term.number,
@@ -330,6 +324,8 @@ async def progress(session: AsyncSession, *, facts: Facts, on: date, defaults: b
                     due_on=inst.term.due_on,
                     paid_on=inst.paid_on,
                 ),
+                key=plan.tax_account,
+                event_id=event_id("plan", plan.id, key),
             )
         if current.status == "completed" and current.since is not None:
             row = await _step(
@@ -339,15 +335,14 @@ async def progress(session: AsyncSession, *, facts: Facts, on: date, defaults: b
                 made.append(row)
                 await emit(
                     session,
-                    event_type=event_type(PlanCompleted),
-                    key=plan.tax_account,
-                    event_id=event_id("plan", plan.id, "completed"),
-                    data=PlanCompleted(
+                    PlanCompleted(
                         plan_id=plan.id,
                         tax_account=plan.tax_account,
                         completed_on=current.since,
                         paid=current.paid,
                     ),
+                    key=plan.tax_account,
+                    event_id=event_id("plan", plan.id, "completed"),
                 )
         elif defaults and current.status == "defaulted" and current.defaulted_by is not None:
             row = await _default(session, facts, plan, current.defaulted_by.number, on)
@@ -398,10 +393,7 @@ async def _default(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(PlanDefaulted),
-        key=plan.tax_account,
-        event_id=event_id("plan", plan.id, "defaulted"),
-        data=PlanDefaulted(
+        PlanDefaulted(
             plan_id=plan.id,
             tax_account=plan.tax_account,
             defaulted_on=defaulted_on,
@@ -412,6 +404,8 @@ async def _default(
             notice_ids=notices,
             section=plan.section,
         ),
+        key=plan.tax_account,
+        event_id=event_id("plan", plan.id, "defaulted"),
     )
     return step
 
