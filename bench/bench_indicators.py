@@ -38,6 +38,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import asyncpg
+from bench_assessment import SUMMARY_COLUMNS
 
 from assessment.app import build_app
 from assessment.settings import AssessmentSettings
@@ -217,21 +218,7 @@ async def seed(dsn: str, lodgings: int, window: list[Period]) -> None:
         await conn.copy_records_to_table(
             "account_summaries",
             records=summaries,
-            columns=[
-                "tax_account",
-                "period",
-                "jurisdiction",
-                "lodging_class",
-                "operator_id",
-                "due_date",
-                "basis",
-                "principal",
-                "total_assessed",
-                "total_paid",
-                "balance",
-                "as_of",
-                "refreshed_at",
-            ],
+            columns=SUMMARY_COLUMNS,
         )
         await conn.copy_records_to_table(
             "collection_postings",
