@@ -20,6 +20,10 @@ from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
 from taxcore import obligations
 from taxcore.events import CloudEvent
+from taxcore.events import assessment as ae
+from taxcore.events import cases as ce
+from taxcore.events import filing as fe
+from taxcore.events import registry as rge
 from taxcore.events.assessment import ACCOUNTS, NOTICES
 from taxcore.events.cases import CASES
 from taxcore.events.distribution import RUNS
@@ -65,22 +69,22 @@ def with_mail(send: Mail, settings: NotifySettings) -> Handler:
 
 def handlers(settings: NotifySettings) -> dict[str, Handler]:
     table: dict[str, Handler] = {
-        "roomtax.registry.operator.registered.v1": projection.project_operator,
-        "roomtax.registry.facilitator.registered.v1": projection.project_facilitator,
-        "roomtax.registry.authorization.granted.v1": on_authorization,
-        "roomtax.registry.authorization.ended.v1": on_authorization,
-        "roomtax.filing.declaration.filed.v1": on_declaration,
-        "roomtax.filing.declaration.amended.v1": on_declaration,
-        "roomtax.filing.payment.received.v1": on_payment,
-        "roomtax.assessment.notice.issued.v1": with_mail(mail_handlers.on_notice, settings),
-        "roomtax.assessment.case.step.recorded.v1": with_mail(mail_handlers.on_case_step, settings),
-        "roomtax.assessment.abatement.decided.v1": with_mail(mail_handlers.on_abatement_decided, settings),
+        rge.OperatorRegistered.event_type: projection.project_operator,
+        rge.FacilitatorRegistered.event_type: projection.project_facilitator,
+        rge.AuthorizationGranted.event_type: on_authorization,
+        rge.AuthorizationEnded.event_type: on_authorization,
+        fe.DeclarationFiled.event_type: on_declaration,
+        fe.DeclarationAmended.event_type: on_declaration,
+        fe.PaymentReceived.event_type: on_payment,
+        ae.NoticeIssued.event_type: with_mail(mail_handlers.on_notice, settings),
+        ce.CaseStepRecorded.event_type: with_mail(mail_handlers.on_case_step, settings),
+        ce.AbatementDecided.event_type: with_mail(mail_handlers.on_abatement_decided, settings),
     }
     for event_type in (
-        "roomtax.registry.lodging.registered.v1",
-        "roomtax.registry.lodging.updated.v1",
-        "roomtax.registry.lodging.status_changed.v1",
-        "roomtax.registry.lodging.attributes_changed.v1",
+        rge.LodgingRegistered.event_type,
+        rge.LodgingUpdated.event_type,
+        rge.LodgingStatusChanged.event_type,
+        rge.LodgingAttributesChanged.event_type,
     ):
         table[event_type] = on_lodging
     for event_type in SUBSCRIBABLE:

@@ -21,8 +21,9 @@ from notify.webhooks.targets import TargetRefused, check_target
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from taxcore.events import CONTRACTS, CloudEvent
+from taxcore.events import filing as fe
 
-REVERSED = "roomtax.filing.payment.reversed.v1"
+REVERSED = fe.PaymentReversed.event_type
 WRITERS = frozenset({"agency-admin", "operator", "facilitator"})
 
 
