@@ -75,6 +75,24 @@ CONCURRENCY = 8
 BENCH_NAMESPACE = uuid.UUID("3d0f7a52-1c4b-4a7e-8f57-2b9c1d6e0a13")
 
 
+#: the columns of ``account_summaries`` the benches load with COPY
+SUMMARY_COLUMNS = [
+    "tax_account",
+    "period",
+    "jurisdiction",
+    "lodging_class",
+    "operator_id",
+    "due_date",
+    "basis",
+    "principal",
+    "total_assessed",
+    "total_paid",
+    "balance",
+    "as_of",
+    "refreshed_at",
+]
+
+
 def ce(event_type: str, data: dict[str, object], *, subject: str = ACCOUNT) -> CloudEvent:
     return CloudEvent(
         id=str(uuid.uuid4()),
@@ -449,21 +467,7 @@ async def load_summaries(dsn: str, n: int) -> None:
         await conn.copy_records_to_table(
             "account_summaries",
             records=records,
-            columns=[
-                "tax_account",
-                "period",
-                "jurisdiction",
-                "lodging_class",
-                "operator_id",
-                "due_date",
-                "basis",
-                "principal",
-                "total_assessed",
-                "total_paid",
-                "balance",
-                "as_of",
-                "refreshed_at",
-            ],
+            columns=SUMMARY_COLUMNS,
         )
         await conn.execute("ANALYZE account_summaries")
     finally:

@@ -43,6 +43,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import asyncpg
+from bench_assessment import SUMMARY_COLUMNS
 from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
 from assessment.app import build_app
@@ -244,21 +245,7 @@ async def seed(dsn: str, lodgings: int, window: list[Period]) -> None:
         await conn.copy_records_to_table(
             "account_summaries",
             records=summaries,
-            columns=[
-                "tax_account",
-                "period",
-                "jurisdiction",
-                "lodging_class",
-                "operator_id",
-                "due_date",
-                "basis",
-                "principal",
-                "total_assessed",
-                "total_paid",
-                "balance",
-                "as_of",
-                "refreshed_at",
-            ],
+            columns=SUMMARY_COLUMNS,
         )
         await conn.copy_records_to_table(
             "collection_postings",

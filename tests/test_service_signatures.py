@@ -15,19 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Service modules still taking positional arguments after the session (issue 11, item 8).
 NOT_YET = frozenset(
     {
-        "services/assessment/assessment/abatements/service.py",
         "services/assessment/assessment/accounts/service.py",
-        "services/assessment/assessment/cases/service.py",
-        "services/assessment/assessment/notices/service.py",
-        "services/assessment/assessment/plans/service.py",  # written beside the rule
-        "services/assessment/assessment/refunds/service.py",
-        "services/assessment/assessment/timeline/service.py",
-        "services/assessment/assessment/writeoffs/service.py",
         "services/filing/filing/declarations/service.py",
-        "services/filing/filing/payments/service.py",
-        "services/filing/filing/schedules/service.py",
-        "services/notify/notify/mail/service.py",  # written beside the rule
-        "services/notify/notify/webhooks/service.py",  # written beside the rule
     }
 )
 

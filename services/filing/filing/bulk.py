@@ -11,8 +11,13 @@ and resumes (if it was on) when the last one ends.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
+from typing import Any, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 _depth = 0
 _was_enabled = True
@@ -31,3 +36,14 @@ def collection_paused() -> Iterator[None]:
         _depth -= 1
         if _depth == 0 and _was_enabled:
             gc.enable()
+
+
+def pausing_collection(use_case: Callable[P, Awaitable[T]]) -> Callable[P, Coroutine[Any, Any, T]]:
+    """A bulk use-case run with the collector paused (:func:`collection_paused`)."""
+
+    @functools.wraps(use_case)
+    async def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        with collection_paused():
+            return await use_case(*args, **kwargs)
+
+    return run

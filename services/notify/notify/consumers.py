@@ -8,9 +8,11 @@ from collections.abc import Awaitable, Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from notify.mail import handlers as mail_handlers
 from notify.mail import service as mail
 from notify.projection import handlers as projection
 from notify.settings import NotifySettings
+from notify.webhooks import handlers as webhook_handlers
 from notify.webhooks import service as webhooks
 from notify.webhooks.tenancy import SUBSCRIBABLE
 from servicekit.consumer import EventConsumer, Handler
@@ -18,6 +20,10 @@ from servicekit.revocations import revocation_consumer
 from servicekit.settings import ServiceSettings
 from taxcore import obligations
 from taxcore.events import CloudEvent
+from taxcore.events import assessment as ae
+from taxcore.events import cases as ce
+from taxcore.events import filing as fe
+from taxcore.events import registry as rge
 from taxcore.events.assessment import ACCOUNTS, NOTICES
 from taxcore.events.cases import CASES
 from taxcore.events.distribution import RUNS
@@ -33,29 +39,29 @@ Mail = Callable[..., Awaitable[None]]
 async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
     snap = await projection.project_lodging(session, event)
     await webhooks.release_awaiting(session, tax_account=snap.tax_account, operator_id=snap.operator_id)
-    await webhooks.fan_out(session, event)
+    await webhooks.fan_out(session, event=event)
 
 
 async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
     await projection.project_authorization(session, event)
-    await webhooks.fan_out(session, event)
+    await webhooks.fan_out(session, event=event)
 
 
 async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
     decl = await projection.project_declaration(session, event)
     if obligations.satisfies_declaration(decl.jurisdiction, Period.parse(decl.period), decl.filer_kind):
         await mail.cancel_reminder(session, tax_account=decl.tax_account, period=decl.period)
-    await webhooks.fan_out(session, event)
+    await webhooks.fan_out(session, event=event)
 
 
 async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
     await projection.project_payment(session, event)
-    await webhooks.fan_out(session, event)
+    await webhooks.fan_out(session, event=event)
 
 
 def with_mail(send: Mail, settings: NotifySettings) -> Handler:
     async def handle(session: AsyncSession, event: CloudEvent) -> None:
-        await webhooks.fan_out(session, event)
+        await webhooks.fan_out(session, event=event)
         await send(session, event, settings=settings)
 
     return handle
@@ -63,26 +69,26 @@ def with_mail(send: Mail, settings: NotifySettings) -> Handler:
 
 def handlers(settings: NotifySettings) -> dict[str, Handler]:
     table: dict[str, Handler] = {
-        "roomtax.registry.operator.registered.v1": projection.project_operator,
-        "roomtax.registry.facilitator.registered.v1": projection.project_facilitator,
-        "roomtax.registry.authorization.granted.v1": on_authorization,
-        "roomtax.registry.authorization.ended.v1": on_authorization,
-        "roomtax.filing.declaration.filed.v1": on_declaration,
-        "roomtax.filing.declaration.amended.v1": on_declaration,
-        "roomtax.filing.payment.received.v1": on_payment,
-        "roomtax.assessment.notice.issued.v1": with_mail(mail.on_notice, settings),
-        "roomtax.assessment.case.step.recorded.v1": with_mail(mail.on_case_step, settings),
-        "roomtax.assessment.abatement.decided.v1": with_mail(mail.on_abatement_decided, settings),
+        rge.OperatorRegistered.event_type: projection.project_operator,
+        rge.FacilitatorRegistered.event_type: projection.project_facilitator,
+        rge.AuthorizationGranted.event_type: on_authorization,
+        rge.AuthorizationEnded.event_type: on_authorization,
+        fe.DeclarationFiled.event_type: on_declaration,
+        fe.DeclarationAmended.event_type: on_declaration,
+        fe.PaymentReceived.event_type: on_payment,
+        ae.NoticeIssued.event_type: with_mail(mail_handlers.on_notice, settings),
+        ce.CaseStepRecorded.event_type: with_mail(mail_handlers.on_case_step, settings),
+        ce.AbatementDecided.event_type: with_mail(mail_handlers.on_abatement_decided, settings),
     }
     for event_type in (
-        "roomtax.registry.lodging.registered.v1",
-        "roomtax.registry.lodging.updated.v1",
-        "roomtax.registry.lodging.status_changed.v1",
-        "roomtax.registry.lodging.attributes_changed.v1",
+        rge.LodgingRegistered.event_type,
+        rge.LodgingUpdated.event_type,
+        rge.LodgingStatusChanged.event_type,
+        rge.LodgingAttributesChanged.event_type,
     ):
         table[event_type] = on_lodging
     for event_type in SUBSCRIBABLE:
-        table.setdefault(event_type, webhooks.fan_out_handler)
+        table.setdefault(event_type, webhook_handlers.fan_out_handler)
     return table
 
 

@@ -51,7 +51,7 @@ async def request_abatement(
     await accounts_repo.lock_account(session, facts.tax_account)
     row = await service.request(
         session,
-        facts,
+        facts=facts,
         principal=principal,
         settings=settings,
         period=body.period,
@@ -60,7 +60,7 @@ async def request_abatement(
         ground=body.ground,
         explanation=body.explanation,
     )
-    return AbatementOut.model_validate(await service.out(session, row))
+    return AbatementOut.model_validate(await service.out(session, abatement=row))
 
 
 @router.get(
@@ -71,14 +71,14 @@ async def request_abatement(
 )
 async def list_abatements(facts: FactsDep, session: SessionDep) -> list[AbatementOut]:
     rows = await repository.account_abatements(session, facts.tax_account)
-    return [AbatementOut.model_validate(await service.out(session, r)) for r in rows]
+    return [AbatementOut.model_validate(await service.out(session, abatement=r)) for r in rows]
 
 
 @router.get(
     "/abatements/{abatement_id}", response_model=AbatementOut, responses=ERRORS, summary="One request"
 )
 async def show_abatement(abatement: AbatementDep, session: SessionDep) -> AbatementOut:
-    return AbatementOut.model_validate(await service.out(session, abatement))
+    return AbatementOut.model_validate(await service.out(session, abatement=abatement))
 
 
 @router.post(
@@ -100,12 +100,12 @@ async def decide_abatement(
     assert facts is not None
     await service.decide(
         session,
-        abatement,
-        facts,
+        abatement=abatement,
+        facts=facts,
         principal=principal,
         settings=settings,
         outcome=body.outcome,
         amount=body.amount,
         reasons=body.reasons,
     )
-    return AbatementOut.model_validate(await service.out(session, abatement))
+    return AbatementOut.model_validate(await service.out(session, abatement=abatement))

@@ -46,8 +46,8 @@ def _outstanding(facts: Facts, period: str, component: str) -> Decimal:
 
 async def request(
     session: AsyncSession,
-    facts: Facts,
     *,
+    facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
     period: str,
@@ -143,9 +143,9 @@ async def _record_decision(
 
 async def decide(
     session: AsyncSession,
+    *,
     abatement: AbatementRequest,
     facts: Facts,
-    *,
     principal: Principal,
     settings: AssessmentSettings,
     outcome: str,
@@ -229,7 +229,7 @@ async def _execute(session: AsyncSession, proposal: Proposal, review: ProposalRe
     )
 
 
-async def out(session: AsyncSession, abatement: AbatementRequest) -> dict[str, Any]:
+async def out(session: AsyncSession, *, abatement: AbatementRequest) -> dict[str, Any]:
     decision = await session.get(AbatementDecision, abatement.id)
     pending = await approvals.pending_of(session, abatement.id, "abatement.decide")
     status = decision.outcome if decision else ("decision_proposed" if pending else "requested")

@@ -231,7 +231,7 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
         assert facts is not None
         await issue_notice(
             session,
-            facts,
+            facts=facts,
             period=data.period,
             kind="clerical_error",
             reason="Mathematical or clerical error assessed without a hearing: "
@@ -265,7 +265,7 @@ async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudE
     )
     await session.flush()
     await recompute_after_batch(session, data.tax_account)
-    await plans.on_payment(session, data.tax_account, data.received_on)  # installments it paid
+    await plans.on_payment(session, tax_account=data.tax_account, on=data.received_on)  # installments it paid
 
 
 @handles(PaymentReversed)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
-from taxcore.money import Money, SignedMoney
+from taxcore.lines import ReturnLines
+from taxcore.money import SignedMoney
 
 PeriodStr = Annotated[str, StringConstraints(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")]
 
@@ -37,20 +37,8 @@ class RecordsRequestCreate(BaseModel):
     )
 
 
-class CorrectedLines(BaseModel):
+class CorrectedLines(ReturnLines):
     """The base as the records show it (taxcore ``DeclarationInput`` lines)."""
-
-    model_config = ConfigDict(extra="forbid")
-    room_revenue: Money = Decimal(0)
-    paid_unused_rooms: Money = Decimal(0)
-    room_penalties: Money = Decimal(0)
-    resort_and_other_fees: Money = Decimal(0)
-    surcharges_and_service_charges: Money = Decimal(0)
-    intermediary_retained: Money = Decimal(0)
-    all_inclusive_global_charges: Money = Decimal(0)
-    room_nights: int = Field(default=0, ge=0, le=100_000_000)
-    timeshare_owner_unit_days: int = Field(default=0, ge=0, le=100_000_000)
-    tax_itemized: bool = True
 
 
 class AuditFindingCreate(BaseModel):

@@ -33,8 +33,10 @@ CaseDep = Annotated[Case, Depends(get_case)]
 
 
 async def _out(session: SessionDep, case: Case) -> CaseOut:
-    current = await service.view(session, case)
-    hold = await service.collection_hold(session, case.tax_account, case.period, clock.today())
+    current = await service.view(session, case=case)
+    hold = await service.collection_hold(
+        session, tax_account=case.tax_account, period=case.period, on=clock.today()
+    )
     return CaseOut.model_validate({**service.out(current), "collection_hold": hold})
 
 
@@ -58,7 +60,7 @@ async def start_review(
 ) -> CaseOut:
     approvals.require_agency_staff(principal, "work a case")
     await accounts_repo.lock_account(session, case.tax_account)
-    await service.start_review(session, case, principal=principal, settings=settings)
+    await service.start_review(session, case=case, principal=principal, settings=settings)
     return await _out(session, case)
 
 
@@ -72,7 +74,7 @@ async def schedule_hearing(
     await accounts_repo.lock_account(session, case.tax_account)
     await service.schedule_hearing(
         session,
-        case,
+        case=case,
         principal=principal,
         settings=settings,
         hearing_on=body.hearing_on,
@@ -97,8 +99,8 @@ async def decide(
     assert facts is not None
     await service.propose_decision(
         session,
-        case,
-        facts,
+        case=case,
+        facts=facts,
         principal=principal,
         settings=settings,
         outcome=body.outcome,
@@ -117,7 +119,7 @@ async def decide(
 async def appeal(body: AppealCreate, case: CaseDep, session: SessionDep, principal: PrincipalDep) -> CaseOut:
     await accounts_repo.lock_account(session, case.tax_account)
     await service.appeal(
-        session, case, principal=principal, filed_on=body.filed_on or clock.today(), grounds=body.grounds
+        session, case=case, principal=principal, filed_on=body.filed_on or clock.today(), grounds=body.grounds
     )
     return await _out(session, case)
 
@@ -134,8 +136,8 @@ async def resolve_appeal(
     assert facts is not None
     await service.resolve_appeal(
         session,
-        case,
-        facts,
+        case=case,
+        facts=facts,
         principal=principal,
         settings=settings,
         outcome=body.outcome,

@@ -67,7 +67,7 @@ def _conflict(detail: str, pointer: str = "#/case/status") -> Conflict:
     return approvals.conflict(detail, pointer)
 
 
-async def view(session: AsyncSession, case: Case, *, on: date | None = None) -> CaseView:
+async def view(session: AsyncSession, *, case: Case, on: date | None = None) -> CaseView:
     """The case as of ``on`` (default today): its steps, status, decision and pending proposal."""
     on = on or clock.today()
     steps = [s for s in await repository.steps_of(session, case.id) if s.on <= on]
@@ -93,9 +93,9 @@ async def view(session: AsyncSession, case: Case, *, on: date | None = None) -> 
 
 async def add_step(
     session: AsyncSession,
+    *,
     case: Case,
     step: str,
-    *,
     on: date,
     by: str,
     details: dict[str, Any],
@@ -134,7 +134,7 @@ async def add_step(
 
 
 async def open_case(
-    session: AsyncSession, facts: Facts, notice: Notice, response: NoticeResponse, *, by: str
+    session: AsyncSession, *, facts: Facts, notice: Notice, response: NoticeResponse, by: str
 ) -> Case:
     """A dispute of a notice opens its case (once: one case per notice)."""
     found = await repository.case_of_notice(session, notice.id)
@@ -154,8 +154,8 @@ async def open_case(
     await session.flush()
     await add_step(
         session,
-        case,
-        "filed",
+        case=case,
+        step="filed",
         on=response.responded_on,
         by=by,
         details={"disputed_amount": fmt(response.disputed_amount), "statement": response.statement},
@@ -164,19 +164,21 @@ async def open_case(
 
 
 async def start_review(
-    session: AsyncSession, case: Case, *, principal: Principal, settings: AssessmentSettings
+    session: AsyncSession, *, case: Case, principal: Principal, settings: AssessmentSettings
 ) -> CaseStep:
     who = approvals.may_propose(principal, settings)
-    current = await view(session, case)
+    current = await view(session, case=case)
     if current.status != "filed":
         raise _conflict(f"the case is {current.status}, not filed: its review has started already")
-    return await add_step(session, case, "under_review", on=clock.today(), by=f"user:{who}", details={})
+    return await add_step(
+        session, case=case, step="under_review", on=clock.today(), by=f"user:{who}", details={}
+    )
 
 
 async def schedule_hearing(
     session: AsyncSession,
-    case: Case,
     *,
+    case: Case,
     principal: Principal,
     settings: AssessmentSettings,
     hearing_on: date,
@@ -184,7 +186,7 @@ async def schedule_hearing(
     video_link: str | None,
 ) -> CaseStep:
     who = approvals.may_propose(principal, settings)
-    current = await view(session, case)
+    current = await view(session, case=case)
     if current.status not in DECIDABLE:
         raise _conflict(f"the case is {current.status}: a hearing is scheduled while it is under review")
     if hearing_on < clock.today():
@@ -193,7 +195,7 @@ async def schedule_hearing(
         raise ValidationFailed.on("place", "give the place of the hearing or a video link")
     details = {"hearing_on": hearing_on.isoformat(), "place": place, "video_link": video_link}
     return await add_step(
-        session, case, "hearing_scheduled", on=clock.today(), by=f"user:{who}", details=details
+        session, case=case, step="hearing_scheduled", on=clock.today(), by=f"user:{who}", details=details
     )
 
 
@@ -274,9 +276,9 @@ def _lowering(
 
 async def propose_decision(
     session: AsyncSession,
+    *,
     case: Case,
     facts: Facts,
-    *,
     principal: Principal,
     settings: AssessmentSettings,
     outcome: str,
@@ -285,7 +287,7 @@ async def propose_decision(
 ) -> CaseView:
     """Sustain (decided now), or propose reduce/cancel for a second person's approval."""
     who = approvals.may_propose(principal, settings)
-    current = await view(session, case)
+    current = await view(session, case=case)
     if current.decision is not None:
         raise _conflict("the case is already decided")
     if current.pending is not None:
@@ -297,7 +299,7 @@ async def propose_decision(
         raise ValidationFailed.on("amounts", f"a decision to {outcome} takes no amounts")
     if outcome == "sustain":
         await _decided(session, case, outcome="sustain", amounts={}, reasons=reasons, on=today, by=who)
-        return await view(session, case)
+        return await view(session, case=case)
     lowered = _lowering(facts, case, outcome=outcome, amounts=amounts, reasons=reasons, on=today, who=who)
     proposal = await approvals.propose(
         session,
@@ -312,8 +314,8 @@ async def propose_decision(
     )
     await add_step(
         session,
-        case,
-        "decision_proposed",
+        case=case,
+        step="decision_proposed",
         on=today,
         by=f"user:{who}",
         details={
@@ -324,7 +326,7 @@ async def propose_decision(
             "lowers_by": fmt(lowered),
         },
     )
-    return await view(session, case)
+    return await view(session, case=case)
 
 
 async def _decided(
@@ -342,8 +344,8 @@ async def _decided(
     term = law.appeal_days(case.jurisdiction, on)
     return await add_step(
         session,
-        case,
-        "decided",
+        case=case,
+        step="decided",
         on=on,
         by=f"user:{by}",
         details={
@@ -367,7 +369,7 @@ async def _record_approved(
     case = await session.get(Case, proposal.subject_id)
     if case is None:  # pragma: no cover - proposals are made for existing cases
         raise NotFound(f"no case {proposal.subject_id!r}")
-    current = await view(session, case)
+    current = await view(session, case=case)
     if appeal and current.status != "under_appeal":
         raise _conflict(f"the case is {current.status}: no appeal is pending")
     if not appeal and current.decision is not None:
@@ -409,12 +411,12 @@ async def _execute_decision(session: AsyncSession, proposal: Proposal, review: P
 
 
 async def appeal(
-    session: AsyncSession, case: Case, *, principal: Principal, filed_on: date, grounds: str
+    session: AsyncSession, *, case: Case, principal: Principal, filed_on: date, grounds: str
 ) -> CaseStep:
     """An appeal against the decision (the taxpayer, or the agency on its behalf), within the term."""
     if not (principal.role == "operator" or principal.can_write_all):
         raise Forbidden("the taxpayer (operator) or an agency administrator records an appeal")
-    current = await view(session, case)
+    current = await view(session, case=case)
     if current.status == "under_appeal":
         raise _conflict("the decision is already under appeal")
     if current.decision is None or current.status != "decided":
@@ -427,15 +429,15 @@ async def appeal(
     if filed_on > deadline:
         raise _conflict(f"the term to appeal ended on {deadline.isoformat()}", "#/body/filed_on")
     return await add_step(
-        session, case, "appealed", on=filed_on, by=principal.actor, details={"grounds": grounds}
+        session, case=case, step="appealed", on=filed_on, by=principal.actor, details={"grounds": grounds}
     )
 
 
 async def resolve_appeal(
     session: AsyncSession,
+    *,
     case: Case,
     facts: Facts,
-    *,
     principal: Principal,
     settings: AssessmentSettings,
     outcome: str,
@@ -447,7 +449,7 @@ async def resolve_appeal(
     approval its facts count from the resolution date and the latest decision wins per
     component (taxcore), so a statement dated before the resolution keeps the first decision."""
     who = approvals.may_propose(principal, settings)
-    current = await view(session, case)
+    current = await view(session, case=case)
     if current.status != "under_appeal":
         raise _conflict(f"the case is {current.status}: no appeal is pending")
     if current.pending is not None:
@@ -458,8 +460,8 @@ async def resolve_appeal(
             raise ValidationFailed.on("decision", f"an appeal {outcome} takes no new decision")
         return await add_step(
             session,
-            case,
-            "appeal_resolved",
+            case=case,
+            step="appeal_resolved",
             on=today,
             by=f"user:{who}",
             details={"outcome": outcome, "reasons": reasons},
@@ -494,8 +496,8 @@ async def resolve_appeal(
     )
     return await add_step(
         session,
-        case,
-        "appeal_decision_proposed",
+        case=case,
+        step="appeal_decision_proposed",
         on=today,
         by=f"user:{who}",
         details={"proposal_id": proposal.id, **payload, "lowers_by": fmt(lowered)},
@@ -509,8 +511,8 @@ async def _execute_appeal_decision(session: AsyncSession, proposal: Proposal, re
     )
     await add_step(
         session,
-        case,
-        "appeal_resolved",
+        case=case,
+        step="appeal_resolved",
         on=review.reviewed_on,
         by=f"user:{review.reviewed_by}",
         details={
@@ -524,12 +526,12 @@ async def _execute_appeal_decision(session: AsyncSession, proposal: Proposal, re
     )
 
 
-async def collection_hold(session: AsyncSession, tax_account: str, period: str, on: date) -> str | None:
+async def collection_hold(session: AsyncSession, *, tax_account: str, period: str, on: date) -> str | None:
     """Why collection actions (a bond draw) on the period must wait on ``on``, or None."""
     for case in await repository.account_cases(session, tax_account):
         if case.period != period or case.opened_on > on:
             continue
-        current = await view(session, case, on=on)
+        current = await view(session, case=case, on=on)
         if current.status == "under_appeal":
             return f"case {case.id}: the decision is under appeal"
         if current.decision is None:
@@ -593,13 +595,13 @@ def out(current: CaseView) -> dict[str, Any]:
 NOTICE_OUTCOME = {"sustain": "sustained", "reduce": "reduced", "cancel": "cancelled"}
 
 
-async def notice_outcome(session: AsyncSession, notice_id: str, on: date) -> dict[str, Any] | None:
+async def notice_outcome(session: AsyncSession, *, notice_id: str, on: date) -> dict[str, Any] | None:
     """What the case opened by a disputed notice decided, as of ``on`` (None: no case, or not
     decided yet): the notice shows the outcome instead of "disputed"."""
     case = await repository.case_of_notice(session, notice_id)
     if case is None:
         return None
-    current = await view(session, case, on=on)
+    current = await view(session, case=case, on=on)
     if current.decision is None:
         return None
     outcome = str(current.decision.details["outcome"])

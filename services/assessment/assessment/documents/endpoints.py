@@ -50,7 +50,7 @@ def pdf_response(doc: Rendered) -> Response:
 async def decision_letter(
     case: CaseDep, session: SessionDep, settings: SettingsDep, lang: Lang = None
 ) -> Response:
-    current = await cases.view(session, case)
+    current = await cases.view(session, case=case)
     if current.decision is None:
         raise Conflict(
             f"the case is {current.status}: a notice of decision exists once it is decided",

@@ -46,8 +46,8 @@ NoticeDep = Annotated[tuple[Notice, Facts], Depends(get_visible_notice)]
 
 async def to_out(session: SessionDep, notice: Notice, facts: Facts) -> NoticeOut:
     term = law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction)
-    status = await service.status_of(session, facts, notice, clock.today())
-    decided = await cases_service.notice_outcome(session, notice.id, clock.today())
+    status = await service.status_of(session, facts=facts, notice=notice, on=clock.today())
+    decided = await cases_service.notice_outcome(session, notice_id=notice.id, on=clock.today())
     if decided is not None and (
         status["status"] == "disputed" or (status["status"] == "paid" and decided["status"] == "cancelled")
     ):
@@ -101,7 +101,7 @@ async def create_notice(body: NoticeCreate, session: SessionDep, principal: Admi
         raise ValidationFailed.on("tax_account", "no account with this number")
     notice = await service.issue_notice(
         session,
-        facts,
+        facts=facts,
         period=body.period,
         kind="deficiency",
         reason=body.reason,
@@ -172,8 +172,8 @@ async def respond(
         raise Forbidden("only the taxpayer (operator) or the agency administrator answers a notice")
     response = await service.respond(
         session,
-        facts,
-        notice,
+        facts=facts,
+        notice=notice,
         kind=body.kind,
         disputed_amount=body.disputed_amount,
         statement=body.statement,
@@ -181,5 +181,7 @@ async def respond(
         responder=principal.client_id,
     )
     if response.kind == "dispute":  # a dispute opens a case (assessment.cases)
-        await cases_service.open_case(session, facts, notice, response, by=principal.actor)
+        await cases_service.open_case(
+            session, facts=facts, notice=notice, response=response, by=principal.actor
+        )
     return await to_out(session, notice, facts)

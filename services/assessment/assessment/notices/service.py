@@ -39,8 +39,8 @@ def period_balance(facts: Facts, period: str, on: date) -> Balance | None:
 
 async def issue_notice(
     session: AsyncSession,
-    facts: Facts,
     *,
+    facts: Facts,
     period: str,
     kind: str,
     reason: str,
@@ -119,7 +119,7 @@ async def issue_notice(
     return notice
 
 
-async def status_of(session: AsyncSession, facts: Facts, notice: Notice, on: date) -> dict[str, Any]:
+async def status_of(session: AsyncSession, *, facts: Facts, notice: Notice, on: date) -> dict[str, Any]:
     responses = [r for r in await repository.responses_of(session, notice.id) if r.responded_on <= on]
     request = await repository.draw_request(session, notice.id)
     bal = period_balance(facts, notice.period, on)
@@ -161,9 +161,9 @@ async def status_of(session: AsyncSession, facts: Facts, notice: Notice, on: dat
 
 async def respond(
     session: AsyncSession,
+    *,
     facts: Facts,
     notice: Notice,
-    *,
     kind: str,
     disputed_amount: Decimal,
     statement: str | None,
@@ -237,7 +237,9 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
         responses = [r for r in await repository.responses_of(session, notice.id) if r.responded_on <= as_of]
         if responses and responses[-1].kind == "dispute" and await _dispute_holds(session, notice, as_of):
             continue
-        if await cases_service.collection_hold(session, notice.tax_account, notice.period, as_of):
+        if await cases_service.collection_hold(
+            session, tax_account=notice.tax_account, period=notice.period, on=as_of
+        ):
             continue  # an undecided case, an appeal or its term, a write-off: collection waits
         await accounts_repo.lock_account(session, notice.tax_account)
         facts = await accounts_repo.load_facts(session, notice.tax_account)
@@ -290,11 +292,11 @@ async def _dispute_holds(session: AsyncSession, notice: Notice, on: date) -> boo
     case = await casework_repo.case_of_notice(session, notice.id)
     if case is None:
         return True
-    current = await cases_service.view(session, case, on=on)
+    current = await cases_service.view(session, case=case, on=on)
     return current.decision is None
 
 
-async def get_notice(session: AsyncSession, notice_id: str) -> Notice:
+async def get_notice(session: AsyncSession, *, notice_id: str) -> Notice:
     notice = await repository.notice(session, notice_id)
     if notice is None:
         raise NotFound(f"no notice {notice_id!r}")

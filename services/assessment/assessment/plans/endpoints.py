@@ -66,7 +66,7 @@ async def grant_plan(
     await accounts_repo.lock_account(session, facts.tax_account)
     plan = await service.grant(
         session,
-        facts,
+        facts=facts,
         principal=principal,
         settings=settings,
         as_of=body.as_of or clock.today(),
@@ -77,7 +77,7 @@ async def grant_plan(
         installments=[service.Line(x.due_on, x.amount) for x in body.installments],
         request_id=body.request_id,
     )
-    return PlanOut.model_validate(await service.out(session, facts, plan, on=clock.today()))
+    return PlanOut.model_validate(await service.out(session, facts=facts, plan=plan, on=clock.today()))
 
 
 @router.get(
@@ -88,14 +88,17 @@ async def grant_plan(
 )
 async def list_plans(facts: FactsDep, session: SessionDep) -> list[PlanOut]:
     plans = await repository.account_plans(session, facts.tax_account)
-    return [PlanOut.model_validate(await service.out(session, facts, p, on=clock.today())) for p in plans]
+    return [
+        PlanOut.model_validate(await service.out(session, facts=facts, plan=p, on=clock.today()))
+        for p in plans
+    ]
 
 
 @router.get("/plans/{plan_id}", response_model=PlanOut, responses=ERRORS, summary="One plan and its schedule")
 async def show_plan(plan: PlanDep, session: SessionDep) -> PlanOut:
     facts = await accounts_repo.load_facts(session, plan.tax_account)
     assert facts is not None
-    return PlanOut.model_validate(await service.out(session, facts, plan, on=clock.today()))
+    return PlanOut.model_validate(await service.out(session, facts=facts, plan=plan, on=clock.today()))
 
 
 @router.post(
@@ -109,9 +112,13 @@ async def request_plan(
     body: PlanRequestCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep
 ) -> PlanRequestOut:
     row = await service.request(
-        session, facts, principal=principal, installments=body.installments, explanation=body.explanation
+        session,
+        facts=facts,
+        principal=principal,
+        installments=body.installments,
+        explanation=body.explanation,
     )
-    return PlanRequestOut.model_validate(await service.request_out(session, row))
+    return PlanRequestOut.model_validate(await service.request_out(session, req=row))
 
 
 @router.get(
@@ -122,7 +129,7 @@ async def request_plan(
 )
 async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[PlanRequestOut]:
     rows = await repository.account_requests(session, facts.tax_account)
-    return [PlanRequestOut.model_validate(await service.request_out(session, r)) for r in rows]
+    return [PlanRequestOut.model_validate(await service.request_out(session, req=r)) for r in rows]
 
 
 @router.get(
@@ -134,14 +141,14 @@ async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[Pl
 async def queue(session: SessionDep, principal: PrincipalDep) -> list[PlanRequestOut]:
     approvals.require_agency_staff(principal, "work the plan request queue")
     rows = await repository.pending_requests(session)
-    return [PlanRequestOut.model_validate(await service.request_out(session, r)) for r in rows]
+    return [PlanRequestOut.model_validate(await service.request_out(session, req=r)) for r in rows]
 
 
 @router.get(
     "/plan-requests/{request_id}", response_model=PlanRequestOut, responses=ERRORS, summary="One request"
 )
 async def show_request(req: RequestDep, session: SessionDep) -> PlanRequestOut:
-    return PlanRequestOut.model_validate(await service.request_out(session, req))
+    return PlanRequestOut.model_validate(await service.request_out(session, req=req))
 
 
 @router.post(
@@ -155,5 +162,5 @@ async def decline_request(
 ) -> PlanRequestOut:
     approvals.require_agency_staff(principal, "decline a plan request")
     await accounts_repo.lock_account(session, req.tax_account)
-    await service.decline(session, req, principal=principal, settings=settings, reasons=body.reasons)
-    return PlanRequestOut.model_validate(await service.request_out(session, req))
+    await service.decline(session, req=req, principal=principal, settings=settings, reasons=body.reasons)
+    return PlanRequestOut.model_validate(await service.request_out(session, req=req))

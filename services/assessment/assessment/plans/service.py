@@ -31,7 +31,7 @@ from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
 from assessment.casework import approvals
-from assessment.casework.events import event_id, event_type
+from assessment.casework.events import event_id
 from assessment.notices.service import issue_notice
 from assessment.plans import repository
 from assessment.plans.hold import state
@@ -70,7 +70,7 @@ def owed_on(facts: Facts, on: date) -> dict[str, Decimal]:
     }
 
 
-async def current_plans(session: AsyncSession, facts: Facts, on: date) -> list[PaymentPlan]:
+async def current_plans(session: AsyncSession, *, facts: Facts, on: date) -> list[PaymentPlan]:
     plans = [p for p in await repository.account_plans(session, facts.tax_account) if p.granted_on <= on]
     schedules = await repository.installments(session, [p.id for p in plans])
     return [p for p in plans if state(facts, p, schedules[p.id], on).status == "current"]
@@ -100,8 +100,8 @@ def _check_schedule(as_of: date, down: Line | None, lines: list[Line], planned: 
 
 async def grant(
     session: AsyncSession,
-    facts: Facts,
     *,
+    facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
     as_of: date,
@@ -137,10 +137,10 @@ async def grant(
     if len(set(periods)) != len(periods):
         raise ValidationFailed.on("periods", "lists a period twice")
     for i, p in enumerate(periods):
-        hold = await cases_service.collection_hold(session, facts.tax_account, p, today)
+        hold = await cases_service.collection_hold(session, tax_account=facts.tax_account, period=p, on=today)
         if hold is not None:
             raise approvals.conflict(f"{p} cannot be planned: {hold}", f"#/body/periods/{i}")
-    for other in await current_plans(session, facts, today):
+    for other in await current_plans(session, facts=facts, on=today):
         shared = sorted(set(other.periods) & set(periods))
         if shared:
             raise approvals.conflict(
@@ -173,10 +173,7 @@ async def grant(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(PlanGranted),
-        key=facts.tax_account,
-        event_id=event_id("plan", plan.id),
-        data=PlanGranted(
+        PlanGranted(
             plan_id=plan.id,
             tax_account=plan.tax_account,
             jurisdiction=plan.jurisdiction,
@@ -190,12 +187,14 @@ async def grant(
             request_id=request_id,
             section=plan.section,
         ),
+        key=facts.tax_account,
+        event_id=event_id("plan", plan.id),
     )
     return plan
 
 
 async def request(
-    session: AsyncSession, facts: Facts, *, principal: Principal, installments: int, explanation: str
+    session: AsyncSession, *, facts: Facts, principal: Principal, installments: int, explanation: str
 ) -> PlanRequest:
     if principal.role != "operator":
         raise Forbidden("the taxpayer (operator) requests a payment plan; the agency grants one directly")
@@ -213,24 +212,23 @@ async def request(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(PlanRequested),
-        key=facts.tax_account,
-        event_id=event_id("plan-request", row.id),
-        data=PlanRequested(
+        PlanRequested(
             request_id=row.id,
             tax_account=row.tax_account,
             installments=installments,
             requested_on=row.requested_on,
             requested_by=row.requested_by,
         ),
+        key=facts.tax_account,
+        event_id=event_id("plan-request", row.id),
     )
     return row
 
 
 async def decline(
     session: AsyncSession,
-    req: PlanRequest,
     *,
+    req: PlanRequest,
     principal: Principal,
     settings: AssessmentSettings,
     reasons: str,
@@ -254,16 +252,15 @@ async def decline(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(PlanRequestDeclined),
-        key=req.tax_account,
-        event_id=event_id("plan-request", req.id, "declined"),
-        data=PlanRequestDeclined(
+        PlanRequestDeclined(
             request_id=req.id,
             tax_account=req.tax_account,
             declined_on=step.on,
             declined_by=who,
             reasons=reasons,
         ),
+        key=req.tax_account,
+        event_id=event_id("plan-request", req.id, "declined"),
     )
     return step
 
@@ -290,7 +287,7 @@ async def _step(
     return row
 
 
-async def progress(session: AsyncSession, facts: Facts, *, on: date, defaults: bool) -> list[PlanStep]:
+async def progress(session: AsyncSession, *, facts: Facts, on: date, defaults: bool) -> list[PlanStep]:
     """Record what the account's payments did to its plans by ``on``: installments paid, a plan
     completed, and (``defaults``: the daily job) a plan defaulted, with its notices."""
     plans = [p for p in await repository.account_plans(session, facts.tax_account) if p.granted_on <= on]
@@ -319,10 +316,7 @@ async def progress(session: AsyncSession, facts: Facts, *, on: date, defaults: b
             made.append(row)
             await emit(
                 session,
-                event_type=event_type(PlanInstallmentPaid),
-                key=plan.tax_account,
-                event_id=event_id("plan", plan.id, key),
-                data=PlanInstallmentPaid(
+                PlanInstallmentPaid(
                     plan_id=plan.id,
                     tax_account=plan.tax_account,
                     number=inst.term.number,
@@ -330,6 +324,8 @@ async def progress(session: AsyncSession, facts: Facts, *, on: date, defaults: b
                     due_on=inst.term.due_on,
                     paid_on=inst.paid_on,
                 ),
+                key=plan.tax_account,
+                event_id=event_id("plan", plan.id, key),
             )
         if current.status == "completed" and current.since is not None:
             row = await _step(
@@ -339,15 +335,14 @@ async def progress(session: AsyncSession, facts: Facts, *, on: date, defaults: b
                 made.append(row)
                 await emit(
                     session,
-                    event_type=event_type(PlanCompleted),
-                    key=plan.tax_account,
-                    event_id=event_id("plan", plan.id, "completed"),
-                    data=PlanCompleted(
+                    PlanCompleted(
                         plan_id=plan.id,
                         tax_account=plan.tax_account,
                         completed_on=current.since,
                         paid=current.paid,
                     ),
+                    key=plan.tax_account,
+                    event_id=event_id("plan", plan.id, "completed"),
                 )
         elif defaults and current.status == "defaulted" and current.defaulted_by is not None:
             row = await _default(session, facts, plan, current.defaulted_by.number, on)
@@ -383,7 +378,7 @@ async def _default(
             continue
         notice = await issue_notice(
             session,
-            facts,
+            facts=facts,
             period=period,
             kind="deficiency",
             reason=f"payment plan {plan.id} defaulted: installment {number} of {fmt(missed.term.amount)} "
@@ -398,10 +393,7 @@ async def _default(
     await session.flush()
     await emit(
         session,
-        event_type=event_type(PlanDefaulted),
-        key=plan.tax_account,
-        event_id=event_id("plan", plan.id, "defaulted"),
-        data=PlanDefaulted(
+        PlanDefaulted(
             plan_id=plan.id,
             tax_account=plan.tax_account,
             defaulted_on=defaulted_on,
@@ -412,6 +404,8 @@ async def _default(
             notice_ids=notices,
             section=plan.section,
         ),
+        key=plan.tax_account,
+        event_id=event_id("plan", plan.id, "defaulted"),
     )
     return step
 
@@ -424,30 +418,30 @@ async def run(session: AsyncSession, *, as_of: date) -> list[PlanStep]:
         facts = await accounts_repo.load_facts(session, tax_account)
         if facts is None:  # pragma: no cover - a plan is only granted on a known account
             continue
-        steps = await progress(session, facts, on=as_of, defaults=True)
+        steps = await progress(session, facts=facts, on=as_of, defaults=True)
         made.extend(steps)
         if any(s.step == "defaulted" for s in steps):
             await recompute(session, tax_account, facts=facts)
     return made
 
 
-async def on_payment(session: AsyncSession, tax_account: str, on: date) -> None:
+async def on_payment(session: AsyncSession, *, tax_account: str, on: date) -> None:
     """After a payment (consumer): the installments it paid, as of its day (deterministic)."""
     if not await repository.has_plans(session, tax_account):
         return
     facts = await accounts_repo.load_facts(session, tax_account)
     if facts is not None:
-        await progress(session, facts, on=on, defaults=False)
+        await progress(session, facts=facts, on=on, defaults=False)
 
 
-async def get_plan(session: AsyncSession, plan_id: str) -> PaymentPlan:
+async def get_plan(session: AsyncSession, *, plan_id: str) -> PaymentPlan:
     plan = await session.get(PaymentPlan, plan_id)
     if plan is None:
         raise NotFound(f"no payment plan {plan_id!r}")
     return plan
 
 
-async def out(session: AsyncSession, facts: Facts, plan: PaymentPlan, *, on: date) -> dict[str, Any]:
+async def out(session: AsyncSession, *, facts: Facts, plan: PaymentPlan, on: date) -> dict[str, Any]:
     schedule = (await repository.installments(session, [plan.id]))[plan.id]
     current = state(facts, plan, schedule, on)
     steps = (await repository.steps(session, [plan.id]))[plan.id]
@@ -484,7 +478,7 @@ async def out(session: AsyncSession, facts: Facts, plan: PaymentPlan, *, on: dat
     }
 
 
-async def request_out(session: AsyncSession, req: PlanRequest) -> dict[str, Any]:
+async def request_out(session: AsyncSession, *, req: PlanRequest) -> dict[str, Any]:
     plan = await repository.plan_of_request(session, req.id)
     declined = next(
         (s for s in (await repository.steps(session, [req.id]))[req.id] if s.key == "declined"), None
@@ -507,7 +501,7 @@ async def request_out(session: AsyncSession, req: PlanRequest) -> dict[str, Any]
     }
 
 
-async def timeline_entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
+async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]]:
     """The account's plan facts for its timeline (``timeline.endpoints._entry`` keywords)."""
     plans = await repository.account_plans(session, facts.tax_account)
     requests = await repository.account_requests(session, facts.tax_account)

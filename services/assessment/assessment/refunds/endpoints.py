@@ -45,13 +45,13 @@ RefundDep = Annotated[tuple[Refund, Facts], Depends(get_refund)]
 )
 async def list_refunds(facts: FactsDep, session: SessionDep) -> list[RefundStatusOut]:
     rows = sorted(facts.refunds, key=lambda r: (r.requested_on, r.id))
-    return [RefundStatusOut.model_validate(await service.out(session, facts, r)) for r in rows]
+    return [RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=r)) for r in rows]
 
 
 @router.get("/refunds/{refund_id}", response_model=RefundStatusOut, responses=ERRORS, summary="One refund")
 async def show_refund(found: RefundDep, session: SessionDep) -> RefundStatusOut:
     refund, facts = found
-    return RefundStatusOut.model_validate(await service.out(session, facts, refund))
+    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
 
 
 @router.post(
@@ -63,8 +63,8 @@ async def review_refund(
     approvals.require_agency_staff(principal, "work a refund")
     refund, facts = found
     await accounts_repo.lock_account(session, refund.tax_account)
-    await service.start_review(session, facts, refund, principal=principal, settings=settings)
-    return RefundStatusOut.model_validate(await service.out(session, facts, refund))
+    await service.start_review(session, facts=facts, refund=refund, principal=principal, settings=settings)
+    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
 
 
 @router.post(
@@ -85,14 +85,14 @@ async def decide_refund(
     await accounts_repo.lock_account(session, refund.tax_account)
     await service.decide(
         session,
-        facts,
-        refund,
+        facts=facts,
+        refund=refund,
         principal=principal,
         settings=settings,
         outcome=body.outcome,
         reasons=body.reasons,
     )
-    return RefundStatusOut.model_validate(await service.out(session, facts, refund))
+    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
 
 
 @router.post(
@@ -113,12 +113,12 @@ async def pay_refund(
     await accounts_repo.lock_account(session, refund.tax_account)
     await service.propose_payment(
         session,
-        facts,
-        refund,
+        facts=facts,
+        refund=refund,
         principal=principal,
         settings=settings,
         method=body.method,
         reference=body.reference,
         paid_on=body.paid_on or clock.today(),
     )
-    return RefundStatusOut.model_validate(await service.out(session, facts, refund))
+    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))

@@ -32,10 +32,10 @@ from taxcore.money import ZERO, fmt
 
 async def add_step(
     session: AsyncSession,
+    *,
     facts: Facts,
     refund: Refund,
     step: str,
-    *,
     on: date,
     by: str,
     details: dict[str, Any],
@@ -55,21 +55,27 @@ def _conflict(detail: str) -> Conflict:
 
 
 async def start_review(
-    session: AsyncSession, facts: Facts, refund: Refund, *, principal: Principal, settings: AssessmentSettings
+    session: AsyncSession, *, facts: Facts, refund: Refund, principal: Principal, settings: AssessmentSettings
 ) -> RefundStep:
     who = approvals.may_propose(principal, settings)
     if status(facts, refund.id) != "requested":
         raise _conflict(f"the refund is {status(facts, refund.id)}, not requested")
     return await add_step(
-        session, facts, refund, "under_review", on=clock.today(), by=f"user:{who}", details={}
+        session,
+        facts=facts,
+        refund=refund,
+        step="under_review",
+        on=clock.today(),
+        by=f"user:{who}",
+        details={},
     )
 
 
 async def decide(
     session: AsyncSession,
+    *,
     facts: Facts,
     refund: Refund,
-    *,
     principal: Principal,
     settings: AssessmentSettings,
     outcome: str,
@@ -82,7 +88,13 @@ async def decide(
         raise _conflict(f"the refund is {current}: it is decided once under review")
     if outcome == "deny":
         return await add_step(
-            session, facts, refund, "denied", on=clock.today(), by=f"user:{who}", details={"reasons": reasons}
+            session,
+            facts=facts,
+            refund=refund,
+            step="denied",
+            on=clock.today(),
+            by=f"user:{who}",
+            details={"reasons": reasons},
         )
     return await approvals.propose(
         session,
@@ -108,9 +120,9 @@ def _refundable_on(facts: Facts, refund: Refund, on: date) -> Decimal:
 
 async def propose_payment(
     session: AsyncSession,
+    *,
     facts: Facts,
     refund: Refund,
-    *,
     principal: Principal,
     settings: AssessmentSettings,
     method: str,
@@ -165,9 +177,9 @@ async def _approve(session: AsyncSession, proposal: Proposal, review: ProposalRe
     }
     await add_step(
         session,
-        facts,
-        refund,
-        "approved",
+        facts=facts,
+        refund=refund,
+        step="approved",
         on=review.reviewed_on,
         by=f"user:{review.reviewed_by}",
         details=details,
@@ -195,12 +207,18 @@ async def _pay(session: AsyncSession, proposal: Proposal, review: ProposalReview
         "approved_by": review.reviewed_by,
     }
     await add_step(
-        session, facts, refund, "paid", on=paid_on, by=f"user:{review.reviewed_by}", details=details
+        session,
+        facts=facts,
+        refund=refund,
+        step="paid",
+        on=paid_on,
+        by=f"user:{review.reviewed_by}",
+        details=details,
     )
     await recompute(session, refund.tax_account, facts=facts, refund_id=refund.id)
 
 
-async def out(session: AsyncSession, facts: Facts, refund: Refund) -> dict[str, Any]:
+async def out(session: AsyncSession, *, facts: Facts, refund: Refund) -> dict[str, Any]:
     pending = None
     for action in ("refund.approve", "refund.pay"):
         pending = pending or await approvals.pending_of(session, refund.id, action)

@@ -20,5 +20,5 @@ router = make_router(prefix="/v1/accounts", tags=["accounts"])
     "proposals and approvals, abatements, adjustments",
 )
 async def get_timeline(facts: FactsDep, session: SessionDep) -> Timeline:
-    items = [TimelineEntry.model_validate(e) for e in await entries(session, facts)]
+    items = [TimelineEntry.model_validate(e) for e in await entries(session, facts=facts)]
     return Timeline(tax_account=facts.tax_account, entries=items)

@@ -48,7 +48,7 @@ def _entry(
     )
 
 
-async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
+async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]]:
     account = facts.tax_account
     out: list[tuple[date, datetime, int, dict[str, Any]]] = []
     for n in facts.notices:
@@ -226,7 +226,7 @@ async def entries(session: AsyncSession, facts: Facts) -> list[dict[str, Any]]:
                 seq=rv.seq,
             )
         )
-    out.extend(_entry(**e) for e in await plans.timeline_entries(session, facts))
+    out.extend(_entry(**e) for e in await plans.timeline_entries(session, facts=facts))
     out.extend(_entry(**e) for e in await audits.timeline_entries(session, tax_account=account))
     out.extend(_entry(**e) for e in await crosschecks.timeline_entries(session, tax_account=account))
     out.sort(key=lambda e: (e[0], e[1], e[2]))

@@ -42,10 +42,12 @@ async def open_cases(
     today = clock.today()
     out: list[CaseOut] = []
     for case in await repository.cases_by_age(session):
-        current = await cases_service.view(session, case)
+        current = await cases_service.view(session, case=case)
         if current.status not in wanted:
             continue
-        hold = await cases_service.collection_hold(session, case.tax_account, case.period, today)
+        hold = await cases_service.collection_hold(
+            session, tax_account=case.tax_account, period=case.period, on=today
+        )
         out.append(CaseOut.model_validate({**cases_service.out(current), "collection_hold": hold}))
         if len(out) == repository.QUEUE_LIMIT:
             break
@@ -66,7 +68,7 @@ async def open_refunds(session: SessionDep, principal: AgencyReadDep) -> list[Re
             assert facts is not None
             accounts[refund.tax_account] = facts
         shown = RefundStatusOut.model_validate(
-            await refunds_service.out(session, accounts[refund.tax_account], refund)
+            await refunds_service.out(session, facts=accounts[refund.tax_account], refund=refund)
         )
         if shown.status in OPEN_REFUND:
             out.append(shown)

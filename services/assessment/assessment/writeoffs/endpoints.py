@@ -62,7 +62,7 @@ async def propose_write_off(
     await accounts_repo.lock_account(session, facts.tax_account)
     proposal = await service.propose(
         session,
-        facts,
+        facts=facts,
         principal=principal,
         settings=settings,
         period=body.period,
@@ -76,11 +76,11 @@ async def propose_write_off(
 async def show_write_off(
     session: SessionDep, principal: PrincipalDep, write_off_id: Annotated[str, Path()]
 ) -> WriteOffOut:
-    fact = await service.get_fact(session, write_off_id)
+    fact = await service.get_fact(session, fact_id=write_off_id)
     facts = await accounts_repo.load_facts(session, fact.tax_account)
     if facts is None or not accounts_repo.visible(principal, facts.lodging):
         raise NotFound(f"no write-off {write_off_id!r}")
-    return WriteOffOut.model_validate(await service.out(session, fact))
+    return WriteOffOut.model_validate(await service.out(session, fact=fact))
 
 
 @router.post(
@@ -96,11 +96,13 @@ async def reverse_write_off(
     settings: SettingsDep,
     write_off_id: Annotated[str, Path()],
 ) -> WriteOffOut:
-    fact = await service.get_fact(session, write_off_id)
+    fact = await service.get_fact(session, fact_id=write_off_id)
     facts = await accounts_repo.load_facts(session, fact.tax_account)
     if facts is None or not accounts_repo.visible(principal, facts.lodging):
         raise NotFound(f"no write-off {write_off_id!r}")
     approvals.require_agency_staff(principal, "write off a balance")
     await accounts_repo.lock_account(session, fact.tax_account)
-    await service.reverse(session, facts, fact, principal=principal, settings=settings, reason=body.reason)
-    return WriteOffOut.model_validate(await service.out(session, fact))
+    await service.reverse(
+        session, facts=facts, fact=fact, principal=principal, settings=settings, reason=body.reason
+    )
+    return WriteOffOut.model_validate(await service.out(session, fact=fact))

@@ -45,8 +45,8 @@ def in_force(facts: Facts, period: str) -> AdjustmentFact | None:
 
 async def propose(
     session: AsyncSession,
-    facts: Facts,
     *,
+    facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
     period: str,
@@ -62,7 +62,7 @@ async def propose(
         raise _conflict(f"{period} is already written off")
     for case in await repository.account_cases(session, facts.tax_account):
         if case.period == period:
-            current = await cases_service.view(session, case)
+            current = await cases_service.view(session, case=case)
             if current.status not in ("decided", "closed"):  # open, or under appeal
                 raise _conflict(f"{period} is in case {case.id} ({current.status}): decide it first")
     if bal.balance <= 0:
@@ -116,9 +116,9 @@ async def _approve(session: AsyncSession, proposal: Proposal, review: ProposalRe
 
 async def reverse(
     session: AsyncSession,
+    *,
     facts: Facts,
     fact: AdjustmentFact,
-    *,
     principal: Principal,
     settings: AssessmentSettings,
     reason: str,
@@ -133,14 +133,14 @@ async def reverse(
     )
 
 
-async def get_fact(session: AsyncSession, fact_id: str) -> AdjustmentFact:
+async def get_fact(session: AsyncSession, *, fact_id: str) -> AdjustmentFact:
     fact = await session.get(AdjustmentFact, fact_id)
     if fact is None or fact.kind != "write_off":
         raise NotFound(f"no write-off {fact_id!r}")
     return fact
 
 
-async def out(session: AsyncSession, fact: AdjustmentFact) -> dict[str, Any]:
+async def out(session: AsyncSession, *, fact: AdjustmentFact) -> dict[str, Any]:
     reversal = await repository.reversal_of(session, fact.id)
     return {
         "write_off_id": fact.id,

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from taxcore.lines import CountLines, MoneyLines
 from taxcore.money import Money, SignedMoney
 from taxcore.rules.declaration import CompValuation, ExemptAmount
 
@@ -44,22 +45,14 @@ class ExemptIn(ExemptAmount):
     evidence: str | None = Field(default=None, max_length=EVIDENCE_MAX, description="the certificate number")
 
 
-class DeclaredLines(BaseModel):
-    """The lines of the monthly return (taxcore ``DeclarationInput`` fields)."""
-
-    model_config = ConfigDict(extra="forbid")
-    room_revenue: Money = Decimal(0)
-    paid_unused_rooms: Money = Decimal(0)
-    room_penalties: Money = Decimal(0)
-    resort_and_other_fees: Money = Decimal(0)
-    surcharges_and_service_charges: Money = Decimal(0)
-    intermediary_retained: Money = Decimal(0)
-    all_inclusive_global_charges: Money = Decimal(0)
+class _Adjustments(BaseModel):
     comp_rooms: list[CompRoomsIn] = Field(default_factory=list, max_length=50)
     exempt: list[ExemptIn] = Field(default_factory=list, max_length=50)
-    room_nights: int = Field(default=0, ge=0, le=100_000_000)
-    timeshare_owner_unit_days: int = Field(default=0, ge=0, le=100_000_000)
-    tax_itemized: bool = True
+
+
+class DeclaredLines(CountLines, _Adjustments, MoneyLines):  # fields: money, adjustments, counts, books
+    """The lines of the monthly return (taxcore ``DeclarationInput`` fields)."""
+
     books_kept: bool = True
 
 

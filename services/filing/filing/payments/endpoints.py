@@ -60,7 +60,7 @@ async def record_payment(
     if lodging is None:
         raise NotFound(f"no lodging {body.tax_account!r}")
     payment = await service.record_payment(
-        session, principal, lodging=lodging, body=body, settings=settings, today=clock.today()
+        session, principal=principal, lodging=lodging, body=body, settings=settings, today=clock.today()
     )
     return PaymentOut.model_validate(service.payment_out(payment, None))
 
@@ -188,6 +188,6 @@ async def reverse_payment(
     body: ReversalCreate, found: PaymentDep, session: SessionDep, principal: AdminDep
 ) -> ReversalOut:
     reversal = await service.reverse_payment(
-        session, principal, payment=found[0], body=body, today=clock.today()
+        session, principal=principal, payment=found[0], body=body, today=clock.today()
     )
     return ReversalOut.model_validate(service.reversal_out(reversal))

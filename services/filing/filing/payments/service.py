@@ -74,8 +74,8 @@ async def _payer(
 
 async def record_payment(
     session: AsyncSession,
-    principal: Principal,
     *,
+    principal: Principal,
     lodging: Lodging,
     body: PaymentCreate,
     settings: FilingSettings,
@@ -147,7 +147,7 @@ async def record_payment(
 
 
 async def reverse_payment(
-    session: AsyncSession, principal: Principal, *, payment: Payment, body: ReversalCreate, today: date
+    session: AsyncSession, *, principal: Principal, payment: Payment, body: ReversalCreate, today: date
 ) -> PaymentReversal:
     reversed_on = body.reversed_on or today
     if reversed_on > today:

@@ -198,7 +198,7 @@ async def file_schedule(
         raise ValidationFailed.on("rows", f"at most {settings.schedule_max_rows} rows per schedule")
     schedule = await service.accept_schedule(
         session,
-        principal,
+        principal=principal,
         facilitator_id=facilitator,
         period=parsed_period,
         received_on=filed_on,

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from filing.declarations.schemas import DeclaredFigures, DeclaredLines, ExemptIn, Money, PeriodStr
+from taxcore.lines import ReturnLines
 from taxcore.rules.declaration import LINES
 
 #: The return fields a schedule row carries: taxcore's money lines and the counts.
@@ -35,21 +36,13 @@ ROW_COLUMNS: tuple[str, ...] = (
 ROWS_MAX = 100_000
 
 
-class ScheduleRow(BaseModel):
+class _RowAccount(BaseModel):
+    tax_account: str = Field(min_length=1, max_length=100)
+
+
+class ScheduleRow(ReturnLines, _RowAccount):  # bases in this order: tax_account stays the first field
     """One lodging's bookings through the facilitator for the period."""
 
-    model_config = ConfigDict(extra="forbid")
-    tax_account: str = Field(min_length=1, max_length=100)
-    room_revenue: Money = Decimal(0)
-    paid_unused_rooms: Money = Decimal(0)
-    room_penalties: Money = Decimal(0)
-    resort_and_other_fees: Money = Decimal(0)
-    surcharges_and_service_charges: Money = Decimal(0)
-    intermediary_retained: Money = Decimal(0)
-    all_inclusive_global_charges: Money = Decimal(0)
-    room_nights: int = Field(default=0, ge=0, le=100_000_000)
-    timeshare_owner_unit_days: int = Field(default=0, ge=0, le=100_000_000)
-    tax_itemized: bool = True
     exemption: str | None = Field(default=None, max_length=100)
     exempt_amount: Money | None = None
     exemption_evidence: str | None = Field(default=None, max_length=100)

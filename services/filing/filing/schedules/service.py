@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from filing.bulk import collection_paused
+from filing.bulk import pausing_collection
 from filing.declarations import repository as declarations
 from filing.declarations.compute import CERTIFIED_EXEMPTIONS, recompute
 from filing.declarations.schemas import Filer
@@ -168,10 +168,11 @@ def _compute(
     return versions
 
 
-async def _accept_schedule(
+@pausing_collection
+async def accept_schedule(
     session: AsyncSession,
-    principal: Principal,
     *,
+    principal: Principal,
     facilitator_id: str,
     period: Period,
     received_on: date,
@@ -180,6 +181,8 @@ async def _accept_schedule(
     today: date,
     parameters: ParameterTree | None = None,
 ) -> RemittanceSchedule:
+    """Accept each valid row as the lodging's facilitator-filed declaration (or its next
+    version); reject the others one by one. Returns the schedule with per-row results."""
     tree = parameters or default_tree()
     results: list[dict[str, Any] | None] = [None] * len(rows)
     parsed = _parse(rows, results)
@@ -226,34 +229,6 @@ async def _accept_schedule(
     await session.flush()
     await store(session, versions)
     return schedule
-
-
-async def accept_schedule(
-    session: AsyncSession,
-    principal: Principal,
-    *,
-    facilitator_id: str,
-    period: Period,
-    received_on: date,
-    rows: Sequence[Any],
-    source_format: str,
-    today: date,
-    parameters: ParameterTree | None = None,
-) -> RemittanceSchedule:
-    """Accept each valid row as the lodging's facilitator-filed declaration (or its next
-    version); reject the others one by one. Returns the schedule with per-row results."""
-    with collection_paused():
-        return await _accept_schedule(
-            session,
-            principal,
-            facilitator_id=facilitator_id,
-            period=period,
-            received_on=received_on,
-            rows=rows,
-            source_format=source_format,
-            today=today,
-            parameters=parameters,
-        )
 
 
 def status_of(schedule: RemittanceSchedule) -> str:

@@ -21,15 +21,11 @@ from notify.projection import repository as projection
 from notify.settings import NotifySettings
 from servicekit.auth import Principal
 from servicekit.errors import NotFound
-from taxcore.events import CloudEvent
-from taxcore.events import assessment as ae
-from taxcore.events import cases as ce
 from taxcore.periods import Period
 
 #: PR §28(C): the Company issues a receipt on request; 33 V.I.C. §54 has no such clause
 RECEIPT_SECTION = {"PR": "PR Act 272-2003 §28(C)", "VI": "33 V.I.C. § 54(f)"}
 DUE_SECTION = {"PR": "PR Act 272-2003 §28(A)-(B)", "VI": "33 V.I.C. § 54(f)"}
-DECISION_STEPS = frozenset({"decided", "appeal_resolved"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +37,7 @@ class Recipient:
     language: str
 
 
-async def operator_of(session: AsyncSession, lodging: Lodging) -> Recipient:
+async def operator_of(session: AsyncSession, *, lodging: Lodging) -> Recipient:
     party = await projection.party(session, "operator", lodging.operator_id)
     return Recipient(
         kind="operator",
@@ -87,109 +83,13 @@ async def queue(
     )
 
 
-async def _lodging(session: AsyncSession, tax_account: str) -> tuple[Lodging | None, Recipient]:
+async def lodging_and_operator(
+    session: AsyncSession, *, tax_account: str
+) -> tuple[Lodging | None, Recipient]:
     lodging = await projection.lodging_by_account(session, tax_account)
     if lodging is None:  # not projected yet: kept, visibly, as undeliverable
         return None, Recipient("operator", "unknown", tax_account, None, "en")
-    return lodging, await operator_of(session, lodging)
-
-
-async def on_notice(session: AsyncSession, event: CloudEvent, *, settings: NotifySettings) -> None:
-    notice = ae.NoticeIssued.model_validate(event.data)
-    lodging, to = await _lodging(session, notice.tax_account)
-    lang = to.language
-    amounts = {
-        k: texts.money(getattr(notice, k), lang)
-        for k in ("tax", "impact_fee", "penalty", "interest", "fine", "total")
-    }
-    fields = {
-        "lodging": lodging.name if lodging else notice.tax_account,
-        "account": notice.tax_account,
-        "period": notice.period,
-        "kind": texts.word(lang, notice.kind),
-        "issued_on": texts.day(notice.issued_on, lang),
-        "reason": notice.reason,
-        "deadline": texts.day(notice.response_deadline, lang),
-        "section": notice.section,
-        **amounts,
-    }
-    await queue(
-        session,
-        key=f"notice:{event.id}",
-        kind="notice",
-        to=to,
-        fields=fields,
-        settings=settings,
-        tax_account=notice.tax_account,
-        period=notice.period,
-        document=True,
-    )
-
-
-async def on_case_step(session: AsyncSession, event: CloudEvent, *, settings: NotifySettings) -> None:
-    step = ce.CaseStepRecorded.model_validate(event.data)
-    if step.step not in DECISION_STEPS:
-        return
-    lodging, to = await _lodging(session, step.tax_account)
-    lang = to.language
-    amounts = "".join(
-        f"{texts.word(lang, k)}: {texts.money(v, lang)}\n" for k, v in sorted(step.amounts.items())
-    )
-    appeal = (
-        texts.CATALOG[lang]["decision.appeal"].format(deadline=texts.day(step.appeal_deadline, lang))
-        if step.appeal_deadline
-        else ""
-    )
-    fields = {
-        "lodging": lodging.name if lodging else step.tax_account,
-        "account": step.tax_account,
-        "period": step.period,
-        "on": texts.day(step.on, lang),
-        "outcome": texts.word(lang, step.outcome),
-        "reasons": step.reasons or "",
-        "amounts": amounts + ("\n" if amounts else ""),
-        "appeal": appeal,
-        "section": step.section,
-    }
-    await queue(
-        session,
-        key=f"decision:{event.id}",
-        kind="decision",
-        to=to,
-        fields=fields,
-        settings=settings,
-        tax_account=step.tax_account,
-        period=step.period,
-        document=True,
-    )
-
-
-async def on_abatement_decided(session: AsyncSession, event: CloudEvent, *, settings: NotifySettings) -> None:
-    decided = ce.AbatementDecided.model_validate(event.data)
-    lodging, to = await _lodging(session, decided.tax_account)
-    lang = to.language
-    fields = {
-        "lodging": lodging.name if lodging else decided.tax_account,
-        "account": decided.tax_account,
-        "period": decided.period,
-        "component": texts.word(lang, decided.component),
-        "on": texts.day(decided.decided_on, lang),
-        "outcome": texts.word(lang, decided.outcome),
-        "amount": texts.money(decided.amount, lang),
-        "reasons": decided.reasons,
-        "section": decided.section,
-    }
-    await queue(
-        session,
-        key=f"abatement:{event.id}",
-        kind="abatement",
-        to=to,
-        fields=fields,
-        settings=settings,
-        tax_account=decided.tax_account,
-        period=decided.period,
-        document=True,
-    )
+    return lodging, await operator_of(session, lodging=lodging)
 
 
 async def request_receipt(
@@ -208,7 +108,7 @@ async def request_receipt(
         or not _may_read_payment(principal, payment.payer_kind, payment.payer_id, lodging)
     ):
         raise NotFound(f"no payment {payment_id}")
-    to = await operator_of(session, lodging)
+    to = await operator_of(session, lodging=lodging)
     if principal.role == "facilitator" and principal.facilitator_id:
         party = await projection.party(session, "facilitator", principal.facilitator_id)
         to = Recipient(
@@ -265,9 +165,9 @@ def reminder_key(tax_account: str, period: Period) -> str:
 
 
 async def remind(
-    session: AsyncSession, lodging: Lodging, period: Period, *, due: date, settings: NotifySettings
+    session: AsyncSession, *, lodging: Lodging, period: Period, due: date, settings: NotifySettings
 ) -> bool:
-    to = await operator_of(session, lodging)
+    to = await operator_of(session, lodging=lodging)
     lang = to.language
     fields = {
         "lodging": lodging.name,
@@ -293,7 +193,7 @@ async def cancel_reminder(session: AsyncSession, *, tax_account: str, period: st
     return await repository.cancel_pending(session, kind="reminder", tax_account=tax_account, period=period)
 
 
-async def webhook_disabled(session: AsyncSession, sub: Subscription, *, settings: NotifySettings) -> None:
+async def webhook_disabled(session: AsyncSession, *, sub: Subscription, settings: NotifySettings) -> None:
     """Tell a webhook's owner that it was disabled (the agency: at ``agency_email``)."""
     if sub.owner_kind == "agency":
         to = Recipient("agency", "agency", "Roomtax", settings.agency_email, "en")

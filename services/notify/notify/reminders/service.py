@@ -61,7 +61,7 @@ async def send_reminders(session: AsyncSession, *, on: date, settings: NotifySet
                 continue
             if not obligations.must_file_lodging(lodging, period):
                 continue
-            queued += await mail.remind(session, lodging, period, due=due, settings=settings)
+            queued += await mail.remind(session, lodging=lodging, period=period, due=due, settings=settings)
     return queued
 
 

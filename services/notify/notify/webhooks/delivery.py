@@ -86,7 +86,9 @@ async def deliver_due(
             sub = await session.get(Subscription, delivery.subscription_id, with_for_update=True)
             if row is None or sub is None or row.status != "pending":
                 continue
-            await service.record_outcome(session, row, sub, outcome, at=datetime.now(UTC), settings=settings)
+            await service.record_outcome(
+                session, delivery=row, sub=sub, outcome=outcome, at=datetime.now(UTC), settings=settings
+            )
             if not outcome.ok:
                 log.info("webhook delivery %s to %s failed: %s", delivery.id, sub.id, outcome.error)
     return len(claimed)

@@ -109,15 +109,19 @@ async def list_webhooks(
 
 @router.get("/{webhook_id}", response_model=Webhook, responses=ERRORS, summary="One webhook")
 async def get_webhook(webhook_id: WebhookId, session: SessionDep, principal: PrincipalDep) -> Webhook:
-    return to_out(await service.subscription(session, service.reader_scope(principal), webhook_id))
+    return to_out(
+        await service.subscription(session, scope=service.reader_scope(principal), subscription_id=webhook_id)
+    )
 
 
 @router.delete(
     "/{webhook_id}", status_code=204, responses=ERRORS, summary="Unsubscribe (no further deliveries)"
 )
 async def delete_webhook(webhook_id: WebhookId, session: SessionDep, principal: PrincipalDep) -> Response:
-    sub = await service.subscription(session, service.writer_scope(principal), webhook_id)
-    await service.delete(session, sub, now=datetime.now(UTC))
+    sub = await service.subscription(
+        session, scope=service.writer_scope(principal), subscription_id=webhook_id
+    )
+    await service.delete(session, sub=sub, now=datetime.now(UTC))
     return Response(status_code=204)
 
 
@@ -130,8 +134,10 @@ async def delete_webhook(webhook_id: WebhookId, session: SessionDep, principal: 
 async def rotate_secret(
     webhook_id: WebhookId, request: Request, session: SessionDep, principal: PrincipalDep
 ) -> SecretRotated:
-    sub = await service.subscription(session, service.writer_scope(principal), webhook_id)
-    sub = await service.rotate_secret(session, sub, settings=settings_of(request), now=datetime.now(UTC))
+    sub = await service.subscription(
+        session, scope=service.writer_scope(principal), subscription_id=webhook_id
+    )
+    sub = await service.rotate_secret(session, sub=sub, settings=settings_of(request), now=datetime.now(UTC))
     return SecretRotated(
         id=sub.id, secret=sub.secret, previous_secret_expires_at=sub.previous_secret_expires_at
     )
@@ -144,8 +150,10 @@ async def rotate_secret(
     summary="Enable a disabled webhook again",
 )
 async def enable_webhook(webhook_id: WebhookId, session: SessionDep, principal: PrincipalDep) -> Webhook:
-    sub = await service.subscription(session, service.writer_scope(principal), webhook_id)
-    return to_out(await service.enable(session, sub))
+    sub = await service.subscription(
+        session, scope=service.writer_scope(principal), subscription_id=webhook_id
+    )
+    return to_out(await service.enable(session, sub=sub))
 
 
 def delivery_out(row: DeliveryRow, attempts: list[Attempt]) -> Delivery:
@@ -177,7 +185,9 @@ async def list_deliveries(
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
 ) -> Page[Delivery]:
-    sub = await service.subscription(session, service.reader_scope(principal), webhook_id)
+    sub = await service.subscription(
+        session, scope=service.reader_scope(principal), subscription_id=webhook_id
+    )
     after = decode_cursor(cursor, arity=2)
     rows = await repository.deliveries_of(
         session, sub.id, limit=limit, after=(after[0], after[1]) if after else None
@@ -213,6 +223,8 @@ async def redeliver(
     session: SessionDep,
     principal: PrincipalDep,
 ) -> Delivery:
-    sub = await service.subscription(session, service.writer_scope(principal), webhook_id)
-    row = await service.redeliver(session, sub, delivery_id, now=datetime.now(UTC))
+    sub = await service.subscription(
+        session, scope=service.writer_scope(principal), subscription_id=webhook_id
+    )
+    row = await service.redeliver(session, sub=sub, delivery_id=delivery_id, now=datetime.now(UTC))
     return delivery_out(row, [])

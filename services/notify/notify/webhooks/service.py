@@ -21,8 +21,9 @@ from notify.webhooks.targets import TargetRefused, check_target
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from taxcore.events import CONTRACTS, CloudEvent
+from taxcore.events import filing as fe
 
-REVERSED = "roomtax.filing.payment.reversed.v1"
+REVERSED = fe.PaymentReversed.event_type
 WRITERS = frozenset({"agency-admin", "operator", "facilitator"})
 
 
@@ -49,7 +50,7 @@ def writer_scope(principal: Principal) -> tenancy.Owner | None:
 
 
 async def subscription(
-    session: AsyncSession, scope: tenancy.Owner | None, subscription_id: str
+    session: AsyncSession, *, scope: tenancy.Owner | None, subscription_id: str
 ) -> Subscription:
     found = await repository.get_subscription(session, scope, subscription_id)
     if found is None:
@@ -108,7 +109,7 @@ async def subscribe(
 
 
 async def rotate_secret(
-    session: AsyncSession, sub: Subscription, *, settings: NotifySettings, now: datetime
+    session: AsyncSession, *, sub: Subscription, settings: NotifySettings, now: datetime
 ) -> Subscription:
     hours = settings.webhook_previous_secret_hours
     sub.previous_secret = sub.secret if hours > 0 else None
@@ -118,18 +119,18 @@ async def rotate_secret(
     return sub
 
 
-async def enable(session: AsyncSession, sub: Subscription) -> Subscription:
+async def enable(session: AsyncSession, *, sub: Subscription) -> Subscription:
     sub.status, sub.disabled_reason, sub.disabled_at = "active", None, None
     await session.flush()
     return sub
 
 
-async def delete(session: AsyncSession, sub: Subscription, *, now: datetime) -> None:
+async def delete(session: AsyncSession, *, sub: Subscription, now: datetime) -> None:
     sub.deleted_at = now
     await session.flush()
 
 
-async def redeliver(session: AsyncSession, sub: Subscription, delivery_id: str, *, now: datetime) -> Delivery:
+async def redeliver(session: AsyncSession, *, sub: Subscription, delivery_id: str, now: datetime) -> Delivery:
     """Queue one more attempt of a delivery now (a fresh retry window from now)."""
     if sub.status != "active":
         raise Conflict("the webhook is disabled: POST /v1/webhooks/{id}/enable first")
@@ -155,7 +156,7 @@ def body_of(event: CloudEvent) -> str:
     return json.dumps(event.model_dump(mode="json", exclude={"sequence"}), separators=(",", ":"))
 
 
-async def fan_out(session: AsyncSession, event: CloudEvent) -> int:
+async def fan_out(session: AsyncSession, *, event: CloudEvent) -> int:
     """Store a subscribable event and queue it for every subscription allowed to read it;
     returns how many deliveries were queued."""
     if event.type not in tenancy.SUBSCRIBABLE:
@@ -237,10 +238,10 @@ def next_delay(attempts: int, settings: NotifySettings) -> float:
 
 async def record_outcome(
     session: AsyncSession,
+    *,
     delivery: Delivery,
     sub: Subscription,
     outcome: Outcome,
-    *,
     at: datetime,
     settings: NotifySettings,
 ) -> None:
@@ -293,9 +294,4 @@ async def _disable(
     if sub.status == "disabled":
         return
     sub.status, sub.disabled_reason, sub.disabled_at = "disabled", reason, at
-    await mail.webhook_disabled(session, sub, settings=settings)
-
-
-async def fan_out_handler(session: AsyncSession, event: CloudEvent) -> None:
-    """A consumer handler for an event notify only forwards to its subscribers."""
-    await fan_out(session, event)
+    await mail.webhook_disabled(session, sub=sub, settings=settings)

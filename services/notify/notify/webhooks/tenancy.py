@@ -18,6 +18,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
+from taxcore.events import assessment as ae
+from taxcore.events import cases as ce
+from taxcore.events import distribution as de
+from taxcore.events import filing as fe
+from taxcore.events import registry as rge
+
 
 class Rule(Enum):
     LODGING = "lodging"  # operator of the lodging; no facilitator
@@ -30,24 +36,24 @@ class Rule(Enum):
 #: event type -> rule. Internal plumbing (collections, bond draw requests, maker-checker
 #: proposals, OAuth clients, people, revocations) is not offered to subscribers.
 SUBSCRIBABLE: dict[str, Rule] = {
-    "roomtax.filing.declaration.filed.v1": Rule.FILER,
-    "roomtax.filing.declaration.amended.v1": Rule.FILER,
-    "roomtax.filing.payment.received.v1": Rule.PAYER,
-    "roomtax.filing.payment.reversed.v1": Rule.PAYER,  # the payer: from the payment it reverses
-    "roomtax.assessment.account.assessed.v1": Rule.LODGING,
-    "roomtax.assessment.notice.issued.v1": Rule.LODGING,
-    "roomtax.assessment.case.step.recorded.v1": Rule.LODGING,
-    "roomtax.assessment.abatement.decided.v1": Rule.LODGING,
-    "roomtax.assessment.adjustment.recorded.v1": Rule.LODGING,
-    "roomtax.assessment.refund.step.recorded.v1": Rule.LODGING,
-    "roomtax.registry.lodging.registered.v1": Rule.LODGING,
-    "roomtax.registry.lodging.updated.v1": Rule.LODGING,
-    "roomtax.registry.lodging.status_changed.v1": Rule.LODGING,
-    "roomtax.registry.lodging.attributes_changed.v1": Rule.LODGING,
-    "roomtax.registry.certificate.issued.v1": Rule.LODGING,
-    "roomtax.registry.authorization.granted.v1": Rule.AUTHORIZATION,
-    "roomtax.registry.authorization.ended.v1": Rule.AUTHORIZATION,
-    "roomtax.distribution.run.posted.v1": Rule.AGENCY,
+    fe.DeclarationFiled.event_type: Rule.FILER,
+    fe.DeclarationAmended.event_type: Rule.FILER,
+    fe.PaymentReceived.event_type: Rule.PAYER,
+    fe.PaymentReversed.event_type: Rule.PAYER,  # the payer: from the payment it reverses
+    ae.AccountAssessed.event_type: Rule.LODGING,
+    ae.NoticeIssued.event_type: Rule.LODGING,
+    ce.CaseStepRecorded.event_type: Rule.LODGING,
+    ce.AbatementDecided.event_type: Rule.LODGING,
+    ce.AdjustmentRecorded.event_type: Rule.LODGING,
+    ce.RefundStepRecorded.event_type: Rule.LODGING,
+    rge.LodgingRegistered.event_type: Rule.LODGING,
+    rge.LodgingUpdated.event_type: Rule.LODGING,
+    rge.LodgingStatusChanged.event_type: Rule.LODGING,
+    rge.LodgingAttributesChanged.event_type: Rule.LODGING,
+    rge.CertificateIssued.event_type: Rule.LODGING,
+    rge.AuthorizationGranted.event_type: Rule.AUTHORIZATION,
+    rge.AuthorizationEnded.event_type: Rule.AUTHORIZATION,
+    de.RunPosted.event_type: Rule.AGENCY,
 }
 
 
