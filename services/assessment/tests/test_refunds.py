@@ -134,6 +134,27 @@ class TestRefundLifecycle:
         refund_kinds = [e["kind"] for e in timeline["entries"] if e["kind"].startswith("refund.")]
         assert refund_kinds == ["refund.requested", "refund.under_review", "refund.approved", "refund.paid"]
 
+    async def test_a_refunded_credit_does_not_pay_a_period_filed_after_the_refund(
+        self, client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """1,000.00 of the 1,100.00 credit is paid out on 2025-03-01; 2025-02 (900.00 of tax) is
+        filed on 2025-03-20: only the 100.00 still in the account pays it, 800.00 of tax is owed."""
+        today_is(monkeypatch, date(2025, 3, 1))
+        account = await overpaid(client, bus, "op-u")
+        refund_id = await approved(client, account, "op-u", "1000.00")
+        await paid(client, refund_id, "ACH-91")
+        today_is(monkeypatch, date(2025, 3, 20))
+        await bus.declare(
+            account, "2025-02", room_revenue="10000.00", filer_id="op-u", filed_on=date(2025, 3, 20)
+        )
+        body = await statement(client, account, "2025-03-31")
+        february = next(p for p in body["periods"] if p["period"] == "2025-02")
+        assert february["components"]["tax"]["assessed"] == "900.00"
+        assert february["components"]["tax"]["paid"] == "100.00"
+        assert february["components"]["tax"]["outstanding"] == "800.00"
+        assert (body["credit"]["total"], body["credit"]["refunded"]) == ("0.00", "1000.00")
+        assert await credit(client, account, "2025-03-01") == ("100.00", "1000.00")  # unchanged
+
     async def test_paying_more_than_the_credit_left_is_refused(
         self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
     ) -> None:

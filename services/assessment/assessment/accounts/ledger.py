@@ -62,7 +62,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, defaultdict
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 from typing import Any, Literal
@@ -469,50 +470,59 @@ class _Allocator:
         return money
 
 
-def account_state(facts: Facts, as_of: date | None) -> AccountState:
-    """Allocate the payments known on ``as_of`` to the periods known on ``as_of``."""
+def _allocate(
+    facts: Facts, as_of: date | None, taken: Mapping[str, Decimal]
+) -> tuple[dict[str, PeriodBasis], _Allocator, list[Credit], dict[str, str]]:
+    """Allocate the payments known on ``as_of`` (less what refunds already ``taken`` out of
+    each) to the periods known on ``as_of``; what a payment leaves over is credit."""
     periods = period_bases(facts, as_of)
     alloc = _Allocator(facts, periods)
-    pieces = _pieces(facts, as_of)
+    budgets: dict[str, dict[str, Decimal]] = {}
+    credits: list[Credit] = []
+    piece_payment: dict[str, str] = {}
+    for piece in _pieces(facts, as_of):
+        pay = piece.payment
+        amount = piece.amount - taken.get(pay.payment_id, ZERO)
+        if amount <= 0:
+            continue  # all of it was paid back out
+        piece_payment[piece.piece_id] = pay.payment_id
+        budget = budgets.setdefault(
+            pay.payment_id, {d["period"]: Decimal(d["amount"]) for d in pay.designations}
+        )
+        left = alloc.pay(replace(piece, amount=amount), budget)
+        if left > 0:
+            until, section = refundable_until(facts, pay)
+            credits.append(Credit(pay.payment_id, pay.received_on, left, until, section))
+    return periods, alloc, credits, piece_payment
+
+
+def account_state(facts: Facts, as_of: date | None) -> AccountState:
+    """Allocate the payments known on ``as_of`` to the periods known on ``as_of``.
+
+    A paid refund takes the credit as it stood on the day it was paid out (each refund in
+    the order paid, within the PR §42 limit), and that money has left the account: a period
+    filed later cannot be paid with it. So the refunds are taken first, each from the
+    allocation of its own day, and the allocation as of ``as_of`` uses what they left.
+    """
     paid_on = facts.refund_paid_on()
     refunds = sorted(
         (r for r in facts.refunds if r.id in paid_on and _known(paid_on[r.id], as_of)),
         key=lambda r: (paid_on[r.id], r.id),
     )
-    budgets: dict[str, dict[str, Decimal]] = {}
-    credits: list[Credit] = []
+    taken: dict[str, Decimal] = defaultdict(lambda: ZERO)  # payment id -> paid back out of it
     refunded = ZERO
     shortfall = ZERO
-    piece_payment: dict[str, str] = {}
-
-    def take_refund(refund: Refund) -> None:
-        nonlocal refunded, shortfall
+    for refund in refunds:
         want = refund.amount
-        for credit in credits:
+        for credit in _allocate(facts, paid_on[refund.id], taken)[2]:
             if credit.refundable_until < refund.requested_on:
                 continue  # past the PR §42 limit: not refundable
             take = min(want, credit.amount)
-            credit.amount -= take
+            taken[credit.payment_id] += take
             want -= take
-        credits[:] = [c for c in credits if c.amount > 0]
         refunded += refund.amount - want
         shortfall += want
-
-    queue = list(refunds)
-    for piece in pieces:
-        while queue and paid_on[queue[0].id] < piece.payment.received_on:
-            take_refund(queue.pop(0))
-        pay = piece.payment
-        piece_payment[piece.piece_id] = pay.payment_id
-        budget = budgets.setdefault(
-            pay.payment_id, {d["period"]: Decimal(d["amount"]) for d in pay.designations}
-        )
-        left = alloc.pay(piece, budget)
-        if left > 0:
-            until, section = refundable_until(facts, pay)
-            credits.append(Credit(pay.payment_id, pay.received_on, left, until, section))
-    for refund in queue:
-        take_refund(refund)
+    periods, alloc, credits, piece_payment = _allocate(facts, as_of, taken)
     return AccountState(
         as_of=as_of,
         jurisdiction=facts.jurisdiction,
