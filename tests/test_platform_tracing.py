@@ -285,11 +285,16 @@ async def test_workers_serve_metrics_and_health_on_their_operations_port(platfor
             assert "roomtax_http_requests_total" in scraped.text
             assert (await client.get(f"{platform.url(name)}/metrics")).status_code == 404
         # assessment consumed filing's events: latency and lag per partition are reported
-        text = (await client.get(f"{platform.operations_url('assessment', 'worker')}/metrics")).text
-        assert (
+        handled = (
             'roomtax_consumer_handler_seconds_count{consumer="assessment-filing",'
             'outcome="applied",type="roomtax.filing.payment.received.v1"} 1.0'
-        ) in text
+        )
+
+        async def consumed() -> str | None:  # the payment may still be on its way to assessment
+            text = (await client.get(f"{platform.operations_url('assessment', 'worker')}/metrics")).text
+            return text if handled in text else None
+
+        text = await eventually(consumed, timeout=60)
         assert 'roomtax_consumer_lag{consumer="assessment-filing",partition=' in text
 
 

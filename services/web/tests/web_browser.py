@@ -28,6 +28,10 @@ from playwright.async_api import Browser, Page, expect
 from servicekit.testing import free_port
 from taxcore.periods import Period
 
+# A page that shows what the services derived from events (a filing's status, an account's
+# figures) waits for them: on two shared cores the flow can take longer than Playwright's 5 s.
+expect.set_options(timeout=20_000)
+
 CHROMIUM = os.environ.get("ROOMTAX_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless",
