@@ -116,6 +116,7 @@ async def world(platform: Platform, tmp_path_factory: pytest.TempPathFactory) ->
         assert json.loads(login.stdout)["client_id"] == who["client_id"]
     return {
         "ota": ota,
+        "operator_id": operator["id"],
         "client_id": client["client_id"],
         "accounts": accounts,
         "config": configs["facilitator"],
@@ -284,3 +285,29 @@ def test_webhooks_bad_input_names_the_field_and_creates_nothing(world: dict[str,
     assert unknown.returncode == 5
     assert "#/body/event_types/1: unknown event type 'roomtax.nope.v1'" in unknown.stderr
     assert json.loads(roomtax(config, "webhooks", "list", "--json").stdout) == {"items": []}
+
+
+async def test_receipts_download_every_payment_of_the_caller(world: dict[str, Any], tmp_path: Path) -> None:
+    account = world["accounts"][2]
+    paid = await world["admin"].post(
+        "filing",
+        "/v1/payments",
+        {
+            "tax_account": account,
+            "amount": "70.00",
+            "method": "check",
+            "reference": f"CHK-{uuid.uuid4().hex[:6]}",
+            "payer": {"kind": "operator", "id": world["operator_id"]},
+        },
+        expect=201,
+    )
+    done = roomtax(world["operator"], "receipts", "download", "--out-dir", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    target = tmp_path / f"receipt-{paid['id']}.pdf"
+    assert json.loads(done.stdout) == {
+        "receipts": [{"payment_id": paid["id"], "file": str(target), "bytes": target.stat().st_size}]
+    }
+    assert target.read_bytes().startswith(b"%PDF-")
+    # the facilitator did not pay it: its list holds no receipt of the operator's
+    theirs = roomtax(world["config"], "receipts", "download", "--out-dir", str(tmp_path / "ota"), "--json")
+    assert json.loads(theirs.stdout) == {"receipts": []}
