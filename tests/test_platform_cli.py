@@ -1,9 +1,11 @@
 """The ``roomtax`` CLI run as a process against the real platform (issue 16).
 
-One platform (registry, filing, assessment: real processes, real broker). A facilitator
-authorized by two Puerto Rico short-term rentals logs in with the CLI, uploads a schedule
-in chunks (one row for a lodging it may not file for), files a declaration from JSON and
-reads a statement; files it cannot parse are refused naming the line, nothing sent.
+One platform (registry, filing, assessment, notify: real processes, real broker). A
+facilitator authorized by two Puerto Rico short-term rentals logs in with the CLI, uploads a
+schedule in chunks (one row for a lodging it may not file for), files a declaration from JSON
+and reads a statement; files it cannot parse are refused naming the line, nothing sent. It
+manages its webhooks against notify's real ``/v1/webhooks``: create (secret shown once),
+list, delete; a private address or an unknown event type is refused naming the field.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ def roomtax(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 async def platform() -> AsyncIterator[Platform]:
     p = Platform(prefix="roomtax_e2e_cli")
     try:
-        await p.start(("registry", "filing", "assessment"))
+        await p.start(("registry", "filing", "assessment", "notify"))
         yield p
     finally:
         p.stop()
@@ -108,11 +110,14 @@ async def world(platform: Platform, tmp_path_factory: pytest.TempPathFactory) ->
             "login",
             *("--client-id", who["client_id"], "--client-secret", who["client_secret"]),
             *("--registry", platform.url("registry"), "--filing", platform.url("filing")),
-            *("--assessment", platform.url("assessment"), "--json"),
+            *("--assessment", platform.url("assessment"), "--notify", platform.url("notify"), "--json"),
         )
         assert login.returncode == 0, login.stderr
         assert json.loads(login.stdout)["client_id"] == who["client_id"]
     return {
+        "ota": ota,
+        "operator_id": operator["id"],
+        "client_id": client["client_id"],
         "accounts": accounts,
         "config": configs["facilitator"],
         "operator": configs["operator"],
@@ -208,3 +213,101 @@ def test_without_login_the_exit_code_says_so(tmp_path: Path) -> None:
     done = roomtax(tmp_path / "none.json", "statement", "PR-0000001-0")
     assert done.returncode == 3
     assert "not signed in: run `roomtax login`" in done.stderr
+
+
+FILED = "roomtax.filing.declaration.filed.v1"
+NOTICE = "roomtax.assessment.notice.issued.v1"
+HOOK = "https://93.184.215.14/roomtax/events"  # a public literal address: nothing to resolve
+
+
+def test_webhooks_create_list_delete_against_notify(world: dict[str, Any]) -> None:
+    config, ota = world["config"], world["ota"]
+    created = roomtax(
+        config,
+        "webhooks",
+        "create",
+        HOOK,
+        "--event",
+        NOTICE,
+        "--event",
+        FILED,
+        "--description",
+        "our PMS",
+        "--json",
+    )
+    assert created.returncode == 0, created.stdout + created.stderr
+    hook = json.loads(created.stdout)
+    secret = hook.pop("secret")
+    assert len(secret) >= 32
+    assert hook == {
+        "id": hook["id"],
+        "url": HOOK,
+        "event_types": [NOTICE, FILED],  # notify keeps them sorted
+        "description": "our PMS",
+        "status": "active",
+        "disabled_reason": None,
+        "disabled_at": None,
+        "owner_kind": "facilitator",
+        "owner_id": ota["id"],
+        "created_at": hook["created_at"],
+        "created_by": f"client:{world['client_id']}",
+    }
+    listed = roomtax(config, "webhooks", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == {"items": [hook]}  # the secret is never listed
+    human = roomtax(config, "webhooks", "list")
+    assert hook["id"] in human.stdout
+    assert "our PMS" in human.stdout
+    assert secret not in human.stdout
+    # the operator (another party) neither sees nor deletes the facilitator's webhook
+    theirs = roomtax(world["operator"], "webhooks", "list", "--json")
+    assert json.loads(theirs.stdout) == {"items": []}
+    foreign = roomtax(world["operator"], "webhooks", "delete", hook["id"], "--json")
+    assert foreign.returncode == 4
+    assert json.loads(foreign.stdout)["error"] == f"404 no webhook {hook['id']}"
+    deleted = roomtax(config, "webhooks", "delete", hook["id"], "--json")
+    assert (deleted.returncode, json.loads(deleted.stdout)) == (0, {"deleted": hook["id"]})
+    assert json.loads(roomtax(config, "webhooks", "list", "--json").stdout) == {"items": []}
+    again = roomtax(config, "webhooks", "delete", hook["id"])
+    assert again.returncode == 4
+    assert f"404 no webhook {hook['id']}" in again.stderr
+
+
+def test_webhooks_bad_input_names_the_field_and_creates_nothing(world: dict[str, Any]) -> None:
+    config = world["config"]
+    private = roomtax(config, "webhooks", "create", "http://10.0.0.7/hook", "--event", FILED, "--json")
+    assert private.returncode == 5, private.stdout + private.stderr
+    refused = json.loads(private.stdout)
+    assert refused["problem"]["errors"] == [
+        {"pointer": "#/body/url", "detail": "resolves to a private or reserved address (10.0.0.7)"}
+    ]
+    unknown = roomtax(config, "webhooks", "create", HOOK, "--event", FILED, "--event", "roomtax.nope.v1")
+    assert unknown.returncode == 5
+    assert "#/body/event_types/1: unknown event type 'roomtax.nope.v1'" in unknown.stderr
+    assert json.loads(roomtax(config, "webhooks", "list", "--json").stdout) == {"items": []}
+
+
+async def test_receipts_download_every_payment_of_the_caller(world: dict[str, Any], tmp_path: Path) -> None:
+    account = world["accounts"][2]
+    paid = await world["admin"].post(
+        "filing",
+        "/v1/payments",
+        {
+            "tax_account": account,
+            "amount": "70.00",
+            "method": "check",
+            "reference": f"CHK-{uuid.uuid4().hex[:6]}",
+            "payer": {"kind": "operator", "id": world["operator_id"]},
+        },
+        expect=201,
+    )
+    done = roomtax(world["operator"], "receipts", "download", "--out-dir", str(tmp_path), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    target = tmp_path / f"receipt-{paid['id']}.pdf"
+    assert json.loads(done.stdout) == {
+        "receipts": [{"payment_id": paid["id"], "file": str(target), "bytes": target.stat().st_size}]
+    }
+    assert target.read_bytes().startswith(b"%PDF-")
+    # the facilitator did not pay it: its list holds no receipt of the operator's
+    theirs = roomtax(world["config"], "receipts", "download", "--out-dir", str(tmp_path / "ota"), "--json")
+    assert json.loads(theirs.stdout) == {"receipts": []}

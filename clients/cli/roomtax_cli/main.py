@@ -101,6 +101,18 @@ class Api:
             raise _failure(response)
         return response
 
+    def items(self, service: str, path: str) -> list[Any]:
+        """Every item of a paged list (``items`` and ``next_cursor``), following the cursor."""
+        found: list[Any] = []
+        cursor: str | None = None
+        while True:
+            params = {"limit": 100, **({"cursor": cursor} if cursor else {})}
+            page = self.call("GET", service, path, params=params).json()
+            found += page["items"]
+            cursor = page.get("next_cursor")
+            if not cursor:
+                return found
+
 
 def _failure(response: httpx.Response) -> Failure:
     try:
@@ -450,18 +462,7 @@ def receipts_download(
         api = Api(load_config())
         ids = list(payment_ids or [])
         if not ids:
-            cursor: str | None = None
-            while True:
-                page = api.call(
-                    "GET",
-                    "filing",
-                    "/v1/payments",
-                    params={"limit": 100, **({"cursor": cursor} if cursor else {})},
-                ).json()
-                ids += [p["id"] for p in page["items"]]
-                cursor = page.get("next_cursor")
-                if not cursor:
-                    break
+            ids = [p["id"] for p in api.items("filing", "/v1/payments")]
         out_dir.mkdir(parents=True, exist_ok=True)
         written = []
         for payment_id in ids:
@@ -522,45 +523,44 @@ def statement(
 
 @webhooks_app.command("list")
 def webhooks_list(as_json: JsonOpt = False) -> None:
-    """The caller's webhook subscriptions."""
+    """The caller's webhook subscriptions (every page); ``--json``: ``{"items": [...]}``."""
 
     def action() -> None:
-        document = Api(load_config()).call("GET", "notify", "/v1/webhooks").json()
+        webhooks = Api(load_config()).items("notify", "/v1/webhooks")
         if not as_json:
             table = Table(title="webhooks")
-            for column in ("id", "url", "event_types", "status"):
+            for column in ("id", "url", "event_types", "status", "description"):
                 table.add_column(column)
-            for w in document.get("items", document if isinstance(document, list) else []):
+            for w in webhooks:
                 table.add_row(
-                    str(w.get("id")),
-                    str(w.get("url")),
-                    ", ".join(w.get("event_types", [])),
-                    str(w.get("status", "")),
+                    w["id"], w["url"], ", ".join(w["event_types"]), w["status"], w["description"] or ""
                 )
             out.print(table)
-        _finish(OK, document, as_json)
+        _finish(OK, {"items": webhooks}, as_json)
 
     _run(as_json, action)
 
 
 @webhooks_app.command("create")
 def webhooks_create(
-    url: Annotated[str, typer.Argument(help="https endpoint that receives the events")],
-    event_types: Annotated[list[str], typer.Option("--event", help="an event type (repeat the option)")],
+    url: Annotated[str, typer.Argument(help="the endpoint that receives the events (https in production)")],
+    event_types: Annotated[
+        list[str],
+        typer.Option("--event", help="an event type (repeat the option); see GET /v1/webhooks/event-types"),
+    ],
+    description: Annotated[str | None, typer.Option(help="what the endpoint is (e.g. our PMS)")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Subscribe an endpoint to event types; the signing secret is shown once."""
 
     def action() -> None:
-        created = (
-            Api(load_config())
-            .call("POST", "notify", "/v1/webhooks", json={"url": url, "event_types": event_types})
-            .json()
-        )
+        body: dict[str, Any] = {"url": url, "event_types": event_types}
+        if description is not None:
+            body["description"] = description
+        created = Api(load_config()).call("POST", "notify", "/v1/webhooks", json=body).json()
         if not as_json:
-            out.print(
-                f"subscribed [bold]{created.get('id')}[/bold]; secret (shown once): {created.get('secret')}"
-            )
+            out.print(f"subscribed [bold]{created['id']}[/bold] to {', '.join(created['event_types'])}")
+            out.print(f"signing secret (shown only now, keep it): {created['secret']}")
         _finish(OK, created, as_json)
 
     _run(as_json, action)
