@@ -235,6 +235,100 @@ class TestAgencyJourney:
             await w.check("statement")
             await sign_out(page, "signed-out")
 
+    async def test_overview_shows_the_indicators_the_api_computes(
+        self, stack: Stack, browser: Browser
+    ) -> None:
+        last = LAST_MONTH
+        first = Period(last.year, 1)  # the default window: the calendar year to last month
+        window = {"jurisdiction": "PR", "from": str(first), "to": str(last)}
+
+        async def indicators() -> dict[str, Any]:
+            found: dict[str, Any] = await stack.admin.get("assessment", "/v1/indicators", params=window)
+            return found
+
+        # by hand: the module registers its PR lodgings (Posada La Ceiba; Hotel Ajeno if the
+        # isolation test ran first) by last month and opens no audit: coverage 0 of them, 0.00%
+        lodgings = await stack.admin.get("registry", "/v1/lodgings", params={"jurisdiction": "PR"})
+        registered = str(len(lodgings["items"]))
+        assert registered in ("1", "2")
+
+        async def known() -> bool:  # assessment has heard of every one of them
+            figures = {f["name"]: f for f in (await indicators())["indicators"]}
+            return bool(figures["audit_coverage"]["denominator"] == registered)
+
+        await eventually(known)
+        api = await indicators()
+        figures = api["indicators"]
+        assert len(figures) == 12
+        audit = next(f for f in figures if f["name"] == "audit_coverage")
+        assert (audit["code"], audit["value"], audit["numerator"], audit["denominator"]) == (
+            "P6-13",
+            "0.00",
+            "0",
+            registered,
+        )
+        for lang in ("en", "es"):
+            w = await walker(browser, stack, f"indicators-{lang}")
+            page = w.page
+            await sign_in(w, stack.agency_email, spanish=lang == "es")
+            table = page.locator("#indicators-table")
+            es_month = SPANISH_MONTHS[last.month - 1]
+            caption = {
+                "en": f"Indicators for PR, January {last.year} to {last.first_day.strftime('%B %Y')}",
+                "es": f"Indicadores de PR, de enero {last.year} a {es_month} {last.year}",
+            }[lang]
+            await expect(table.locator("caption")).to_have_text(caption)
+            await expect(table.locator("tbody tr")).to_have_count(len(figures))
+            for f in figures:
+                row = table.locator(f"tr[data-indicator='{f['name']}']")
+                cells = [(await c.inner_text()).strip() for c in await row.locator("td").all()]
+                assert cells == [
+                    f["code"],
+                    _shown(f, lang),
+                    f["numerator"] or "",
+                    f["denominator"] or "",
+                    f["definition"],
+                ], f["name"]
+            row = table.locator("tr[data-indicator='audit_coverage']")
+            name = {"en": "Audit coverage", "es": "Cobertura de auditorías"}[lang]
+            await expect(row.locator("th")).to_have_text(name)
+            await expect(row.locator("td").nth(1)).to_have_text("0%")
+            await w.check("indicators")
+            # another window, chosen with the form: the API's figures for it
+            await page.select_option("#f-ind-jurisdiction", "VI")
+            await page.fill("#f-ind-from", str(last))
+            await page.fill("#f-ind-to", str(last))
+            await page.locator("#indicators-form button").click()
+            vi = await stack.admin.get(
+                "assessment",
+                "/v1/indicators",
+                params={"jurisdiction": "VI", "from": str(last), "to": str(last)},
+            )
+            await expect(table.locator("caption")).to_contain_text("VI")
+            for f in vi["indicators"]:
+                row = table.locator(f"tr[data-indicator='{f['name']}']")
+                await expect(row.locator("td").nth(1)).to_have_text(_shown(f, lang))
+                await expect(row.locator("td").nth(3)).to_have_text(f["denominator"] or "")
+            await sign_out(page, "signed-out")
+
+
+SPANISH_MONTHS = (
+    "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre".split()
+)
+
+
+def _shown(figure: dict[str, Any], lang: str) -> str:
+    """What the page shows for a figure, written out here (not by the web app's code)."""
+    value = figure["value"]
+    if value is None:
+        none = {"en": "none", "es": "ninguno"}[lang]
+        return f"{none} ({figure['reason']})" if figure["reason"] else none
+    if figure["unit"] == "percent":
+        return f"{Decimal(value).normalize():,f}%"  # en-US and es-PR write 12.5% alike
+    if figure["unit"] == "amount":
+        return f"${Decimal(value):,.2f}"
+    return str(value)
+
 
 class TestContentSecurityPolicy:
     async def test_pages_run_under_the_policy_without_violations(

@@ -3,18 +3,58 @@
 from __future__ import annotations
 
 import re
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
+from taxcore.periods import Period
 from web.app import templates
 from web.chart import bar_chart
 from web.i18n import Lang
+from web.pages.agency import indicator_window
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "web" / "templates"
 MONTHS = [f"2026-{m:02d}" for m in range(1, 13)]
 
 
-def overview(lang: Lang) -> str:
+INDICATORS = {
+    "indicators": [
+        {
+            "code": "P4-10",
+            "name": "on_time_filing_rate",
+            "value": "62.50",
+            "unit": "percent",
+            "numerator": "5",
+            "denominator": "8",
+            "definition": "Declarations filed by the due date",
+            "reason": None,
+        },
+        {
+            "code": "P6-13",
+            "name": "audit_yield",
+            "value": None,
+            "unit": "amount",
+            "numerator": "0.00",
+            "denominator": "0",
+            "definition": "Additional tax assessed",
+            "reason": "no audit was closed in the window",
+        },
+        {
+            "code": "P5-12",
+            "name": "arrears_to_collections",
+            "value": "1234.50",
+            "unit": "amount",
+            "numerator": None,
+            "denominator": None,
+            "definition": "Arrears",
+            "reason": None,
+        },
+    ]
+}
+
+
+def overview(lang: Lang, indicators: dict[str, Any] | None = None) -> str:
     collected = {"PR": [Decimal(0)] * 11 + [Decimal("12345.67")], "VI": [Decimal("500.00")] * 12}
     chart = bar_chart(
         MONTHS,
@@ -50,8 +90,61 @@ def overview(lang: Lang) -> str:
                 }
             ],
             jurisdictions=("PR", "VI"),
+            indicators=INDICATORS if indicators is None else indicators,
+            window={"jurisdiction": "VI", "from": "2026-01", "to": "2026-11"},
         )
     )
+
+
+def cells(html: str, name: str) -> list[str]:
+    row = re.search(rf'<tr data-indicator="{name}">(.*?)</tr>', html, re.S)
+    assert row is not None, name
+    return [
+        re.sub(r"<[^>]+>", "", c).strip()
+        for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row.group(1), re.S)
+    ]
+
+
+class TestIndicators:
+    def test_each_figure_with_its_code_value_parts_and_definition(self) -> None:
+        html = overview(Lang("en"))
+        assert "<caption>Indicators for VI, January 2026 to November 2026</caption>" in html
+        assert cells(html, "on_time_filing_rate") == [
+            "On-time filing rate",
+            "P4-10",
+            "62.5%",
+            "5",
+            "8",
+            "Declarations filed by the due date",
+        ]
+        assert cells(html, "audit_yield") == [
+            "Additional tax per closed audit",
+            "P6-13",
+            "none (no audit was closed in the window)",
+            "0.00",
+            "0",
+            "Additional tax assessed",
+        ]
+        assert cells(html, "arrears_to_collections")[2:4] == ["$1,234.50", ""]
+        assert '<option value="VI" selected>' in html
+
+    def test_spanish_names_and_a_refused_window(self) -> None:
+        html = overview(Lang("es"))
+        assert cells(html, "on_time_filing_rate")[:3] == ["Tasa de declaraciones a tiempo", "P4-10", "62.5%"]
+        assert "<caption>Indicadores de VI, de enero 2026 a noviembre 2026</caption>" in html
+        refused = overview(Lang("en"), {"indicators": [], "error": "no parameters for VI"})
+        assert '<p class="error" role="alert">no parameters for VI</p>' in refused
+        assert "No indicator for this window." in refused
+
+
+class TestIndicatorWindow:
+    def test_the_default_is_the_calendar_year_to_last_month(self) -> None:
+        last = Period.of(date.today()).add_months(-1)
+        default = ("PR", f"{last.year}-01", str(last))
+        assert indicator_window("", "", "") == default
+        assert indicator_window("XX", "2026-13", "nope") == default
+        assert indicator_window("VI", "2025-03", "2025-05") == ("VI", "2025-03", "2025-05")
+        assert indicator_window("VI", "2025-06", "2025-05") == ("VI", *default[1:])  # backwards: the default
 
 
 class TestOverview:

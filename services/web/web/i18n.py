@@ -39,6 +39,21 @@ def N_(message: str) -> str:  # noqa: N802 - the gettext convention for "mark, t
 
 #: Words the services send that a page shows as they are (statuses), translated here.
 API_WORDS = (N_("active"), N_("suspended"), N_("closed"), N_("received"), N_("reversed"))
+#: The TADAT indicators' names (``GET /v1/indicators`` ``name``) as a person reads them.
+INDICATOR_NAMES: dict[str, str] = {
+    "on_time_filing_rate": N_("On-time filing rate"),
+    "on_time_payment_rate_by_number": N_("On-time payment rate (by number)"),
+    "on_time_payment_rate_by_value": N_("On-time payment rate (by value)"),
+    "arrears_to_collections": N_("Arrears as a share of collections"),
+    "arrears_older_than_12_months": N_("Arrears older than 12 months"),
+    "audit_coverage": N_("Audit coverage"),
+    "audit_yield": N_("Additional tax per closed audit"),
+    "crosscheck_coverage": N_("Cross-check coverage"),
+    "crosscheck_findings_rate": N_("Cross-checks with findings"),
+    "disputes_opened": N_("Disputes opened"),
+    "median_days_to_decision": N_("Median days to a decision"),
+    "median_days_refund_request_to_payment": N_("Median days from refund request to payment"),
+}
 #: The services' codes for case work (statuses, steps, components, grounds) as a person reads them.
 CODE_WORDS: dict[str, str] = {
     "filed": N_("filed"),
@@ -119,6 +134,20 @@ class Lang:
         """A service's code (``under_review``) as words in this language."""
         return self.gettext(CODE_WORDS.get(code, code))
 
+    def indicator(self, figure: dict[str, str | None]) -> str:
+        """An indicator's value as its unit reads (50.00 percent as 50%, an amount in dollars)."""
+        value = figure.get("value")
+        if value is None:
+            return ""
+        if figure.get("unit") == "percent":
+            return self.percent(Decimal(value) / 100)
+        if figure.get("unit") == "amount":
+            return self.money(value)
+        return self.number(value)
+
+    def indicator_name(self, name: str) -> str:
+        return self.gettext(INDICATOR_NAMES.get(name, name))
+
     def money(self, value: str | Decimal | None, currency: str = "USD") -> str:
         if value is None or value == "":
             return ""
@@ -158,6 +187,8 @@ class Lang:
             "money": self.money,
             "number": self.number,
             "percent": self.percent,
+            "indicator": self.indicator,
+            "indicator_name": self.indicator_name,
             "fdate": self.date,
             "fdatetime": self.datetime,
             "fmonth": self.month,

@@ -4,14 +4,16 @@ lodging's statement as of any date with the explain trace, each step citing its 
 from __future__ import annotations
 
 import asyncio
+import re
 from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from taxcore.periods import Period
+from web.backend import ApiError
 from web.chart import bar_chart
 from web.core import AgencyDep, ApiDep, lang_of, render
 
@@ -20,14 +22,50 @@ JURISDICTIONS = ("PR", "VI")
 SEARCH_PAGES = 10
 
 
+PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+def indicator_window(jurisdiction: str, first: str, last: str) -> tuple[str, str, str]:
+    """The indicators' jurisdiction and months as asked, else the calendar year to last month."""
+    last_month = Period.of(date.today()).add_months(-1)
+    default_first = str(Period(last_month.year, 1))
+    chosen = (
+        jurisdiction if jurisdiction in JURISDICTIONS else JURISDICTIONS[0],
+        first if PERIOD.match(first) else default_first,
+        last if PERIOD.match(last) else str(last_month),
+    )
+    return chosen if chosen[1] <= chosen[2] else (chosen[0], default_first, str(last_month))
+
+
+async def _indicators(api: ApiDep, jurisdiction: str, first: str, last: str) -> dict[str, Any]:
+    """``GET /v1/indicators`` for the window; a refusal (a window without parameters) is shown."""
+    try:
+        found: dict[str, Any] = await api.get(
+            "assessment", "/v1/indicators", params={"jurisdiction": jurisdiction, "from": first, "to": last}
+        )
+    except ApiError as exc:
+        if exc.status != 422:
+            raise
+        return {"indicators": [], "error": exc.detail}
+    return found
+
+
 @router.get("")
-async def overview(request: Request, person: AgencyDep, api: ApiDep) -> Response:
+async def overview(
+    request: Request,
+    person: AgencyDep,
+    api: ApiDep,
+    jurisdiction: str = "",
+    first: str = Query("", alias="from"),
+    last: str = Query("", alias="to"),
+) -> Response:
     lang = lang_of(request)
+    window = indicator_window(jurisdiction, first, last)
     this = Period.of(date.today())
     start = this.add_months(-11)
     months = [str(start.add_months(i)) for i in range(12)]
     # the page's six API calls are independent: made at once, the page waits for the slowest
-    monthly_rows, aging, delinquents, funds = await asyncio.gather(
+    monthly_rows, aging, delinquents, funds, indicators = await asyncio.gather(
         asyncio.gather(
             *(
                 api.get(
@@ -43,6 +81,7 @@ async def overview(request: Request, person: AgencyDep, api: ApiDep) -> Response
         asyncio.gather(
             *(api.get("distribution", "/v1/funds", params={"jurisdiction": j}) for j in JURISDICTIONS)
         ),
+        _indicators(api, *window),
     )
     monthly = {j: {r["month"]: r for r in rows} for j, rows in zip(JURISDICTIONS, monthly_rows, strict=True)}
     collected = {
@@ -69,6 +108,8 @@ async def overview(request: Request, person: AgencyDep, api: ApiDep) -> Response
         delinquents=delinquents["items"],
         funds=list(funds),
         jurisdictions=JURISDICTIONS,
+        indicators=indicators,
+        window=dict(zip(("jurisdiction", "from", "to"), window, strict=True)),
     )
 
 
