@@ -10,6 +10,7 @@ modules, each starting every service as processes) may run at once under pytest-
 cores carry two stacks beside the unit suites, not four."""
 
 
+@pytest.hookimpl(tryfirst=True)  # the groups must be set before pytest-xdist reads them
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Whole modules go to one xdist worker (``--dist loadgroup``; their fixtures are module-
     and session-scoped), and the whole-platform modules share ``STACK_LANES`` lanes."""
