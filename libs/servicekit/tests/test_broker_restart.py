@@ -9,11 +9,13 @@ OFFSET_OUT_OF_RANGE, so neither the relay nor the consumer may rely on either.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import uuid
 from collections.abc import AsyncIterator
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.errors import KafkaError
 from servicekit_fixtures import EVENT, TOPIC, make_chassis_db
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -194,13 +196,21 @@ class TestBrokerRestart:
         tp = await partition_of(s, before[-1])
         s.broker.restart()
         # the commit the consumer sent for the batch it was handling when the broker died
-        stale = AIOKafkaConsumer(bootstrap_servers=s.broker.bootstrap, group_id=s.consumer.name)
-        await stale.start()
-        try:
-            stale.assign([tp])
-            await stale.commit({tp: 1000})
-        finally:
-            await stale.stop()
+        # (the new broker refuses it until the topic exists again: retry until it holds)
+        deadline = asyncio.get_running_loop().time() + 30
+        while True:
+            stale = AIOKafkaConsumer(bootstrap_servers=s.broker.bootstrap, group_id=s.consumer.name)
+            await stale.start()
+            try:
+                stale.assign([tp])
+                with contextlib.suppress(KafkaError):
+                    await stale.commit({tp: 1000})
+                if await stale.committed(tp) == 1000:
+                    break
+            finally:
+                await stale.stop()
+            assert asyncio.get_running_loop().time() < deadline, "the stale position never held"
+            await asyncio.sleep(0.5)
         await s.restart_consumer()
         new = [f"new-{s.tag}"]
         await write(s.sm, new, s.key)  # just after the relay's replay, far below 1000
