@@ -145,8 +145,13 @@ async def test_signed_webhooks_tenancy_redelivery_and_mail(platform: Platform, s
         redelivered = json.loads(ours.received[1][1])
         assert redelivered["data"]["declaration_id"] == second["id"]
         signing.verify(ours.received[1][0]["Roomtax-Signature"], ours.received[1][1], hook["secret"])
-        log = (await pms.get("notify", f"/v1/webhooks/{hook['id']}/deliveries"))["items"]
-        done = next(d for d in log if d["id"] == failing["id"])
+
+        async def recorded() -> dict[str, Any] | None:  # the outcome is written after the POST
+            log = (await pms.get("notify", f"/v1/webhooks/{hook['id']}/deliveries"))["items"]
+            found = next(d for d in log if d["id"] == failing["id"])
+            return found if found["status"] != "pending" else None
+
+        done = await eventually(recorded, timeout=30, interval=0.1)
         assert done["status"] == "delivered"
         assert [a["status_code"] for a in done["log"]][-1] == 200
         assert all(a["status_code"] is None for a in done["log"][:-1])
