@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
+from cryptography.fernet import Fernet
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -58,6 +59,7 @@ SECRET_KEYS = {
     "assessment-document-secret",
     "web-secret-key",
     "notify-smtp-password",
+    "notify-webhook-secret-keys",
 }
 TOPICS_PER_SERVICE = {
     "registry": {
@@ -182,11 +184,15 @@ def fake_secret(key: str) -> str:
     if key.endswith("-database-url"):
         svc = key.removesuffix("-database-url")
         return f"postgresql+asyncpg://{svc}:pw@db.example:5432/roomtax_{svc}"
+    if key == "notify-webhook-secret-keys":
+        return Fernet.generate_key().decode()
     return {"jwt-public-key": public, "jwt-private-key": private}.get(key) or secrets.token_hex(16)
 
 
 def fake_compose_var(name: str) -> str:
     private, public = key_pair()
+    if name == "NOTIFY_WEBHOOK_SECRET_KEYS":
+        return Fernet.generate_key().decode()
     return {"ROOMTAX_JWT_PUBLIC_KEY": public, "ROOMTAX_JWT_PRIVATE_KEY": private}.get(
         name
     ) or secrets.token_hex(12)
@@ -647,6 +653,7 @@ def test_only_the_registry_gets_the_private_key() -> None:
                 "registry": {"jwt-private-key", "registry-bootstrap-admin-secret"},
                 "filing": {"filing-receipt-secret"},
                 "assessment": {"assessment-document-secret"},
+                "notify": {"notify-webhook-secret-keys"},
             }.get(svc, set())
             if (doc["metadata"]["name"], c["name"]) == ("notify-worker", "worker"):
                 expected.add("notify-smtp-password")  # the mail sender logs in to the relay

@@ -5,6 +5,7 @@ from datetime import time
 from pydantic import Field, model_validator
 from pydantic_settings import SettingsConfigDict
 
+from notify.webhooks.sealing import DEV_WEBHOOK_SECRET_KEY, check_keys
 from servicekit.settings import ServiceSettings
 
 
@@ -34,6 +35,9 @@ class NotifySettings(ServiceSettings):
     webhook_poll_seconds: float = Field(default=0.5, gt=0, le=60)
     #: a rotated secret keeps signing (a second ``v1=``) this long, so receivers can switch
     webhook_previous_secret_hours: float = Field(default=24.0, ge=0, le=168)
+    #: Fernet keys sealing the signing secrets at rest, newest first, comma-separated
+    #: (``notify.webhooks.sealing``); the development key is refused in production
+    webhook_secret_keys: str = DEV_WEBHOOK_SECRET_KEY
 
     # --- e-mail (SMTP) ---
     smtp_host: str = "127.0.0.1"
@@ -60,7 +64,10 @@ class NotifySettings(ServiceSettings):
 
     @model_validator(mode="after")
     def _production_targets(self) -> NotifySettings:
+        check_keys(self.webhook_secret_keys)
         if self.environment == "production":
+            if DEV_WEBHOOK_SECRET_KEY in self.webhook_secret_keys:
+                raise ValueError("NOTIFY_WEBHOOK_SECRET_KEYS must be set outside development")
             if self.webhook_allow_private_targets:
                 raise ValueError("NOTIFY_WEBHOOK_ALLOW_PRIVATE_TARGETS is refused in production (SSRF)")
             self.webhook_require_https = True

@@ -12,6 +12,9 @@ from typing import Any
 
 import httpx
 from aiohttp import web
+from cryptography.fernet import Fernet
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -25,6 +28,20 @@ DB = async_sessionmaker[AsyncSession]
 ADMIN = auth("agency-admin")
 DASHBOARD = auth("dashboard")
 _serial = itertools.count(1)
+
+
+def production_settings(**overrides: Any) -> NotifySettings:
+    """Production settings with keys of their own (the development ones are refused there)."""
+    public = (
+        Ed25519PrivateKey.generate()
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    values: dict[str, Any] = {
+        "jwt_public_key": public.decode(),
+        "webhook_secret_keys": Fernet.generate_key().decode(),
+    }
+    return NotifySettings(environment="production", **(values | overrides))
 
 
 def event(event_type: str, data: dict[str, Any], *, event_id: str | None = None) -> CloudEvent:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from notify_factories import production_settings
 
-from notify.settings import NotifySettings
+from notify.webhooks.sealing import DEV_WEBHOOK_SECRET_KEY
 from notify.webhooks.targets import TargetRefused, check_target
 
 
@@ -57,23 +58,13 @@ class TestCheckTarget:
 
 class TestProductionSettings:
     def test_https_forced_in_production(self) -> None:
-        settings = NotifySettings(
-            environment="production", jwt_public_key=_other_key(), webhook_require_https=False
-        )
+        settings = production_settings(webhook_require_https=False)
         assert settings.webhook_require_https is True
 
     def test_private_targets_refused_in_production(self) -> None:
         with pytest.raises(ValueError, match="ALLOW_PRIVATE_TARGETS is refused in production"):
-            NotifySettings(
-                environment="production", jwt_public_key=_other_key(), webhook_allow_private_targets=True
-            )
+            production_settings(webhook_allow_private_targets=True)
 
-
-def _other_key() -> str:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-    public = Ed25519PrivateKey.generate().public_key()
-    return public.public_bytes(
-        serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-    ).decode()
+    def test_the_development_sealing_key_is_refused_in_production(self) -> None:
+        with pytest.raises(ValueError, match="NOTIFY_WEBHOOK_SECRET_KEYS must be set outside development"):
+            production_settings(webhook_secret_keys=DEV_WEBHOOK_SECRET_KEY)

@@ -6,6 +6,7 @@ import httpx
 import pytest
 from notify_factories import ADMIN, DASHBOARD, DB, scalar, webhook
 
+from notify.webhooks.sealing import DEV_WEBHOOK_SECRET_KEY, box_for
 from servicekit.testing import auth
 
 OP = auth("operator", operator_id="op-api")
@@ -105,10 +106,9 @@ class TestLifecycle:
         rotated = (await client.post(f"/v1/webhooks/{a['id']}/rotate-secret", headers=OP)).json()
         assert rotated["secret"].startswith("whsec_")
         assert rotated["secret"] != a["secret"]
-        assert (
-            await scalar(db, "SELECT previous_secret FROM subscriptions WHERE id = :i", i=a["id"])
-            == a["secret"]
-        )
+        sealed = await scalar(db, "SELECT previous_secret FROM subscriptions WHERE id = :i", i=a["id"])
+        assert a["secret"] not in sealed  # sealed at rest (notify.webhooks.sealing)
+        assert box_for(DEV_WEBHOOK_SECRET_KEY).open(sealed) == a["secret"]
 
         await db_disable(db, a["id"])
         enabled = (await client.post(f"/v1/webhooks/{a['id']}/enable", headers=OP)).json()

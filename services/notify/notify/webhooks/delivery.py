@@ -28,13 +28,6 @@ LEASE_SECONDS = 120.0
 USER_AGENT = "Roomtax-Webhooks/1"
 
 
-def secrets_for(sub: Subscription, now: datetime) -> list[str]:
-    keys = [sub.secret]
-    if sub.previous_secret and sub.previous_secret_expires_at and sub.previous_secret_expires_at > now:
-        keys.append(sub.previous_secret)
-    return keys
-
-
 async def attempt(
     client: httpx.AsyncClient, sub: Subscription, delivery: Delivery, body: str, settings: NotifySettings
 ) -> service.Outcome:
@@ -49,7 +42,9 @@ async def attempt(
         headers = {
             "Content-Type": "application/cloudevents+json",
             "User-Agent": USER_AGENT,
-            signing.HEADER: signing.sign(secrets_for(sub, datetime.now(UTC)), raw),
+            signing.HEADER: signing.sign(
+                service.signing_secrets(sub, settings=settings, now=datetime.now(UTC)), raw
+            ),
             "Roomtax-Delivery": delivery.id,
             "Roomtax-Event-Type": delivery.event_type,
         }
@@ -97,7 +92,15 @@ async def deliver_due(
 async def run_deliveries(
     settings: NotifySettings, sessionmaker: async_sessionmaker[AsyncSession], stop: asyncio.Event
 ) -> None:
-    """Worker background task: deliver webhooks until ``stop``."""
+    """Worker background task: seal the stored secrets with the newest key, then deliver
+    webhooks until ``stop``."""
+    try:
+        async with sessionmaker() as session, session.begin():
+            resealed = await service.reseal_secrets(session, settings=settings)
+        if resealed:
+            log.info("webhook secrets: %d sealed again with the newest key", resealed)
+    except Exception:  # noqa: BLE001 - the database may be down: the next start seals them
+        log.exception("webhook secrets: could not seal the stored secrets again")
     async with httpx.AsyncClient(timeout=settings.webhook_timeout_seconds, follow_redirects=False) as client:
         while not stop.is_set():
             attempted = 0

@@ -91,7 +91,9 @@ async def create_webhook(
         description=body.description,
         settings=settings_of(request),
     )
-    return WebhookCreated(**to_out(sub).model_dump(), secret=sub.secret)
+    return WebhookCreated(
+        **to_out(sub).model_dump(), secret=service.box_of(settings_of(request)).open(sub.secret)
+    )
 
 
 @router.get(
@@ -139,7 +141,9 @@ async def rotate_secret(
     )
     sub = await service.rotate_secret(session, sub=sub, settings=settings_of(request), now=datetime.now(UTC))
     return SecretRotated(
-        id=sub.id, secret=sub.secret, previous_secret_expires_at=sub.previous_secret_expires_at
+        id=sub.id,
+        secret=service.box_of(settings_of(request)).open(sub.secret),
+        previous_secret_expires_at=sub.previous_secret_expires_at,
     )
 
 

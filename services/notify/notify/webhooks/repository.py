@@ -44,6 +44,12 @@ async def list_subscriptions(
     return (await session.execute(stmt)).scalars().all()
 
 
+async def all_subscriptions(session: AsyncSession) -> Sequence[Subscription]:
+    """Every subscription, deleted ones too, locked (a rotation waits; so does another worker)."""
+    stmt = select(Subscription).order_by(Subscription.id).with_for_update()
+    return (await session.execute(stmt)).scalars().all()
+
+
 async def active_for(session: AsyncSession, event_type: str) -> Sequence[Subscription]:
     stmt = select(Subscription).where(
         Subscription.status == "active",

@@ -16,7 +16,7 @@ from notify.mail import service as mail
 from notify.models import Delivery, DeliveryAttempt, ReceivedEvent, Subscription
 from notify.projection import repository as projection
 from notify.settings import NotifySettings
-from notify.webhooks import repository, signing, tenancy
+from notify.webhooks import repository, sealing, signing, tenancy
 from notify.webhooks.targets import TargetRefused, check_target
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -98,7 +98,7 @@ async def subscribe(
         url=url,
         event_types=types,
         description=description,
-        secret=signing.new_secret(),
+        secret=box_of(settings).seal(signing.new_secret()),
         status="active",
         created_by=principal.actor,
     )
@@ -114,9 +114,38 @@ async def rotate_secret(
     hours = settings.webhook_previous_secret_hours
     sub.previous_secret = sub.secret if hours > 0 else None
     sub.previous_secret_expires_at = now + timedelta(hours=hours) if hours > 0 else None
-    sub.secret = signing.new_secret()
+    sub.secret = box_of(settings).seal(signing.new_secret())
     await session.flush()
     return sub
+
+
+def box_of(settings: NotifySettings) -> sealing.SecretBox:
+    return sealing.box_for(settings.webhook_secret_keys)
+
+
+def signing_secrets(sub: Subscription, *, settings: NotifySettings, now: datetime) -> list[str]:
+    """The secrets a delivery is signed with, opened: the current one, and the previous one
+    during a rotation's grace period."""
+    box = box_of(settings)
+    keys = [box.open(sub.secret)]
+    if sub.previous_secret and sub.previous_secret_expires_at and sub.previous_secret_expires_at > now:
+        keys.append(box.open(sub.previous_secret))
+    return keys
+
+
+async def reseal_secrets(session: AsyncSession, *, settings: NotifySettings) -> int:
+    """Seal again with the newest key every stored secret that is not (written before
+    sealing, or under a key being retired); how many columns changed."""
+    box, changed = box_of(settings), 0
+    for sub in await repository.all_subscriptions(session):
+        for column in ("secret", "previous_secret"):
+            stored = getattr(sub, column)
+            fresh = box.resealed(stored) if stored else None
+            if fresh is not None:
+                setattr(sub, column, fresh)
+                changed += 1
+    await session.flush()
+    return changed
 
 
 async def enable(session: AsyncSession, *, sub: Subscription) -> Subscription:
