@@ -22,7 +22,9 @@ from taxcore import obligations
 from taxcore.events import CloudEvent
 from taxcore.events import assessment as ae
 from taxcore.events import cases as ce
+from taxcore.events import compliance as co
 from taxcore.events import filing as fe
+from taxcore.events import plans as pe
 from taxcore.events import registry as rge
 from taxcore.events.assessment import ACCOUNTS, NOTICES
 from taxcore.events.cases import CASES
@@ -79,6 +81,10 @@ def handlers(settings: NotifySettings) -> dict[str, Handler]:
         ae.NoticeIssued.event_type: with_mail(mail_handlers.on_notice, settings),
         ce.CaseStepRecorded.event_type: with_mail(mail_handlers.on_case_step, settings),
         ce.AbatementDecided.event_type: with_mail(mail_handlers.on_abatement_decided, settings),
+        pe.PlanGranted.event_type: with_mail(mail_handlers.on_plan_granted, settings),
+        pe.PlanRequestDeclined.event_type: with_mail(mail_handlers.on_plan_declined, settings),
+        pe.PlanDefaulted.event_type: with_mail(mail_handlers.on_plan_defaulted, settings),
+        co.AuditStepRecorded.event_type: with_mail(mail_handlers.on_audit_step, settings),
     }
     for event_type in (
         rge.LodgingRegistered.event_type,

@@ -241,3 +241,41 @@ class Sink:
 
     def stop(self) -> None:
         self.controller.stop()
+
+
+def plan_granted(account: str, **overrides: Any) -> dict[str, Any]:
+    """A granted plan's event data: a down payment and two installments."""
+    return {
+        "plan_id": "plan-1",
+        "tax_account": account,
+        "jurisdiction": "PR",
+        "periods": ["2026-08", "2026-09"],
+        "balance_as_of": "2026-12-01",
+        "planned_amount": "3000.00",
+        "schedule": [
+            {"number": 0, "due_on": "2026-12-10", "amount": "1000.00"},
+            {"number": 1, "due_on": "2027-01-10", "amount": "1000.00"},
+            {"number": 2, "due_on": "2027-02-10", "amount": "1000.00"},
+        ],
+        "grace_days": 15,
+        "granted_on": "2026-12-01",
+        "granted_by": "user:u-1",
+        "request_id": None,
+        "section": "PR Act 272-2003 §3, §33",
+        **overrides,
+    }
+
+
+def audit_step(account: str, step: str, **overrides: Any) -> dict[str, Any]:
+    return {
+        "audit_id": "audit-1",
+        "step_id": f"step-{step}",
+        "tax_account": account,
+        "jurisdiction": "PR",
+        "periods": ["2026-07", "2026-08"],
+        "step": step,
+        "on": "2026-12-01",
+        "by": "user:u-2",
+        "section": "PR Act 272-2003 §10, §32",
+        **overrides,
+    }

@@ -4,7 +4,19 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from notify_factories import ADMIN, DB, apply, declaration, event, lodging, notice, scalar, webhook
+from notify_factories import (
+    ADMIN,
+    DB,
+    apply,
+    audit_step,
+    declaration,
+    event,
+    lodging,
+    notice,
+    plan_granted,
+    scalar,
+    webhook,
+)
 
 from notify.settings import NotifySettings
 from servicekit.testing import auth
@@ -169,3 +181,44 @@ class TestTenancy:
         body = json.loads(await scalar(db, "SELECT body FROM events WHERE event_id = :e", e=ev.id))
         assert body == {**ev.model_dump(mode="json", exclude={"sequence"})}
         assert (body["specversion"], body["type"], body["data"]["tax_account"]) == ("1.0", FILED, account)
+
+
+PLAN_GRANTED = "roomtax.assessment.plan.granted.v1"
+AUDIT_STEP = "roomtax.assessment.audit.step.recorded.v1"
+CROSSCHECK = "roomtax.assessment.crosscheck.findings.recorded.v1"
+
+
+class TestCaseWorkEvents:
+    """Plans and audits go to the lodging's operator (assessment shows them to it); what the
+    cross-checks found is the agency's risk work alone; no facilitator gets any of them."""
+
+    @pytest.fixture
+    async def case_watchers(self, client: httpx.AsyncClient) -> None:
+        for headers in (OP_A, OP_B, FAC_F, ADMIN):
+            await webhook(client, headers, URL, PLAN_GRANTED, AUDIT_STEP, CROSSCHECK)
+
+    @pytest.mark.usefixtures("case_watchers")
+    async def test_plans_and_audits_to_the_operator_findings_to_the_agency(
+        self, db: DB, notify_settings: NotifySettings
+    ) -> None:
+        account = await lodging(db, notify_settings, operator_id="op-a")
+        plan = event(PLAN_GRANTED, plan_granted(account))
+        audit = event(AUDIT_STEP, audit_step(account, "records_requested"))
+        findings = event(
+            CROSSCHECK,
+            {
+                "run_id": "cc-1",
+                "tax_account": account,
+                "jurisdiction": "PR",
+                "period": "2026-10",
+                "declaration_id": "d-1",
+                "intermediary_declarations": ["d-2"],
+                "checked_on": "2026-12-01",
+                "findings": [],
+            },
+        )
+        for ev in (plan, audit, findings):
+            assert await apply(db, notify_settings, ev) == "applied"
+        assert await receivers(db, plan.id) == ["agency:agency", "operator:op-a"]
+        assert await receivers(db, audit.id) == ["agency:agency", "operator:op-a"]
+        assert await receivers(db, findings.id) == ["agency:agency"]

@@ -7,7 +7,18 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from notify_factories import DB, Sink, apply, event, lodging, notice, operator, scalar
+from notify_factories import (
+    DB,
+    Sink,
+    apply,
+    audit_step,
+    event,
+    lodging,
+    notice,
+    operator,
+    plan_granted,
+    scalar,
+)
 
 from notify.mail.sender import message_id, send_due
 from notify.settings import NotifySettings
@@ -178,3 +189,93 @@ class TestReceiptOnRequest:
         listed = (await client.get("/v1/emails", headers=OP)).json()["items"]
         assert [(m["kind"], m["status"]) for m in listed] == [("receipt", "sent")]
         assert (await client.get("/v1/emails", headers=OTHER)).json()["items"] == []
+
+
+class TestPlansAndAudits:
+    async def test_plan_granted_with_its_schedule_in_spanish(
+        self, db: DB, smtp: NotifySettings, sink: Sink
+    ) -> None:
+        account = await pr_lodging(db, smtp)
+        ev = event("roomtax.assessment.plan.granted.v1", plan_granted(account))
+        assert await apply(db, smtp, ev) == "applied"
+        assert await apply(db, smtp, ev) == "duplicate"
+        assert await send_due(db, smtp) == 1
+        [(rcpt, msg)] = sink.messages
+        assert rcpt == ["owner@faro.example"]
+        assert msg["Subject"] == f"Se concedió su plan de pagos para Hotel El Faro ({account})"
+        body = msg.get_content().replace("\r\n", "\n")
+        for line in (
+            f"Se concedió un plan de pagos (plan-1) el 1 de diciembre de 2026 para Hotel El Faro, número de "
+            f"cuenta {account}, periodos 2026-08, 2026-09: $3,000.00, el balance al 1 de diciembre de 2026.",
+            "- Pago inicial, vence el 10 de diciembre de 2026: $1,000.00\n"
+            "- Plazo 1, vence el 10 de enero de 2027: $1,000.00\n"
+            "- Plazo 2, vence el 10 de febrero de 2027: $1,000.00\n",
+            "un plazo sin pagar 15 días después de su vencimiento termina el plan",
+            "Base legal: PR Act 272-2003 §3, §33.",
+            "Está disponible en el portal del contribuyente: https://portal.roomtax.example/",
+        ):
+            assert line in body
+
+    async def test_plan_defaulted_and_declined_in_english_in_the_virgin_islands(
+        self, db: DB, smtp: NotifySettings, sink: Sink
+    ) -> None:
+        await operator(db, smtp, operator_id="op-vi", email="desk@reef.example", name="Reef Inn")
+        account = await lodging(db, smtp, operator_id="op-vi", jurisdiction="VI", name="Reef Inn")
+        defaulted = {
+            "plan_id": "plan-9",
+            "tax_account": account,
+            "defaulted_on": "2027-01-26",
+            "number": 1,
+            "due_on": "2027-01-10",
+            "unpaid": "412.50",
+            "grace_days": 15,
+            "notice_ids": ["n-1", "n-2"],
+            "section": "33 V.I.C. § 54",
+        }
+        declined = {
+            "request_id": "req-3",
+            "tax_account": account,
+            "declined_on": "2026-12-02",
+            "declined_by": "user:u-1",
+            "reasons": "Two plans defaulted this year.",
+        }
+        await apply(db, smtp, event("roomtax.assessment.plan.defaulted.v1", defaulted))
+        await apply(db, smtp, event("roomtax.assessment.plan.request.declined.v1", declined))
+        assert await send_due(db, smtp) == 2
+        by_subject = {msg["Subject"]: msg.get_content().replace("\r\n", "\n") for _, msg in sink.messages}
+        body = by_subject[f"Your payment plan for Reef Inn ({account}) has ended unpaid"]
+        assert (
+            f"The payment plan plan-9 for Reef Inn, tax account {account}, ended on January 26, 2027: "
+            "Installment 1, due January 10, 2027, stayed unpaid ($412.50) for more than 15 days."
+        ) in body
+        assert "2 notice(s) of deficiency were issued" in body
+        assert "Legal basis: 33 V.I.C. § 54." in body
+        assert "taxpayer portal:" not in body  # not an official document
+        body = by_subject[f"Your payment plan request for Reef Inn ({account}) was declined"]
+        assert "declined on December 2, 2026.\n\nReasons: Two plans defaulted this year." in body
+
+    async def test_audit_letters_for_the_records_request_and_the_closing_only(
+        self, db: DB, smtp: NotifySettings, sink: Sink
+    ) -> None:
+        account = await pr_lodging(db, smtp)
+        for step, extra in (
+            ("opened", {}),
+            ("records_requested", {"records_due_on": "2026-12-31"}),
+            ("finding", {"period": "2026-07", "additional_tax": "120.00"}),
+            ("closed", {"outcome": "no_change"}),
+        ):
+            await apply(
+                db,
+                smtp,
+                event("roomtax.assessment.audit.step.recorded.v1", audit_step(account, step, **extra)),
+            )
+        assert await send_due(db, smtp) == 2
+        by_subject = {msg["Subject"]: msg.get_content().replace("\r\n", "\n") for _, msg in sink.messages}
+        requested = f"Documentos solicitados para la auditoría de Hotel El Faro ({account})"
+        closed = f"Se cerró la auditoría de Hotel El Faro ({account})"
+        assert sorted(by_subject) == [requested, closed]
+        assert (
+            "periodos 2026-07, 2026-08 (auditoría audit-1). El 1 de diciembre de 2026 solicitó los "
+            "documentos que enumera la carta; entréguelos a más tardar el 31 de diciembre de 2026."
+        ) in by_subject[requested]
+        assert "se cerró el 1 de diciembre de 2026: sin cambio en lo adeudado." in by_subject[closed]

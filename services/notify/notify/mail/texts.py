@@ -62,6 +62,35 @@ CATALOG: dict[str, dict[str, str]] = {
         "reminder.body": "Our records show no return filed for {lodging}, tax account {account}, for the "
         "period {period}. The return and the payment are due on {due} ({section}).\n\nIf you have "
         "already filed, thank you: you may ignore this reminder.",
+        "plan_granted.subject": "Your payment plan for {lodging} ({account}) was granted",
+        "plan_granted.body": "A payment plan ({plan_id}) was granted on {granted_on} for {lodging}, tax "
+        "account {account}, periods {periods}: {planned}, the balance as of {as_of}.\n\n"
+        "{schedule}\nA payment counts towards the plan when it is received; an installment unpaid "
+        "{grace_days} days after its due date ends the plan and collection of the periods resumes.\n\n"
+        "Legal basis: {section}.",
+        "plan.term": "- {what}, due {due}: {amount}\n",
+        "plan.down_payment": "Down payment",
+        "plan.installment": "Installment {number}",
+        "plan_declined.subject": "Your payment plan request for {lodging} ({account}) was declined",
+        "plan_declined.body": "Your request for a payment plan for {lodging}, tax account {account}, was "
+        "declined on {on}.\n\nReasons: {reasons}\n\nThe balance stays due; you may pay it or ask again "
+        "in the taxpayer portal.",
+        "plan_defaulted.subject": "Your payment plan for {lodging} ({account}) has ended unpaid",
+        "plan_defaulted.body": "The payment plan {plan_id} for {lodging}, tax account {account}, ended on "
+        "{on}: {what}, due {due}, stayed unpaid ({unpaid}) for more than {grace_days} days.\n\n"
+        "Collection of the periods resumes, and {notices} notice(s) of deficiency were issued; each "
+        "comes in its own message.\n\nLegal basis: {section}.",
+        "audit_records_requested.subject": "Records requested for the audit of {lodging} ({account})",
+        "audit_records_requested.body": "The agency is auditing {lodging}, tax account {account}, for the "
+        "periods {periods} (audit {audit_id}). On {on} it requested the records listed in the letter; "
+        "please provide them by {records_due}.\n\nLegal basis: {section}.",
+        "audit_notice.subject": "Notice of audit assessment for {lodging} ({account})",
+        "audit_notice.body": "The audit {audit_id} of {lodging}, tax account {account}, periods {periods}, "
+        "found additional tax of {additional_tax} (notice of {on}). You may answer until "
+        "{response_due}.\n\nLegal basis: {section}.",
+        "audit_closed.subject": "The audit of {lodging} ({account}) is closed",
+        "audit_closed.body": "The audit {audit_id} of {lodging}, tax account {account}, periods {periods}, "
+        "was closed on {on}: {outcome}.\n\nLegal basis: {section}.",
         "webhook_disabled.subject": "Your Roomtax webhook to {url} was disabled",
         "webhook_disabled.body": "The webhook {id} to {url} was disabled on {on} after deliveries failed "
         "persistently: {reason}.\n\nEvents are no longer sent to it. Fix the endpoint, then enable it "
@@ -96,6 +125,36 @@ CATALOG: dict[str, dict[str, str]] = {
         "reminder.body": "Nuestros registros no muestran planilla radicada para {lodging}, número de "
         "cuenta {account}, para el periodo {period}. La planilla y el pago vencen el {due} ({section}).\n\n"
         "Si ya la radicó, gracias: puede ignorar este recordatorio.",
+        "plan_granted.subject": "Se concedió su plan de pagos para {lodging} ({account})",
+        "plan_granted.body": "Se concedió un plan de pagos ({plan_id}) el {granted_on} para {lodging}, "
+        "número de cuenta {account}, periodos {periods}: {planned}, el balance al {as_of}.\n\n"
+        "{schedule}\nUn pago cuenta para el plan cuando se recibe; un plazo sin pagar {grace_days} días "
+        "después de su vencimiento termina el plan y se reanuda el cobro de los periodos.\n\n"
+        "Base legal: {section}.",
+        "plan.term": "- {what}, vence el {due}: {amount}\n",
+        "plan.down_payment": "Pago inicial",
+        "plan.installment": "Plazo {number}",
+        "plan_declined.subject": "Se denegó su solicitud de plan de pagos para {lodging} ({account})",
+        "plan_declined.body": "Su solicitud de plan de pagos para {lodging}, número de cuenta {account}, "
+        "se denegó el {on}.\n\nMotivos: {reasons}\n\nEl balance sigue adeudado; puede pagarlo o "
+        "solicitarlo de nuevo en el portal del contribuyente.",
+        "plan_defaulted.subject": "Su plan de pagos para {lodging} ({account}) terminó sin pagarse",
+        "plan_defaulted.body": "El plan de pagos {plan_id} para {lodging}, número de cuenta {account}, "
+        "terminó el {on}: {what}, que vencía el {due}, siguió sin pagar ({unpaid}) más de {grace_days} "
+        "días.\n\nSe reanuda el cobro de los periodos y se emitieron {notices} notificación(es) de "
+        "deficiencia; cada una llega en su propio mensaje.\n\nBase legal: {section}.",
+        "audit_records_requested.subject": "Documentos solicitados para la auditoría de {lodging} "
+        "({account})",
+        "audit_records_requested.body": "La agencia audita {lodging}, número de cuenta {account}, para los "
+        "periodos {periods} (auditoría {audit_id}). El {on} solicitó los documentos que enumera la carta; "
+        "entréguelos a más tardar el {records_due}.\n\nBase legal: {section}.",
+        "audit_notice.subject": "Notificación de determinación de auditoría para {lodging} ({account})",
+        "audit_notice.body": "La auditoría {audit_id} de {lodging}, número de cuenta {account}, periodos "
+        "{periods}, determinó un impuesto adicional de {additional_tax} (notificación del {on}). Puede "
+        "responder hasta el {response_due}.\n\nBase legal: {section}.",
+        "audit_closed.subject": "Se cerró la auditoría de {lodging} ({account})",
+        "audit_closed.body": "La auditoría {audit_id} de {lodging}, número de cuenta {account}, periodos "
+        "{periods}, se cerró el {on}: {outcome}.\n\nBase legal: {section}.",
         "webhook_disabled.subject": "Se desactivó su webhook de Roomtax a {url}",
         "webhook_disabled.body": "El webhook {id} a {url} se desactivó el {on} porque las entregas "
         "fallaron de forma persistente: {reason}.\n\nYa no se le envían eventos. Corrija el destino, "
@@ -130,6 +189,9 @@ WORDS: dict[str, dict[str, str]] = {
         "bank_money_order": "bank money order",
         "cashiers_check": "cashier's check",
         "electronic_transfer": "electronic transfer",
+        "no_change": "no change to what is owed",
+        "assessed": "additional tax was assessed",
+        "agreed": "the additional tax was agreed",
     },
     "es": {
         "deficiency": "deficiencia",
@@ -157,6 +219,9 @@ WORDS: dict[str, dict[str, str]] = {
         "bank_money_order": "giro bancario",
         "cashiers_check": "cheque de gerente",
         "electronic_transfer": "transferencia electrónica",
+        "no_change": "sin cambio en lo adeudado",
+        "assessed": "se determinó impuesto adicional",
+        "agreed": "se acordó el impuesto adicional",
     },
 }
 
@@ -165,6 +230,13 @@ def word(language: str, key: str | None) -> str:
     if key is None:
         return ""
     return WORDS[language].get(key, key)
+
+
+def installment(language: str, number: int) -> str:
+    """A plan's term by its number: 0 is the down payment."""
+    if number == 0:
+        return CATALOG[language]["plan.down_payment"]
+    return CATALOG[language]["plan.installment"].format(number=number)
 
 
 def render(

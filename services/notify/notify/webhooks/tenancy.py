@@ -20,8 +20,10 @@ from typing import Any
 
 from taxcore.events import assessment as ae
 from taxcore.events import cases as ce
+from taxcore.events import compliance as co
 from taxcore.events import distribution as de
 from taxcore.events import filing as fe
+from taxcore.events import plans as pe
 from taxcore.events import registry as rge
 
 
@@ -46,6 +48,15 @@ SUBSCRIBABLE: dict[str, Rule] = {
     ce.AbatementDecided.event_type: Rule.LODGING,
     ce.AdjustmentRecorded.event_type: Rule.LODGING,
     ce.RefundStepRecorded.event_type: Rule.LODGING,
+    pe.PlanRequested.event_type: Rule.LODGING,
+    pe.PlanRequestDeclined.event_type: Rule.LODGING,
+    pe.PlanGranted.event_type: Rule.LODGING,
+    pe.PlanInstallmentPaid.event_type: Rule.LODGING,
+    pe.PlanCompleted.event_type: Rule.LODGING,
+    pe.PlanDefaulted.event_type: Rule.LODGING,
+    co.AuditStepRecorded.event_type: Rule.LODGING,
+    # what the cross-checks found is the agency's risk work, not shown to the taxpayer
+    co.CrosscheckFindingsRecorded.event_type: Rule.AGENCY,
     rge.LodgingRegistered.event_type: Rule.LODGING,
     rge.LodgingUpdated.event_type: Rule.LODGING,
     rge.LodgingStatusChanged.event_type: Rule.LODGING,
