@@ -4,7 +4,7 @@ each event is one transaction with its inbox row (servicekit.consumer)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -35,7 +35,6 @@ from taxcore.periods import Period
 
 NAME = "notify-events"
 TOPICS = [LODGINGS, PARTIES, DECLARATIONS, PAYMENTS, ACCOUNTS, NOTICES, CASES, RUNS]
-Mail = Callable[..., Awaitable[None]]
 
 
 async def on_lodging(session: AsyncSession, event: CloudEvent) -> None:
@@ -61,10 +60,12 @@ async def on_payment(session: AsyncSession, event: CloudEvent) -> None:
     await webhooks.fan_out(session, event=event)
 
 
-def with_mail(send: Mail, settings: NotifySettings) -> Handler:
+def with_mail(letter: Callable[[NotifySettings], mail_handlers.Mail], settings: NotifySettings) -> Handler:
+    send = letter(settings)
+
     async def handle(session: AsyncSession, event: CloudEvent) -> None:
         await webhooks.fan_out(session, event=event)
-        await send(session, event, settings=settings)
+        await send(session, event)
 
     return handle
 
