@@ -9,7 +9,7 @@ from fastapi import Depends, Path
 from assessment.abatements import service
 from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
 from assessment.accounts import repository as accounts_repo
-from assessment.casework import approvals, repository
+from assessment.casework import approvals, repository, work
 from assessment.casework.endpoints import SettingsDep
 from assessment.casework.models import AbatementRequest
 from assessment.deps import FactsDep
@@ -26,9 +26,7 @@ async def get_abatement(
     session: SessionDep, principal: PrincipalDep, abatement_id: Annotated[str, Path()]
 ) -> AbatementRequest:
     row = await session.get(AbatementRequest, abatement_id)
-    if row is None or not await repository.can_see(session, principal, row.tax_account):
-        raise NotFound(f"no abatement request {abatement_id!r}")
-    return row
+    return await work.visible(session, principal, row, f"no abatement request {abatement_id!r}")
 
 
 AbatementDep = Annotated[AbatementRequest, Depends(get_abatement)]
@@ -60,7 +58,7 @@ async def request_abatement(
         ground=body.ground,
         explanation=body.explanation,
     )
-    return AbatementOut.model_validate(await service.out(session, abatement=row))
+    return await service.view(session, abatement=row)
 
 
 @router.get(
@@ -71,14 +69,14 @@ async def request_abatement(
 )
 async def list_abatements(facts: FactsDep, session: SessionDep) -> list[AbatementOut]:
     rows = await repository.account_abatements(session, facts.tax_account)
-    return [AbatementOut.model_validate(await service.out(session, abatement=r)) for r in rows]
+    return [await service.view(session, abatement=r) for r in rows]
 
 
 @router.get(
     "/abatements/{abatement_id}", response_model=AbatementOut, responses=ERRORS, summary="One request"
 )
 async def show_abatement(abatement: AbatementDep, session: SessionDep) -> AbatementOut:
-    return AbatementOut.model_validate(await service.out(session, abatement=abatement))
+    return await service.view(session, abatement=abatement)
 
 
 @router.post(
@@ -95,17 +93,14 @@ async def decide_abatement(
     settings: SettingsDep,
 ) -> AbatementOut:
     approvals.require_agency_staff(principal, "decide an abatement")
-    await accounts_repo.lock_account(session, abatement.tax_account)
-    facts = await accounts_repo.load_facts(session, abatement.tax_account)
-    assert facts is not None
     await service.decide(
         session,
         abatement=abatement,
-        facts=facts,
+        facts=await work.locked_facts(session, abatement.tax_account),
         principal=principal,
         settings=settings,
         outcome=body.outcome,
         amount=body.amount,
         reasons=body.reasons,
     )
-    return AbatementOut.model_validate(await service.out(session, abatement=abatement))
+    return await service.view(session, abatement=abatement)

@@ -11,16 +11,15 @@ statement's explain shows it with who proposed and approved it and why.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import clock
+from assessment.abatements.schemas import AbatementOut
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
-from assessment.casework import approvals, law
+from assessment.casework import approvals, law, work
 from assessment.casework import facts as adjustments
-from assessment.casework.events import event_id
 from assessment.casework.facts import balances_on
 from assessment.casework.models import (
     AbatementDecision,
@@ -32,7 +31,6 @@ from assessment.casework.models import (
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from servicekit.outbox import emit
 from taxcore.events.cases import AbatementDecided, AbatementRequested
 from taxcore.money import ZERO, fmt
 
@@ -78,24 +76,22 @@ async def request(
         requested_on=clock.today(),
         requested_by=by,
     )
-    session.add(row)
-    await session.flush()
-    await emit(
-        session,
-        AbatementRequested(
-            abatement_id=row.id,
-            tax_account=row.tax_account,
-            period=period,
-            component=component,
-            amount=amount,
-            ground=ground,
-            requested_on=row.requested_on,
-            requested_by=by,
-        ),
-        key=facts.tax_account,
-        event_id=event_id("abatement", row.id),
+    return await work.add_and_emit(
+        session, row, requested_event, key=facts.tax_account, event_key=lambda r: ("abatement", r.id)
     )
-    return row
+
+
+def requested_event(row: AbatementRequest) -> AbatementRequested:
+    return AbatementRequested(
+        abatement_id=row.id,
+        tax_account=row.tax_account,
+        period=row.period,
+        component=row.component,
+        amount=row.amount,
+        ground=row.ground,
+        requested_on=row.requested_on,
+        requested_by=row.requested_by,
+    )
 
 
 async def _record_decision(
@@ -118,27 +114,29 @@ async def _record_decision(
         decided_by=decided_by,
         proposed_by=proposed_by,
     )
-    session.add(row)
-    await session.flush()
-    await emit(
+    return await work.add_and_emit(
         session,
-        AbatementDecided(
-            abatement_id=abatement.id,
-            tax_account=abatement.tax_account,
-            period=abatement.period,
-            component=abatement.component,
-            outcome=outcome,
-            amount=amount,
-            decided_on=row.decided_on,
-            proposed_by=proposed_by,
-            approved_by=decided_by,
-            reasons=reasons,
-            section=law.section(abatement.jurisdiction, "abatement", row.decided_on),
-        ),
+        row,
+        lambda r: decided_event(abatement, r),
         key=abatement.tax_account,
-        event_id=event_id("abatement-decision", abatement.id),
+        event_key=lambda r: ("abatement-decision", r.abatement_id),
     )
-    return row
+
+
+def decided_event(abatement: AbatementRequest, row: AbatementDecision) -> AbatementDecided:
+    return AbatementDecided(
+        abatement_id=abatement.id,
+        tax_account=abatement.tax_account,
+        period=abatement.period,
+        component=abatement.component,
+        outcome=row.outcome,
+        amount=row.amount,
+        decided_on=row.decided_on,
+        proposed_by=row.proposed_by,
+        approved_by=row.decided_by,
+        reasons=row.reasons,
+        section=law.section(abatement.jurisdiction, "abatement", row.decided_on),
+    )
 
 
 async def decide(
@@ -229,32 +227,8 @@ async def _execute(session: AsyncSession, proposal: Proposal, review: ProposalRe
     )
 
 
-async def out(session: AsyncSession, *, abatement: AbatementRequest) -> dict[str, Any]:
+async def view(session: AsyncSession, *, abatement: AbatementRequest) -> AbatementOut:
+    """The request as it stands (its decision, or the proposal awaiting approval)."""
     decision = await session.get(AbatementDecision, abatement.id)
     pending = await approvals.pending_of(session, abatement.id, "abatement.decide")
-    status = decision.outcome if decision else ("decision_proposed" if pending else "requested")
-    return {
-        "id": abatement.id,
-        "tax_account": abatement.tax_account,
-        "period": abatement.period,
-        "component": abatement.component,
-        "amount": abatement.amount,
-        "ground": abatement.ground,
-        "explanation": abatement.explanation,
-        "requested_on": abatement.requested_on,
-        "requested_by": abatement.requested_by,
-        "status": {"deny": "denied"}.get(status, status),
-        "pending_proposal_id": pending.id if pending else None,
-        "decision": (
-            {
-                "outcome": decision.outcome,
-                "amount": decision.amount,
-                "reasons": decision.reasons,
-                "decided_on": decision.decided_on,
-                "decided_by": decision.decided_by,
-                "proposed_by": decision.proposed_by,
-            }
-            if decision
-            else None
-        ),
-    }
+    return AbatementOut.of(abatement, decision, pending)

@@ -63,10 +63,6 @@ def conflict(detail: str, pointer: str) -> Conflict:
     return Conflict(detail, errors=[{"pointer": pointer, "detail": detail}])
 
 
-def needs_admin(amount: Decimal, settings: AssessmentSettings) -> bool:
-    return amount > settings.admin_approval_threshold
-
-
 def may_propose(principal: Principal, settings: AssessmentSettings) -> str:
     who = person(principal)
     if principal.role not in settings.case_proposer_roles:
@@ -118,7 +114,7 @@ async def propose(
             amount=amount,
             proposed_by=who,
             proposed_on=row.proposed_on,
-            admin_approval_required=needs_admin(amount, settings),
+            admin_approval_required=settings.needs_admin(amount),
         ),
         key=tax_account,
         event_id=event_id("proposal", row.id),
@@ -157,7 +153,7 @@ async def review(
         )
     if principal.role not in settings.case_approver_roles:
         raise Forbidden(f"role {principal.role!r} may not approve case work")
-    if outcome == "approved" and needs_admin(proposal.amount, settings) and principal.role != "agency-admin":
+    if outcome == "approved" and settings.needs_admin(proposal.amount) and principal.role != "agency-admin":
         raise Forbidden(
             f"{proposal.amount} is above the {settings.admin_approval_threshold} threshold: "
             "an agency-admin approves it"
@@ -193,28 +189,3 @@ async def review(
     if outcome == "approved":
         await EXECUTORS[proposal.action](session, proposal, row)
     return row
-
-
-def status(proposal: Proposal, review_row: ProposalReview | None) -> str:
-    return "pending" if review_row is None else review_row.outcome
-
-
-def out(
-    proposal: Proposal, review_row: ProposalReview | None, settings: AssessmentSettings
-) -> dict[str, Any]:
-    return {
-        "id": proposal.id,
-        "tax_account": proposal.tax_account,
-        "period": proposal.period,
-        "action": proposal.action,
-        "subject_id": proposal.subject_id,
-        "amount": proposal.amount,
-        "payload": proposal.payload,
-        "proposed_by": proposal.proposed_by,
-        "proposed_on": proposal.proposed_on,
-        "admin_approval_required": needs_admin(proposal.amount, settings),
-        "status": status(proposal, review_row),
-        "reviewed_by": review_row.reviewed_by if review_row else None,
-        "reviewed_on": review_row.reviewed_on if review_row else None,
-        "note": review_row.note if review_row else None,
-    }

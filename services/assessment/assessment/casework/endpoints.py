@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Path, Query, Request
 
 from assessment.casework import approvals, repository
-from assessment.casework.models import Proposal, ProposalReview
+from assessment.casework.models import Proposal
 from assessment.casework.schemas import ProposalOut, ReviewCreate
 from assessment.settings import AssessmentSettings
 from servicekit.app import router as make_router
@@ -30,7 +30,7 @@ SettingsDep = Annotated[AssessmentSettings, Depends(settings_of)]
 async def get_proposal(
     session: SessionDep, principal: AgencyReadDep, proposal_id: Annotated[str, Path()]
 ) -> Proposal:
-    proposal = await session.get(Proposal, proposal_id)
+    proposal = await repository.proposal(session, proposal_id)
     if proposal is None:
         raise NotFound(f"no proposal {proposal_id!r}")
     return proposal
@@ -49,14 +49,27 @@ async def list_proposals(
 ) -> list[ProposalOut]:
     rows = await repository.recent_proposals(session, tax_account=tax_account, limit=500)
     reviews = await repository.reviews_of(session, [p.id for p in rows])
-    items = [ProposalOut.model_validate(approvals.out(p, reviews.get(p.id), settings)) for p in rows]
+    items = [ProposalOut.of(p, reviews.get(p.id), settings) for p in rows]
     return [i for i in items if status is None or i.status == status]
 
 
 @router.get("/{proposal_id}", response_model=ProposalOut, responses=ERRORS, summary="One proposal")
 async def show_proposal(proposal: ProposalDep, session: SessionDep, settings: SettingsDep) -> ProposalOut:
-    review = await session.get(ProposalReview, proposal.id)
-    return ProposalOut.model_validate(approvals.out(proposal, review, settings))
+    return ProposalOut.of(proposal, await repository.review_of(session, proposal.id), settings)
+
+
+async def _review(
+    outcome: str,
+    body: ReviewCreate,
+    proposal: Proposal,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+) -> ProposalOut:
+    review = await approvals.review(
+        session, proposal, principal=principal, outcome=outcome, note=body.note, settings=settings
+    )
+    return ProposalOut.of(proposal, review, settings)
 
 
 @router.post(
@@ -72,10 +85,7 @@ async def approve(
     principal: PrincipalDep,
     settings: SettingsDep,
 ) -> ProposalOut:
-    review = await approvals.review(
-        session, proposal, principal=principal, outcome="approved", note=body.note, settings=settings
-    )
-    return ProposalOut.model_validate(approvals.out(proposal, review, settings))
+    return await _review("approved", body, proposal, session, principal, settings)
 
 
 @router.post(
@@ -91,7 +101,4 @@ async def reject(
     principal: PrincipalDep,
     settings: SettingsDep,
 ) -> ProposalOut:
-    review = await approvals.review(
-        session, proposal, principal=principal, outcome="rejected", note=body.note, settings=settings
-    )
-    return ProposalOut.model_validate(approvals.out(proposal, review, settings))
+    return await _review("rejected", body, proposal, session, principal, settings)

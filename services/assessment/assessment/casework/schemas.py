@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from taxcore.money import Money
+
+if TYPE_CHECKING:
+    from assessment.casework.models import Proposal, ProposalReview
+    from assessment.settings import AssessmentSettings
 
 
 class ReviewCreate(BaseModel):
@@ -30,6 +34,28 @@ class ProposalOut(BaseModel):
     reviewed_by: str | None
     reviewed_on: date | None
     note: str | None
+
+    @classmethod
+    def of(
+        cls, proposal: Proposal, review: ProposalReview | None, settings: AssessmentSettings
+    ) -> ProposalOut:
+        """The proposal as it stands: pending until its one review row exists."""
+        return cls(
+            id=proposal.id,
+            tax_account=proposal.tax_account,
+            period=proposal.period,
+            action=proposal.action,
+            subject_id=proposal.subject_id,
+            amount=proposal.amount,
+            payload=proposal.payload,
+            proposed_by=proposal.proposed_by,
+            proposed_on=proposal.proposed_on,
+            admin_approval_required=settings.needs_admin(proposal.amount),
+            status="pending" if review is None else review.outcome,
+            reviewed_by=review.reviewed_by if review else None,
+            reviewed_on=review.reviewed_on if review else None,
+            note=review.note if review else None,
+        )
 
 
 class TimelineEntry(BaseModel):

@@ -69,7 +69,7 @@ async def propose_write_off(
         reason=body.reason,
         explanation=body.explanation,
     )
-    return ProposalOut.model_validate(approvals.out(proposal, None, settings))
+    return ProposalOut.of(proposal, None, settings)
 
 
 @router.get("/write-offs/{write_off_id}", response_model=WriteOffOut, responses=ERRORS, summary="A write-off")
