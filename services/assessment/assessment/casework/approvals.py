@@ -103,23 +103,22 @@ async def propose(
     )
     session.add(row)
     await session.flush()
-    await emit(
-        session,
-        ProposalMade(
-            proposal_id=row.id,
-            tax_account=tax_account,
-            period=period,
-            action=action,
-            subject_id=subject_id,
-            amount=amount,
-            proposed_by=who,
-            proposed_on=row.proposed_on,
-            admin_approval_required=settings.needs_admin(amount),
-        ),
-        key=tax_account,
-        event_id=event_id("proposal", row.id),
-    )
+    await emit(session, made_event(row, settings), key=tax_account, event_id=event_id("proposal", row.id))
     return row
+
+
+def made_event(row: Proposal, settings: AssessmentSettings) -> ProposalMade:
+    return ProposalMade(
+        proposal_id=row.id,
+        tax_account=row.tax_account,
+        period=row.period,
+        action=row.action,
+        subject_id=row.subject_id,
+        amount=row.amount,
+        proposed_by=row.proposed_by,
+        proposed_on=row.proposed_on,
+        admin_approval_required=settings.needs_admin(row.amount),
+    )
 
 
 async def pending_of(session: AsyncSession, subject_id: str, action: str) -> Proposal | None:
@@ -172,20 +171,24 @@ async def review(
     await session.flush()
     await emit(
         session,
-        ProposalReviewed(
-            proposal_id=proposal.id,
-            tax_account=proposal.tax_account,
-            action=proposal.action,
-            subject_id=proposal.subject_id,
-            outcome=outcome,
-            proposed_by=proposal.proposed_by,
-            reviewed_by=who,
-            reviewed_on=row.reviewed_on,
-            note=note,
-        ),
+        reviewed_event(proposal, row),
         key=proposal.tax_account,
         event_id=event_id("proposal-review", proposal.id),
     )
     if outcome == "approved":
         await EXECUTORS[proposal.action](session, proposal, row)
     return row
+
+
+def reviewed_event(proposal: Proposal, row: ProposalReview) -> ProposalReviewed:
+    return ProposalReviewed(
+        proposal_id=proposal.id,
+        tax_account=proposal.tax_account,
+        action=proposal.action,
+        subject_id=proposal.subject_id,
+        outcome=row.outcome,
+        proposed_by=proposal.proposed_by,
+        reviewed_by=row.reviewed_by,
+        reviewed_on=row.reviewed_on,
+        note=row.note,
+    )

@@ -38,6 +38,16 @@ async def visible(session: AsyncSession, principal: Principal, row: A | None, mi
     return row
 
 
+async def visible_facts(
+    session: AsyncSession, principal: Principal, row: OfAccount | None, missing: str
+) -> Facts:
+    """The facts of the row's account when the caller may see its lodging; else the same 404."""
+    facts = await accounts_repo.load_facts(session, row.tax_account) if row is not None else None
+    if facts is None or not accounts_repo.visible(principal, facts.lodging):
+        raise NotFound(missing)
+    return facts
+
+
 async def locked_facts(session: AsyncSession, tax_account: str) -> Facts:
     """The account's facts under its row lock (the account exists: a row of it was found)."""
     await accounts_repo.lock_account(session, tax_account)

@@ -7,9 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Path
 
 from assessment import clock
-from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
-from assessment.casework import approvals
+from assessment.casework import work
 from assessment.casework.endpoints import SettingsDep
 from assessment.deps import FactsDep
 from assessment.models import Refund
@@ -28,9 +27,8 @@ async def get_refund(
     session: SessionDep, principal: PrincipalDep, refund_id: Annotated[str, Path()]
 ) -> tuple[Refund, Facts]:
     refund = await session.get(Refund, refund_id)
-    facts = await accounts_repo.load_facts(session, refund.tax_account) if refund else None
-    if refund is None or facts is None or not accounts_repo.visible(principal, facts.lodging):
-        raise NotFound(f"no refund {refund_id!r}")
+    facts = await work.visible_facts(session, principal, refund, f"no refund {refund_id!r}")
+    assert refund is not None
     return refund, facts
 
 
@@ -45,13 +43,13 @@ RefundDep = Annotated[tuple[Refund, Facts], Depends(get_refund)]
 )
 async def list_refunds(facts: FactsDep, session: SessionDep) -> list[RefundStatusOut]:
     rows = sorted(facts.refunds, key=lambda r: (r.requested_on, r.id))
-    return [RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=r)) for r in rows]
+    return [await service.view(session, facts=facts, refund=r) for r in rows]
 
 
 @router.get("/refunds/{refund_id}", response_model=RefundStatusOut, responses=ERRORS, summary="One refund")
 async def show_refund(found: RefundDep, session: SessionDep) -> RefundStatusOut:
     refund, facts = found
-    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
+    return await service.view(session, facts=facts, refund=refund)
 
 
 @router.post(
@@ -60,11 +58,10 @@ async def show_refund(found: RefundDep, session: SessionDep) -> RefundStatusOut:
 async def review_refund(
     found: RefundDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> RefundStatusOut:
-    approvals.require_agency_staff(principal, "work a refund")
     refund, facts = found
-    await accounts_repo.lock_account(session, refund.tax_account)
+    await work.staff_lock(session, principal, refund.tax_account, what="work a refund")
     await service.start_review(session, facts=facts, refund=refund, principal=principal, settings=settings)
-    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
+    return await service.view(session, facts=facts, refund=refund)
 
 
 @router.post(
@@ -80,9 +77,8 @@ async def decide_refund(
     principal: PrincipalDep,
     settings: SettingsDep,
 ) -> RefundStatusOut:
-    approvals.require_agency_staff(principal, "work a refund")
     refund, facts = found
-    await accounts_repo.lock_account(session, refund.tax_account)
+    await work.staff_lock(session, principal, refund.tax_account, what="work a refund")
     await service.decide(
         session,
         facts=facts,
@@ -92,7 +88,7 @@ async def decide_refund(
         outcome=body.outcome,
         reasons=body.reasons,
     )
-    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
+    return await service.view(session, facts=facts, refund=refund)
 
 
 @router.post(
@@ -108,9 +104,8 @@ async def pay_refund(
     principal: PrincipalDep,
     settings: SettingsDep,
 ) -> RefundStatusOut:
-    approvals.require_agency_staff(principal, "work a refund")
     refund, facts = found
-    await accounts_repo.lock_account(session, refund.tax_account)
+    await work.staff_lock(session, principal, refund.tax_account, what="work a refund")
     await service.propose_payment(
         session,
         facts=facts,
@@ -121,4 +116,4 @@ async def pay_refund(
         reference=body.reference,
         paid_on=body.paid_on or clock.today(),
     )
-    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
+    return await service.view(session, facts=facts, refund=refund)

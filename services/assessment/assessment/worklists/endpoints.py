@@ -67,9 +67,7 @@ async def open_refunds(session: SessionDep, principal: AgencyReadDep) -> list[Re
             facts = await accounts_repo.load_facts(session, refund.tax_account)
             assert facts is not None
             accounts[refund.tax_account] = facts
-        shown = RefundStatusOut.model_validate(
-            await refunds_service.out(session, facts=accounts[refund.tax_account], refund=refund)
-        )
+        shown = await refunds_service.view(session, facts=accounts[refund.tax_account], refund=refund)
         if shown.status in OPEN_REFUND:
             out.append(shown)
         if len(out) == repository.QUEUE_LIMIT:

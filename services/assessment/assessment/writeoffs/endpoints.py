@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated
 
-from fastapi import Path
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import Depends, Path
 
-from assessment.accounts import repository as accounts_repo
-from assessment.casework import approvals
+from assessment.accounts.ledger import Facts
+from assessment.casework import work
 from assessment.casework.endpoints import SettingsDep
+from assessment.casework.models import AdjustmentFact
 from assessment.casework.schemas import ProposalOut
 from assessment.deps import FactsDep
 from assessment.writeoffs import service
+from assessment.writeoffs.schemas import ReversalCreate, WriteOffCreate, WriteOffOut
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -23,29 +23,14 @@ router = make_router(prefix="/v1", tags=["write-offs"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
 
 
-class WriteOffCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    period: str = Field(pattern=r"^\d{4}-\d{2}$")
-    reason: Literal["business_closed", "bankrupt", "uncollectible", "limitation_passed"]
-    explanation: str = Field(min_length=1, max_length=10_000)
+async def get_write_off(
+    session: SessionDep, principal: PrincipalDep, write_off_id: Annotated[str, Path()]
+) -> tuple[AdjustmentFact, Facts]:
+    fact = await service.get_fact(session, fact_id=write_off_id)
+    return fact, await work.visible_facts(session, principal, fact, f"no write-off {write_off_id!r}")
 
 
-class ReversalCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    reason: str = Field(min_length=1, max_length=10_000)
-
-
-class WriteOffOut(BaseModel):
-    write_off_id: str
-    tax_account: str
-    period: str
-    effective_on: date
-    reason: str
-    section: str
-    proposed_by: str | None
-    approved_by: str
-    reversed_on: date | None
-    reversal_reason: str | None
+WriteOffDep = Annotated[tuple[AdjustmentFact, Facts], Depends(get_write_off)]
 
 
 @router.post(
@@ -58,8 +43,7 @@ class WriteOffOut(BaseModel):
 async def propose_write_off(
     body: WriteOffCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> ProposalOut:
-    approvals.require_agency_staff(principal, "write off a balance")
-    await accounts_repo.lock_account(session, facts.tax_account)
+    await work.staff_lock(session, principal, facts.tax_account, what="write off a balance")
     proposal = await service.propose(
         session,
         facts=facts,
@@ -73,14 +57,8 @@ async def propose_write_off(
 
 
 @router.get("/write-offs/{write_off_id}", response_model=WriteOffOut, responses=ERRORS, summary="A write-off")
-async def show_write_off(
-    session: SessionDep, principal: PrincipalDep, write_off_id: Annotated[str, Path()]
-) -> WriteOffOut:
-    fact = await service.get_fact(session, fact_id=write_off_id)
-    facts = await accounts_repo.load_facts(session, fact.tax_account)
-    if facts is None or not accounts_repo.visible(principal, facts.lodging):
-        raise NotFound(f"no write-off {write_off_id!r}")
-    return WriteOffOut.model_validate(await service.out(session, fact=fact))
+async def show_write_off(found: WriteOffDep, session: SessionDep) -> WriteOffOut:
+    return await service.view(session, fact=found[0])
 
 
 @router.post(
@@ -91,18 +69,14 @@ async def show_write_off(
 )
 async def reverse_write_off(
     body: ReversalCreate,
+    found: WriteOffDep,
     session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
-    write_off_id: Annotated[str, Path()],
 ) -> WriteOffOut:
-    fact = await service.get_fact(session, fact_id=write_off_id)
-    facts = await accounts_repo.load_facts(session, fact.tax_account)
-    if facts is None or not accounts_repo.visible(principal, facts.lodging):
-        raise NotFound(f"no write-off {write_off_id!r}")
-    approvals.require_agency_staff(principal, "write off a balance")
-    await accounts_repo.lock_account(session, fact.tax_account)
+    fact, facts = found
+    await work.staff_lock(session, principal, fact.tax_account, what="write off a balance")
     await service.reverse(
         session, facts=facts, fact=fact, principal=principal, settings=settings, reason=body.reason
     )
-    return WriteOffOut.model_validate(await service.out(session, fact=fact))
+    return await service.view(session, fact=fact)
