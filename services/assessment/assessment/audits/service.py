@@ -22,6 +22,7 @@ from assessment.audits import repository
 from assessment.audits.models import Audit, AuditStep
 from assessment.audits.schemas import AuditCreate, CorrectedLines
 from assessment.casework.events import event_id
+from assessment.casework.schemas import Happened
 from assessment.models import Liability, LodgingView
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed, field_pointer
@@ -341,38 +342,38 @@ def _step_summary(step: AuditStep) -> str:
     return f"audit closed ({data['outcome']})" + (f": {data['note']}" if data.get("note") else "")
 
 
-async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[dict[str, Any]]:
-    """The account's audits and their steps for its timeline (``timeline.service._entry`` keywords)."""
+async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[Happened]:
+    """The account's audits and their steps for its timeline."""
     audits = await repository.audits_of(session, tax_account)
     steps = await repository.steps_of(session, [a.id for a in audits])
-    out: list[dict[str, Any]] = []
+    out: list[Happened] = []
     for a in audits:
         out.append(
-            {
-                "on": a.opened_on,
-                "kind": "audit.opened",
-                "subject_id": a.id,
-                "by": a.opened_by,
-                "section": a.section,
-                "written": a.created_at,
-                "seq": a.seq,
-                "summary": f"audit opened for {', '.join(a.periods)} ({a.source}): {a.reason}",
-            }
+            Happened(
+                on=a.opened_on,
+                kind="audit.opened",
+                subject_id=a.id,
+                by=a.opened_by,
+                section=a.section,
+                written=a.created_at,
+                seq=a.seq,
+                summary=f"audit opened for {', '.join(a.periods)} ({a.source}): {a.reason}",
+            )
         )
         for s in steps[a.id]:
             additional = s.data.get("additional_tax") if s.kind == "notice" else None
             out.append(
-                {
-                    "on": s.recorded_on,
-                    "kind": f"audit.{s.kind}",
-                    "subject_id": a.id,
-                    "period": s.period,
-                    "by": s.recorded_by,
-                    "amount": Decimal(additional) if additional is not None else None,
-                    "section": a.section,
-                    "written": s.created_at,
-                    "seq": s.seq,
-                    "summary": _step_summary(s),
-                }
+                Happened(
+                    on=s.recorded_on,
+                    kind=f"audit.{s.kind}",
+                    subject_id=a.id,
+                    period=s.period,
+                    by=s.recorded_by,
+                    amount=Decimal(additional) if additional is not None else None,
+                    section=a.section,
+                    written=s.created_at,
+                    seq=s.seq,
+                    summary=_step_summary(s),
+                )
             )
     return out

@@ -10,7 +10,7 @@ from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.cases import service
 from assessment.cases.schemas import AppealCreate, AppealResolution, CaseOut, DecisionCreate, HearingCreate
-from assessment.casework import approvals, repository
+from assessment.casework import approvals, repository, work
 from assessment.casework.endpoints import SettingsDep
 from assessment.casework.models import Case
 from servicekit.app import router as make_router
@@ -23,21 +23,14 @@ ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi
 
 
 async def get_case(session: SessionDep, principal: PrincipalDep, case_id: Annotated[str, Path()]) -> Case:
-    case = await session.get(Case, case_id)
-    if case is None or not await repository.can_see(session, principal, case.tax_account):
-        raise NotFound(f"no case {case_id!r}")
-    return case
+    return await work.visible(session, principal, await session.get(Case, case_id), f"no case {case_id!r}")
 
 
 CaseDep = Annotated[Case, Depends(get_case)]
 
 
 async def _out(session: SessionDep, case: Case) -> CaseOut:
-    current = await service.view(session, case=case)
-    hold = await service.collection_hold(
-        session, tax_account=case.tax_account, period=case.period, on=clock.today()
-    )
-    return CaseOut.model_validate({**service.out(current), "collection_hold": hold})
+    return await service.shown(session, current=await service.view(session, case=case), on=clock.today())
 
 
 @router.get("", response_model=list[CaseOut], summary="The cases of an account the caller may see")
@@ -58,8 +51,7 @@ async def show_case(case: CaseDep, session: SessionDep) -> CaseOut:
 async def start_review(
     case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> CaseOut:
-    approvals.require_agency_staff(principal, "work a case")
-    await accounts_repo.lock_account(session, case.tax_account)
+    await work.staff_lock(session, principal, case.tax_account, what="work a case")
     await service.start_review(session, case=case, principal=principal, settings=settings)
     return await _out(session, case)
 
@@ -70,8 +62,7 @@ async def start_review(
 async def schedule_hearing(
     body: HearingCreate, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> CaseOut:
-    approvals.require_agency_staff(principal, "work a case")
-    await accounts_repo.lock_account(session, case.tax_account)
+    await work.staff_lock(session, principal, case.tax_account, what="work a case")
     await service.schedule_hearing(
         session,
         case=case,
@@ -94,9 +85,7 @@ async def decide(
     body: DecisionCreate, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> CaseOut:
     approvals.require_agency_staff(principal, "work a case")
-    await accounts_repo.lock_account(session, case.tax_account)
-    facts = await accounts_repo.load_facts(session, case.tax_account)
-    assert facts is not None
+    facts = await work.locked_facts(session, case.tax_account)
     await service.propose_decision(
         session,
         case=case,
@@ -131,9 +120,7 @@ async def resolve_appeal(
     body: AppealResolution, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> CaseOut:
     approvals.require_agency_staff(principal, "work a case")
-    await accounts_repo.lock_account(session, case.tax_account)
-    facts = await accounts_repo.load_facts(session, case.tax_account)
-    assert facts is not None
+    facts = await work.locked_facts(session, case.tax_account)
     await service.resolve_appeal(
         session,
         case=case,

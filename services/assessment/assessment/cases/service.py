@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
+from assessment.cases.schemas import CaseOut
 from assessment.casework import approvals, law, repository
 from assessment.casework import facts as adjustments
 from assessment.casework.events import event_id
@@ -548,47 +549,11 @@ async def collection_hold(session: AsyncSession, *, tax_account: str, period: st
     return None
 
 
-def out(current: CaseView) -> dict[str, Any]:
+async def shown(session: AsyncSession, *, current: CaseView, on: date) -> CaseOut:
+    """The case as the API shows it on ``on``, with why collection on its period waits."""
     case = current.case
-    decision = current.decision
-    resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
-    return {
-        "id": case.id,
-        "tax_account": case.tax_account,
-        "jurisdiction": case.jurisdiction,
-        "period": case.period,
-        "notice_id": case.notice_id,
-        "disputed_amount": case.disputed_amount,
-        "opened_on": case.opened_on,
-        "status": current.status,
-        "pending_proposal_id": current.pending.id if current.pending else None,
-        "steps": [{"step": s.step, "on": s.on, "by": s.by, "details": s.details} for s in current.steps],
-        "decision": (
-            {
-                "outcome": decision.details["outcome"],
-                "amounts": decision.details.get("amounts", {}),
-                "reasons": decision.details["reasons"],
-                "decided_on": decision.on,
-                "decided_by": decision.details.get("decided_by"),
-                "proposed_by": decision.details.get("proposed_by"),
-                "appeal_deadline": decision.details["appeal_deadline"],
-            }
-            if decision is not None
-            else None
-        ),
-        "appeal": (
-            {
-                "outcome": resolved.details["outcome"],
-                "reasons": resolved.details["reasons"],
-                "resolved_on": resolved.on,
-                "decision": resolved.details.get("decision"),
-                "decided_by": resolved.details.get("decided_by"),
-                "proposed_by": resolved.details.get("proposed_by"),
-            }
-            if resolved is not None
-            else None
-        ),
-    }
+    hold = await collection_hold(session, tax_account=case.tax_account, period=case.period, on=on)
+    return CaseOut.of(current, collection_hold=hold)
 
 
 #: a disputed notice's status once its case is decided (the appeal's new decision wins)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import date
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,6 +61,7 @@ class ProposalOut(BaseModel):
 
 
 class TimelineEntry(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
     on: date
     kind: str = Field(description="what happened, e.g. case.filed, proposal.made, adjustment.abate")
     subject_id: str
@@ -72,3 +75,26 @@ class TimelineEntry(BaseModel):
 class Timeline(BaseModel):
     tax_account: str
     entries: list[TimelineEntry]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Happened:
+    """One timeline entry as a domain reports it (read as a :class:`TimelineEntry`), with when
+    it was written: entries of one day are shown in write order."""
+
+    on: date
+    kind: str
+    subject_id: str
+    summary: str
+    period: str | None = None
+    by: str | None = None
+    amount: Decimal | None = None
+    section: str | None = None
+    written: datetime | None = None
+    seq: int = 0
+
+    def order(self) -> tuple[date, datetime, int]:
+        return (self.on, self.written or _EPOCH, self.seq)

@@ -51,6 +51,11 @@ async def visible_facts(
 async def locked_facts(session: AsyncSession, tax_account: str) -> Facts:
     """The account's facts under its row lock (the account exists: a row of it was found)."""
     await accounts_repo.lock_account(session, tax_account)
+    return await facts_of(session, tax_account)
+
+
+async def facts_of(session: AsyncSession, tax_account: str) -> Facts:
+    """The facts of an account a case-work row belongs to (so the account exists)."""
     facts = await accounts_repo.load_facts(session, tax_account)
     assert facts is not None
     return facts

@@ -7,9 +7,7 @@ from typing import Annotated
 from fastapi import Depends, Path
 
 from assessment import clock
-from assessment.accounts import repository as accounts_repo
-from assessment.casework import approvals
-from assessment.casework import repository as casework_repo
+from assessment.casework import approvals, work
 from assessment.casework.endpoints import SettingsDep
 from assessment.deps import FactsDep
 from assessment.plans import repository, service
@@ -34,18 +32,14 @@ async def get_plan(
     session: SessionDep, principal: PrincipalDep, plan_id: Annotated[str, Path()]
 ) -> PaymentPlan:
     plan = await session.get(PaymentPlan, plan_id)
-    if plan is None or not await casework_repo.can_see(session, principal, plan.tax_account):
-        raise NotFound(f"no payment plan {plan_id!r}")
-    return plan
+    return await work.visible(session, principal, plan, f"no payment plan {plan_id!r}")
 
 
 async def get_request(
     session: SessionDep, principal: PrincipalDep, request_id: Annotated[str, Path()]
 ) -> PlanRequest:
     row = await session.get(PlanRequest, request_id)
-    if row is None or not await casework_repo.can_see(session, principal, row.tax_account):
-        raise NotFound(f"no plan request {request_id!r}")
-    return row
+    return await work.visible(session, principal, row, f"no plan request {request_id!r}")
 
 
 PlanDep = Annotated[PaymentPlan, Depends(get_plan)]
@@ -62,8 +56,7 @@ RequestDep = Annotated[PlanRequest, Depends(get_request)]
 async def grant_plan(
     body: PlanCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> PlanOut:
-    approvals.require_agency_staff(principal, "grant a payment plan")
-    await accounts_repo.lock_account(session, facts.tax_account)
+    await work.staff_lock(session, principal, facts.tax_account, what="grant a payment plan")
     plan = await service.grant(
         session,
         facts=facts,
@@ -77,7 +70,7 @@ async def grant_plan(
         installments=[service.Line(x.due_on, x.amount) for x in body.installments],
         request_id=body.request_id,
     )
-    return PlanOut.model_validate(await service.out(session, facts=facts, plan=plan, on=clock.today()))
+    return await service.view(session, facts=facts, plan=plan, on=clock.today())
 
 
 @router.get(
@@ -88,17 +81,13 @@ async def grant_plan(
 )
 async def list_plans(facts: FactsDep, session: SessionDep) -> list[PlanOut]:
     plans = await repository.account_plans(session, facts.tax_account)
-    return [
-        PlanOut.model_validate(await service.out(session, facts=facts, plan=p, on=clock.today()))
-        for p in plans
-    ]
+    return [await service.view(session, facts=facts, plan=p, on=clock.today()) for p in plans]
 
 
 @router.get("/plans/{plan_id}", response_model=PlanOut, responses=ERRORS, summary="One plan and its schedule")
 async def show_plan(plan: PlanDep, session: SessionDep) -> PlanOut:
-    facts = await accounts_repo.load_facts(session, plan.tax_account)
-    assert facts is not None
-    return PlanOut.model_validate(await service.out(session, facts=facts, plan=plan, on=clock.today()))
+    facts = await work.facts_of(session, plan.tax_account)
+    return await service.view(session, facts=facts, plan=plan, on=clock.today())
 
 
 @router.post(
@@ -118,7 +107,7 @@ async def request_plan(
         installments=body.installments,
         explanation=body.explanation,
     )
-    return PlanRequestOut.model_validate(await service.request_out(session, req=row))
+    return await service.request_view(session, req=row)
 
 
 @router.get(
@@ -129,7 +118,7 @@ async def request_plan(
 )
 async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[PlanRequestOut]:
     rows = await repository.account_requests(session, facts.tax_account)
-    return [PlanRequestOut.model_validate(await service.request_out(session, req=r)) for r in rows]
+    return [await service.request_view(session, req=r) for r in rows]
 
 
 @router.get(
@@ -141,14 +130,14 @@ async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[Pl
 async def queue(session: SessionDep, principal: PrincipalDep) -> list[PlanRequestOut]:
     approvals.require_agency_staff(principal, "work the plan request queue")
     rows = await repository.pending_requests(session)
-    return [PlanRequestOut.model_validate(await service.request_out(session, req=r)) for r in rows]
+    return [await service.request_view(session, req=r) for r in rows]
 
 
 @router.get(
     "/plan-requests/{request_id}", response_model=PlanRequestOut, responses=ERRORS, summary="One request"
 )
 async def show_request(req: RequestDep, session: SessionDep) -> PlanRequestOut:
-    return PlanRequestOut.model_validate(await service.request_out(session, req=req))
+    return await service.request_view(session, req=req)
 
 
 @router.post(
@@ -160,7 +149,6 @@ async def show_request(req: RequestDep, session: SessionDep) -> PlanRequestOut:
 async def decline_request(
     body: DeclineCreate, req: RequestDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
 ) -> PlanRequestOut:
-    approvals.require_agency_staff(principal, "decline a plan request")
-    await accounts_repo.lock_account(session, req.tax_account)
+    await work.staff_lock(session, principal, req.tax_account, what="decline a plan request")
     await service.decline(session, req=req, principal=principal, settings=settings, reasons=body.reasons)
-    return PlanRequestOut.model_validate(await service.request_out(session, req=req))
+    return await service.request_view(session, req=req)

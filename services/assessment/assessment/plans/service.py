@@ -18,7 +18,7 @@ bond draw (PR §33).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -32,10 +32,12 @@ from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
 from assessment.casework import approvals
 from assessment.casework.events import event_id
+from assessment.casework.schemas import Happened
 from assessment.notices.service import issue_notice
 from assessment.plans import repository
 from assessment.plans.hold import state
 from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
+from assessment.plans.schemas import PlanOut, PlanRequestOut
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
@@ -441,115 +443,70 @@ async def get_plan(session: AsyncSession, *, plan_id: str) -> PaymentPlan:
     return plan
 
 
-async def out(session: AsyncSession, *, facts: Facts, plan: PaymentPlan, on: date) -> dict[str, Any]:
+async def view(session: AsyncSession, *, facts: Facts, plan: PaymentPlan, on: date) -> PlanOut:
+    """The plan and its schedule as they stand on ``on``."""
     schedule = (await repository.installments(session, [plan.id]))[plan.id]
-    current = state(facts, plan, schedule, on)
     steps = (await repository.steps(session, [plan.id]))[plan.id]
-    return {
-        "id": plan.id,
-        "tax_account": plan.tax_account,
-        "jurisdiction": plan.jurisdiction,
-        "periods": plan.periods,
-        "balance_as_of": plan.balance_as_of,
-        "planned_amount": plan.planned_amount,
-        "granted_on": plan.granted_on,
-        "granted_by": plan.granted_by,
-        "request_id": plan.request_id,
-        "grace_days": plan.grace_days,
-        "section": plan.section,
-        "as_of": on,
-        "status": current.status,
-        "status_since": current.since,
-        "paid": current.paid,
-        "remaining": plan.planned_amount - min(current.paid, plan.planned_amount),
-        "schedule": [
-            {
-                "number": i.term.number,
-                "due_on": i.term.due_on,
-                "amount": i.term.amount,
-                "paid": i.paid,
-                "paid_on": i.paid_on,
-                "status": i.status,
-                "grace_ends_on": i.term.due_on + timedelta(days=plan.grace_days),
-            }
-            for i in current.installments
-        ],
-        "steps": [{"step": s.step, "on": s.on, "by": s.by, "details": s.details} for s in steps],
-    }
+    return PlanOut.of(plan, state(facts, plan, schedule, on), steps, on=on)
 
 
-async def request_out(session: AsyncSession, *, req: PlanRequest) -> dict[str, Any]:
+async def request_view(session: AsyncSession, *, req: PlanRequest) -> PlanRequestOut:
     plan = await repository.plan_of_request(session, req.id)
     declined = next(
         (s for s in (await repository.steps(session, [req.id]))[req.id] if s.key == "declined"), None
     )
-    status = "granted" if plan is not None else "declined" if declined is not None else "pending"
-    return {
-        "id": req.id,
-        "tax_account": req.tax_account,
-        "installments": req.installments,
-        "explanation": req.explanation,
-        "requested_on": req.requested_on,
-        "requested_by": req.requested_by,
-        "status": status,
-        "plan_id": plan.id if plan is not None else None,
-        "declined": (
-            {"on": declined.on, "by": declined.by, "reasons": declined.details["reasons"]}
-            if declined
-            else None
-        ),
-    }
+    return PlanRequestOut.of(req, plan, declined)
 
 
-async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]]:
-    """The account's plan facts for its timeline (``timeline.endpoints._entry`` keywords)."""
+async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
+    """The account's plan facts for its timeline."""
     plans = await repository.account_plans(session, facts.tax_account)
     requests = await repository.account_requests(session, facts.tax_account)
     steps = await repository.steps(session, [p.id for p in plans] + [r.id for r in requests])
     schedules = await repository.installments(session, [p.id for p in plans])
-    out: list[dict[str, Any]] = []
+    out: list[Happened] = []
     for r in requests:
         out.append(
-            {
-                "on": r.requested_on,
-                "kind": "plan.requested",
-                "subject_id": r.id,
-                "by": r.requested_by,
-                "summary": f"payment plan requested in {r.installments} installments",
-                "written": r.created_at,
-                "seq": r.seq,
-            }
+            Happened(
+                on=r.requested_on,
+                kind="plan.requested",
+                subject_id=r.id,
+                by=r.requested_by,
+                summary=f"payment plan requested in {r.installments} installments",
+                written=r.created_at,
+                seq=r.seq,
+            )
         )
     for p in plans:
         terms = ", ".join(f"{fmt(i.amount)} due {i.due_on.isoformat()}" for i in schedules[p.id])
         out.append(
-            {
-                "on": p.granted_on,
-                "kind": "plan.granted",
-                "subject_id": p.id,
-                "by": p.granted_by,
-                "amount": p.planned_amount,
-                "section": p.section,
-                "written": p.created_at,
-                "seq": p.seq,
-                "summary": f"payment plan granted for {', '.join(p.periods)} (balance on "
+            Happened(
+                on=p.granted_on,
+                kind="plan.granted",
+                subject_id=p.id,
+                by=p.granted_by,
+                amount=p.planned_amount,
+                section=p.section,
+                written=p.created_at,
+                seq=p.seq,
+                summary=f"payment plan granted for {', '.join(p.periods)} (balance on "
                 f"{p.balance_as_of.isoformat()}): {terms}",
-            }
+            )
         )
     for subject, rows in steps.items():
         for s in rows:
             amount = s.details.get("amount") or s.details.get("unpaid") or s.details.get("paid")
             out.append(
-                {
-                    "on": s.on,
-                    "kind": f"plan.{s.step}",
-                    "subject_id": subject,
-                    "by": s.by,
-                    "amount": Decimal(amount) if amount else None,
-                    "written": s.created_at,
-                    "seq": s.seq,
-                    "summary": _step_summary(s),
-                }
+                Happened(
+                    on=s.on,
+                    kind=f"plan.{s.step}",
+                    subject_id=subject,
+                    by=s.by,
+                    amount=Decimal(amount) if amount else None,
+                    written=s.created_at,
+                    seq=s.seq,
+                    summary=_step_summary(s),
+                )
             )
     return out
 
