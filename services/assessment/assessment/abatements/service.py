@@ -15,7 +15,7 @@ from decimal import Decimal
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import clock
-from assessment.abatements.schemas import AbatementOut
+from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.casework import approvals, law, work
@@ -35,11 +35,16 @@ from taxcore.events.cases import AbatementDecided, AbatementRequested
 from taxcore.money import ZERO, fmt
 
 
-def _outstanding(facts: Facts, period: str, component: str) -> Decimal:
+def _at_most_outstanding(facts: Facts, period: str, component: str, amount: Decimal) -> None:
+    """A 422 on ``amount`` when more is abated than the component has outstanding today."""
     bal = balances_on(facts, period, clock.today())
     if bal is None:
         raise ValidationFailed.on("period", f"the account has no liability for {period}")
-    return sum((c.outstanding for c in bal.components if c.component == component), ZERO)
+    outstanding = sum((c.outstanding for c in bal.components if c.component == component), ZERO)
+    if amount > outstanding:
+        raise ValidationFailed.on(
+            "amount", f"{fmt(amount)} is more than the {component} outstanding ({fmt(outstanding)})"
+        )
 
 
 async def request(
@@ -48,31 +53,24 @@ async def request(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    period: str,
-    component: str,
-    amount: Decimal,
-    ground: str,
-    explanation: str,
+    ask: AbatementCreate,
 ) -> AbatementRequest:
+    """Record the taxpayer's or an agency person's request (no more than is outstanding)."""
     if principal.role == "operator":
         by = principal.actor
     elif principal.is_agency:
         by = f"user:{approvals.may_propose(principal, settings)}"
     else:
         raise Forbidden("the taxpayer (operator) or agency staff request an abatement")
-    outstanding = _outstanding(facts, period, component)
-    if amount > outstanding:
-        raise ValidationFailed.on(
-            "amount", f"{fmt(amount)} is more than the {component} outstanding ({fmt(outstanding)})"
-        )
+    _at_most_outstanding(facts, ask.period, ask.component, ask.amount)
     row = AbatementRequest(
         tax_account=facts.tax_account,
         jurisdiction=facts.jurisdiction,
-        period=period,
-        component=component,
-        amount=amount,
-        ground=ground,
-        explanation=explanation,
+        period=ask.period,
+        component=ask.component,
+        amount=ask.amount,
+        ground=ask.ground,
+        explanation=ask.explanation,
         requested_on=clock.today(),
         requested_by=by,
     )
@@ -146,11 +144,10 @@ async def decide(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    outcome: str,
-    amount: Decimal | None,
-    reasons: str,
+    decision: AbatementDecisionCreate,
 ) -> Proposal | AbatementDecision:
     """Deny now, or propose a full or partial abatement for a second person's approval."""
+    outcome, amount, reasons = decision.outcome, decision.amount, decision.reasons
     who = approvals.may_propose(principal, settings)
     if await session.get(AbatementDecision, abatement.id) is not None:
         raise approvals.conflict("the abatement request is already decided", "#/abatement/status")
@@ -170,11 +167,7 @@ async def decide(
         raise ValidationFailed.on(
             "amount", f"a partial abatement is more than 0 and less than requested ({fmt(abatement.amount)})"
         )
-    outstanding = _outstanding(facts, abatement.period, abatement.component)
-    if amount > outstanding:
-        raise ValidationFailed.on(
-            "amount", f"{fmt(amount)} is more than the {abatement.component} outstanding ({fmt(outstanding)})"
-        )
+    _at_most_outstanding(facts, abatement.period, abatement.component, amount)
     return await approvals.propose(
         session,
         tax_account=abatement.tax_account,

@@ -20,7 +20,7 @@ from assessment.audits.schemas import (
     RecordsRequestCreate,
     StepOut,
 )
-from assessment.casework.endpoints import SettingsDep
+from assessment.deps import SettingsDep
 from assessment.documents import service as documents
 from assessment.documents.endpoints import Lang, pdf_response
 from assessment.models import LodgingView

@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
-from assessment.cases.schemas import CaseOut
+from assessment.cases.schemas import AppealResolution, CaseOut, DecisionCreate, HearingCreate
 from assessment.casework import approvals, law, repository
 from assessment.casework import facts as adjustments
 from assessment.casework.events import event_id
@@ -182,10 +182,10 @@ async def schedule_hearing(
     case: Case,
     principal: Principal,
     settings: AssessmentSettings,
-    hearing_on: date,
-    place: str | None,
-    video_link: str | None,
+    hearing: HearingCreate,
 ) -> CaseStep:
+    """Schedule (or move) the hearing: a place, a video link or both, not in the past."""
+    hearing_on, place, video_link = hearing.hearing_on, hearing.place, hearing.video_link
     who = approvals.may_propose(principal, settings)
     current = await view(session, case=case)
     if current.status not in DECIDABLE:
@@ -282,11 +282,10 @@ async def propose_decision(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    outcome: str,
-    amounts: dict[str, Decimal],
-    reasons: str,
+    decision: DecisionCreate,
 ) -> CaseView:
     """Sustain (decided now), or propose reduce/cancel for a second person's approval."""
+    outcome, amounts, reasons = decision.outcome, dict(decision.amounts), decision.reasons
     who = approvals.may_propose(principal, settings)
     current = await view(session, case=case)
     if current.decision is not None:
@@ -441,14 +440,14 @@ async def resolve_appeal(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    outcome: str,
-    reasons: str,
-    decision: dict[str, Any] | None = None,
+    resolution: AppealResolution,
 ) -> CaseStep:
     """Upheld or withdrawn: the decision stands, the case closes. Replaced: a new decision
     (reduce/cancel) on the appeal, proposed by one agency person for another's approval; on
     approval its facts count from the resolution date and the latest decision wins per
     component (taxcore), so a statement dated before the resolution keeps the first decision."""
+    outcome, reasons = resolution.outcome, resolution.reasons
+    decision = resolution.decision.model_dump(mode="json") if resolution.decision is not None else None
     who = approvals.may_propose(principal, settings)
     current = await view(session, case=case)
     if current.status != "under_appeal":

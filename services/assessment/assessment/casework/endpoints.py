@@ -4,27 +4,19 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Path, Query, Request
+from fastapi import Depends, Path, Query
 
 from assessment.casework import approvals, repository
 from assessment.casework.models import Proposal
 from assessment.casework.schemas import ProposalOut, ReviewCreate
-from assessment.settings import AssessmentSettings
+from assessment.deps import CaseWork, SettingsDep, WorkDep
 from servicekit.app import router as make_router
-from servicekit.auth import AgencyReadDep, PrincipalDep
+from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
 router = make_router(prefix="/v1/proposals", tags=["maker-checker"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
-
-
-def settings_of(request: Request) -> AssessmentSettings:
-    settings: AssessmentSettings = request.app.state.settings
-    return settings
-
-
-SettingsDep = Annotated[AssessmentSettings, Depends(settings_of)]
 
 
 async def get_proposal(
@@ -58,18 +50,11 @@ async def show_proposal(proposal: ProposalDep, session: SessionDep, settings: Se
     return ProposalOut.of(proposal, await repository.review_of(session, proposal.id), settings)
 
 
-async def _review(
-    outcome: str,
-    body: ReviewCreate,
-    proposal: Proposal,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> ProposalOut:
+async def _review(outcome: str, body: ReviewCreate, proposal: Proposal, w: CaseWork) -> ProposalOut:
     review = await approvals.review(
-        session, proposal, principal=principal, outcome=outcome, note=body.note, settings=settings
+        w.session, proposal, principal=w.principal, outcome=outcome, note=body.note, settings=w.settings
     )
-    return ProposalOut.of(proposal, review, settings)
+    return ProposalOut.of(proposal, review, w.settings)
 
 
 @router.post(
@@ -78,14 +63,8 @@ async def _review(
     responses=ERRORS,
     summary="Approve another person's proposal (maker-checker); the action takes effect today",
 )
-async def approve(
-    body: ReviewCreate,
-    proposal: ProposalDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> ProposalOut:
-    return await _review("approved", body, proposal, session, principal, settings)
+async def approve(body: ReviewCreate, proposal: ProposalDep, w: WorkDep) -> ProposalOut:
+    return await _review("approved", body, proposal, w)
 
 
 @router.post(
@@ -94,11 +73,5 @@ async def approve(
     responses=ERRORS,
     summary="Reject another person's proposal, saying why; nothing changes",
 )
-async def reject(
-    body: ReviewCreate,
-    proposal: ProposalDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> ProposalOut:
-    return await _review("rejected", body, proposal, session, principal, settings)
+async def reject(body: ReviewCreate, proposal: ProposalDep, w: WorkDep) -> ProposalOut:
+    return await _review("rejected", body, proposal, w)

@@ -61,6 +61,11 @@ async def facts_of(session: AsyncSession, tax_account: str) -> Facts:
     return facts
 
 
+def require_staff(principal: Principal, what: str) -> None:
+    """Agency staff work cases; read-only dashboards and taxpayers do not (403 saying they ``what``)."""
+    approvals.require_agency_staff(principal, what)
+
+
 async def staff_lock(session: AsyncSession, principal: Principal, tax_account: str, *, what: str) -> None:
     """Agency staff only (403 otherwise, saying they ``what``), then the account's row lock."""
     approvals.require_agency_staff(principal, what)

@@ -10,7 +10,7 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
-from assessment.casework.endpoints import SettingsDep
+from assessment.deps import SettingsDep
 from assessment.documents import service as documents
 from assessment.documents.endpoints import Lang, pdf_response
 from assessment.models import Notice

@@ -8,8 +8,7 @@ from fastapi import Depends, Path
 
 from assessment import clock
 from assessment.casework import approvals, work
-from assessment.casework.endpoints import SettingsDep
-from assessment.deps import FactsDep
+from assessment.deps import FactsDep, WorkDep
 from assessment.plans import repository, service
 from assessment.plans.models import PaymentPlan, PlanRequest
 from assessment.plans.schemas import (
@@ -53,24 +52,10 @@ RequestDep = Annotated[PlanRequest, Depends(get_request)]
     responses=ERRORS,
     summary="Grant a payment plan for the balance of the account's periods as of a date",
 )
-async def grant_plan(
-    body: PlanCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> PlanOut:
-    await work.staff_lock(session, principal, facts.tax_account, what="grant a payment plan")
-    plan = await service.grant(
-        session,
-        facts=facts,
-        principal=principal,
-        settings=settings,
-        as_of=body.as_of or clock.today(),
-        periods=body.periods,
-        down_payment=service.Line(body.down_payment.due_on, body.down_payment.amount)
-        if body.down_payment
-        else None,
-        installments=[service.Line(x.due_on, x.amount) for x in body.installments],
-        request_id=body.request_id,
-    )
-    return await service.view(session, facts=facts, plan=plan, on=clock.today())
+async def grant_plan(body: PlanCreate, facts: FactsDep, w: WorkDep) -> PlanOut:
+    await w.staff_lock(facts.tax_account, what="grant a payment plan")
+    plan = await service.grant(w.session, facts=facts, principal=w.principal, settings=w.settings, grant=body)
+    return await service.view(w.session, facts=facts, plan=plan, on=clock.today())
 
 
 @router.get(
@@ -97,17 +82,9 @@ async def show_plan(plan: PlanDep, session: SessionDep) -> PlanOut:
     responses=ERRORS,
     summary="The taxpayer asks for a payment plan (it goes to the agency's queue)",
 )
-async def request_plan(
-    body: PlanRequestCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep
-) -> PlanRequestOut:
-    row = await service.request(
-        session,
-        facts=facts,
-        principal=principal,
-        installments=body.installments,
-        explanation=body.explanation,
-    )
-    return await service.request_view(session, req=row)
+async def request_plan(body: PlanRequestCreate, facts: FactsDep, w: WorkDep) -> PlanRequestOut:
+    row = await service.request(w.session, facts=facts, principal=w.principal, ask=body)
+    return await service.request_view(w.session, req=row)
 
 
 @router.get(
@@ -146,9 +123,9 @@ async def show_request(req: RequestDep, session: SessionDep) -> PlanRequestOut:
     responses=ERRORS,
     summary="Decline a taxpayer's plan request, with the reasons",
 )
-async def decline_request(
-    body: DeclineCreate, req: RequestDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> PlanRequestOut:
-    await work.staff_lock(session, principal, req.tax_account, what="decline a plan request")
-    await service.decline(session, req=req, principal=principal, settings=settings, reasons=body.reasons)
-    return await service.request_view(session, req=req)
+async def decline_request(body: DeclineCreate, req: RequestDep, w: WorkDep) -> PlanRequestOut:
+    await w.staff_lock(req.tax_account, what="decline a plan request")
+    await service.decline(
+        w.session, req=req, principal=w.principal, settings=w.settings, reasons=body.reasons
+    )
+    return await service.request_view(w.session, req=req)

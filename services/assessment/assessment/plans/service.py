@@ -30,14 +30,14 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
-from assessment.casework import approvals
+from assessment.casework import approvals, work
 from assessment.casework.events import event_id
 from assessment.casework.schemas import Happened
 from assessment.notices.service import issue_notice
 from assessment.plans import repository
 from assessment.plans.hold import state
 from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
-from assessment.plans.schemas import PlanOut, PlanRequestOut
+from assessment.plans.schemas import PlanCreate, PlanOut, PlanRequestCreate, PlanRequestOut
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
@@ -106,13 +106,13 @@ async def grant(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    as_of: date,
-    periods: list[str] | None,
-    down_payment: Line | None,
-    installments: list[Line],
-    request_id: str | None,
+    grant: PlanCreate,
 ) -> PaymentPlan:
     """Grant a plan; every check comes before the first write (a refusal changes nothing)."""
+    as_of, periods, request_id = grant.as_of or clock.today(), grant.periods, grant.request_id
+    down = grant.down_payment
+    down_payment = Line(down.due_on, down.amount) if down is not None else None
+    installments = [Line(x.due_on, x.amount) for x in grant.installments]
     who = approvals.may_propose(principal, settings)
     today = clock.today()
     if as_of > today:
@@ -196,8 +196,9 @@ async def grant(
 
 
 async def request(
-    session: AsyncSession, *, facts: Facts, principal: Principal, installments: int, explanation: str
+    session: AsyncSession, *, facts: Facts, principal: Principal, ask: PlanRequestCreate
 ) -> PlanRequest:
+    """The taxpayer's request, to the agency's queue (only while something is owed)."""
     if principal.role != "operator":
         raise Forbidden("the taxpayer (operator) requests a payment plan; the agency grants one directly")
     if not owed_on(facts, clock.today()):
@@ -205,26 +206,24 @@ async def request(
     row = PlanRequest(
         tax_account=facts.tax_account,
         jurisdiction=facts.jurisdiction,
-        installments=installments,
-        explanation=explanation,
+        installments=ask.installments,
+        explanation=ask.explanation,
         requested_on=clock.today(),
         requested_by=principal.actor,
     )
-    session.add(row)
-    await session.flush()
-    await emit(
-        session,
-        PlanRequested(
-            request_id=row.id,
-            tax_account=row.tax_account,
-            installments=installments,
-            requested_on=row.requested_on,
-            requested_by=row.requested_by,
-        ),
-        key=facts.tax_account,
-        event_id=event_id("plan-request", row.id),
+    return await work.add_and_emit(
+        session, row, requested_event, key=facts.tax_account, event_key=lambda r: ("plan-request", r.id)
     )
-    return row
+
+
+def requested_event(row: PlanRequest) -> PlanRequested:
+    return PlanRequested(
+        request_id=row.id,
+        tax_account=row.tax_account,
+        installments=row.installments,
+        requested_on=row.requested_on,
+        requested_by=row.requested_by,
+    )
 
 
 async def decline(
@@ -250,21 +249,23 @@ async def decline(
         by=who,
         details={"reasons": reasons},
     )
-    session.add(step)
-    await session.flush()
-    await emit(
+    return await work.add_and_emit(
         session,
-        PlanRequestDeclined(
-            request_id=req.id,
-            tax_account=req.tax_account,
-            declined_on=step.on,
-            declined_by=who,
-            reasons=reasons,
-        ),
+        step,
+        declined_event,
         key=req.tax_account,
-        event_id=event_id("plan-request", req.id, "declined"),
+        event_key=lambda s: ("plan-request", s.subject_id, "declined"),
     )
-    return step
+
+
+def declined_event(step: PlanStep) -> PlanRequestDeclined:
+    return PlanRequestDeclined(
+        request_id=step.subject_id,
+        tax_account=step.tax_account,
+        declined_on=step.on,
+        declined_by=step.by,
+        reasons=step.details["reasons"],
+    )
 
 
 async def _step(

@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from functools import partial
+from typing import Annotated, Protocol
 
 from fastapi import Depends, Path
 
-from assessment import clock
 from assessment.accounts.ledger import Facts
 from assessment.casework import work
-from assessment.casework.endpoints import SettingsDep
-from assessment.deps import FactsDep
+from assessment.deps import CaseWork, FactsDep, WorkDep
 from assessment.models import Refund
 from assessment.refunds import service
 from assessment.refunds.schemas import RefundDecisionCreate, RefundPaymentCreate, RefundStatusOut
+from assessment.settings import AssessmentSettings
 from servicekit.app import router as make_router
-from servicekit.auth import PrincipalDep
+from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
@@ -35,6 +35,20 @@ async def get_refund(
 RefundDep = Annotated[tuple[Refund, Facts], Depends(get_refund)]
 
 
+class RefundWork(Protocol):
+    """A step of working a refund (``service.start_review``, ``decide``, ``propose_payment``)."""
+
+    async def __call__(
+        self,
+        session: SessionDep,
+        *,
+        facts: Facts,
+        refund: Refund,
+        principal: Principal,
+        settings: AssessmentSettings,
+    ) -> object: ...
+
+
 @router.get(
     "/accounts/{tax_account}/refunds",
     response_model=list[RefundStatusOut],
@@ -52,16 +66,19 @@ async def show_refund(found: RefundDep, session: SessionDep) -> RefundStatusOut:
     return await service.view(session, facts=facts, refund=refund)
 
 
+async def _work_refund(found: tuple[Refund, Facts], w: CaseWork, step: RefundWork) -> RefundStatusOut:
+    """Agency staff, under the account's lock: the step, then the refund as it now stands."""
+    refund, facts = found
+    await w.staff_lock(refund.tax_account, what="work a refund")
+    await step(w.session, facts=facts, refund=refund, principal=w.principal, settings=w.settings)
+    return await service.view(w.session, facts=facts, refund=refund)
+
+
 @router.post(
     "/refunds/{refund_id}/review", response_model=RefundStatusOut, responses=ERRORS, summary="Review"
 )
-async def review_refund(
-    found: RefundDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> RefundStatusOut:
-    refund, facts = found
-    await work.staff_lock(session, principal, refund.tax_account, what="work a refund")
-    await service.start_review(session, facts=facts, refund=refund, principal=principal, settings=settings)
-    return await service.view(session, facts=facts, refund=refund)
+async def review_refund(found: RefundDep, w: WorkDep) -> RefundStatusOut:
+    return await _work_refund(found, w, service.start_review)
 
 
 @router.post(
@@ -70,25 +87,8 @@ async def review_refund(
     responses=ERRORS,
     summary="Deny, or propose the approval for another agency person",
 )
-async def decide_refund(
-    body: RefundDecisionCreate,
-    found: RefundDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> RefundStatusOut:
-    refund, facts = found
-    await work.staff_lock(session, principal, refund.tax_account, what="work a refund")
-    await service.decide(
-        session,
-        facts=facts,
-        refund=refund,
-        principal=principal,
-        settings=settings,
-        outcome=body.outcome,
-        reasons=body.reasons,
-    )
-    return await service.view(session, facts=facts, refund=refund)
+async def decide_refund(body: RefundDecisionCreate, found: RefundDep, w: WorkDep) -> RefundStatusOut:
+    return await _work_refund(found, w, partial(service.decide, decision=body))
 
 
 @router.post(
@@ -97,23 +97,5 @@ async def decide_refund(
     responses=ERRORS,
     summary="Propose the disbursement (method, reference, date) for another agency person's approval",
 )
-async def pay_refund(
-    body: RefundPaymentCreate,
-    found: RefundDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> RefundStatusOut:
-    refund, facts = found
-    await work.staff_lock(session, principal, refund.tax_account, what="work a refund")
-    await service.propose_payment(
-        session,
-        facts=facts,
-        refund=refund,
-        principal=principal,
-        settings=settings,
-        method=body.method,
-        reference=body.reference,
-        paid_on=body.paid_on or clock.today(),
-    )
-    return await service.view(session, facts=facts, refund=refund)
+async def pay_refund(body: RefundPaymentCreate, found: RefundDep, w: WorkDep) -> RefundStatusOut:
+    return await _work_refund(found, w, partial(service.propose_payment, payment=body))

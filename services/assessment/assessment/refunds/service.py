@@ -23,7 +23,7 @@ from assessment.accounts.ledger import Facts, account_state
 from assessment.casework import approvals
 from assessment.casework.models import Proposal, ProposalReview, RefundStep
 from assessment.models import Refund
-from assessment.refunds.schemas import RefundStatusOut
+from assessment.refunds.schemas import RefundDecisionCreate, RefundPaymentCreate, RefundStatusOut
 from assessment.refunds.steps import FINAL, emit_step, status, steps_of
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
@@ -79,10 +79,10 @@ async def decide(
     refund: Refund,
     principal: Principal,
     settings: AssessmentSettings,
-    outcome: str,
-    reasons: str,
+    decision: RefundDecisionCreate,
 ) -> RefundStep | Proposal:
     """Deny now (one person), or propose the approval for a second person."""
+    outcome, reasons = decision.outcome, decision.reasons
     who = approvals.may_propose(principal, settings)
     current = status(facts, refund.id)
     if current != "under_review":
@@ -126,10 +126,10 @@ async def propose_payment(
     refund: Refund,
     principal: Principal,
     settings: AssessmentSettings,
-    method: str,
-    reference: str,
-    paid_on: date,
+    payment: RefundPaymentCreate,
 ) -> Proposal:
+    """Propose the disbursement (on ``payment.paid_on``, default today) for a second person."""
+    method, reference, paid_on = payment.method, payment.reference, payment.paid_on or clock.today()
     approvals.may_propose(principal, settings)
     if status(facts, refund.id) != "approved":
         raise _conflict(f"the refund is {status(facts, refund.id)}: only an approved refund is paid")

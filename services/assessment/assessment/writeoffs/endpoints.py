@@ -8,10 +8,9 @@ from fastapi import Depends, Path
 
 from assessment.accounts.ledger import Facts
 from assessment.casework import work
-from assessment.casework.endpoints import SettingsDep
 from assessment.casework.models import AdjustmentFact
 from assessment.casework.schemas import ProposalOut
-from assessment.deps import FactsDep
+from assessment.deps import FactsDep, WorkDep
 from assessment.writeoffs import service
 from assessment.writeoffs.schemas import ReversalCreate, WriteOffCreate, WriteOffOut
 from servicekit.app import router as make_router
@@ -40,20 +39,12 @@ WriteOffDep = Annotated[tuple[AdjustmentFact, Facts], Depends(get_write_off)]
     responses=ERRORS,
     summary="Propose writing off a period's uncollectible balance (another agency person approves)",
 )
-async def propose_write_off(
-    body: WriteOffCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> ProposalOut:
-    await work.staff_lock(session, principal, facts.tax_account, what="write off a balance")
+async def propose_write_off(body: WriteOffCreate, facts: FactsDep, w: WorkDep) -> ProposalOut:
+    await w.staff_lock(facts.tax_account, what="write off a balance")
     proposal = await service.propose(
-        session,
-        facts=facts,
-        principal=principal,
-        settings=settings,
-        period=body.period,
-        reason=body.reason,
-        explanation=body.explanation,
+        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body
     )
-    return ProposalOut.of(proposal, None, settings)
+    return ProposalOut.of(proposal, None, w.settings)
 
 
 @router.get("/write-offs/{write_off_id}", response_model=WriteOffOut, responses=ERRORS, summary="A write-off")
@@ -67,16 +58,10 @@ async def show_write_off(found: WriteOffDep, session: SessionDep) -> WriteOffOut
     responses=ERRORS,
     summary="Reverse a write-off (money appeared): owed again and accruing from today",
 )
-async def reverse_write_off(
-    body: ReversalCreate,
-    found: WriteOffDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> WriteOffOut:
+async def reverse_write_off(body: ReversalCreate, found: WriteOffDep, w: WorkDep) -> WriteOffOut:
     fact, facts = found
-    await work.staff_lock(session, principal, fact.tax_account, what="write off a balance")
+    await w.staff_lock(fact.tax_account, what="write off a balance")
     await service.reverse(
-        session, facts=facts, fact=fact, principal=principal, settings=settings, reason=body.reason
+        w.session, facts=facts, fact=fact, principal=w.principal, settings=w.settings, reason=body.reason
     )
-    return await service.view(session, fact=fact)
+    return await service.view(w.session, fact=fact)

@@ -22,7 +22,7 @@ from assessment.casework import facts as adjustments
 from assessment.casework.facts import balances_on
 from assessment.casework.models import AdjustmentFact, Proposal, ProposalReview
 from assessment.settings import AssessmentSettings
-from assessment.writeoffs.schemas import WriteOffOut
+from assessment.writeoffs.schemas import WriteOffCreate, WriteOffOut
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 from taxcore.money import fmt
@@ -48,10 +48,10 @@ async def propose(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    period: str,
-    reason: str,
-    explanation: str,
+    ask: WriteOffCreate,
 ) -> Proposal:
+    """Propose writing off the period's balance today (another agency person approves)."""
+    period, reason, explanation = ask.period, ask.reason, ask.explanation
     approvals.may_propose(principal, settings)
     today = clock.today()
     bal = balances_on(facts, period, today)
