@@ -20,6 +20,7 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.casework import approvals, law, work
 from assessment.casework import facts as adjustments
+from assessment.casework.events import from_row
 from assessment.casework.facts import balances_on
 from assessment.casework.models import (
     AbatementDecision,
@@ -80,16 +81,7 @@ async def request(
 
 
 def requested_event(row: AbatementRequest) -> AbatementRequested:
-    return AbatementRequested(
-        abatement_id=row.id,
-        tax_account=row.tax_account,
-        period=row.period,
-        component=row.component,
-        amount=row.amount,
-        ground=row.ground,
-        requested_on=row.requested_on,
-        requested_by=row.requested_by,
-    )
+    return from_row(AbatementRequested, row, abatement_id=row.id)
 
 
 async def _record_decision(
@@ -122,17 +114,12 @@ async def _record_decision(
 
 
 def decided_event(abatement: AbatementRequest, row: AbatementDecision) -> AbatementDecided:
-    return AbatementDecided(
-        abatement_id=abatement.id,
-        tax_account=abatement.tax_account,
+    return from_row(
+        AbatementDecided,
+        row,
         period=abatement.period,
         component=abatement.component,
-        outcome=row.outcome,
-        amount=row.amount,
-        decided_on=row.decided_on,
-        proposed_by=row.proposed_by,
         approved_by=row.decided_by,
-        reasons=row.reasons,
         section=law.section(abatement.jurisdiction, "abatement", row.decided_on),
     )
 

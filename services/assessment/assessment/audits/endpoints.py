@@ -18,7 +18,6 @@ from assessment.audits.schemas import (
     AuditOut,
     ProposedOut,
     RecordsRequestCreate,
-    StepOut,
 )
 from assessment.deps import SettingsDep
 from assessment.documents import service as documents
@@ -49,46 +48,8 @@ async def get_audit(
 AuditDep = Annotated[service.AuditView, Depends(get_audit)]
 
 
-def out(current: service.AuditView) -> AuditOut:
-    a = current.audit
-    request = current.records_request
-    closed = current.closed
-    notice = current.notice
-    findings = {
-        p: {**s.data, "recorded_on": s.recorded_on.isoformat(), "recorded_by": s.recorded_by}
-        for p, s in current.findings().items()
-    }
-    return AuditOut(
-        id=a.id,
-        tax_account=a.tax_account,
-        jurisdiction=a.jurisdiction,
-        periods=a.periods,
-        reason=a.reason,
-        source=a.source,
-        section=a.section,
-        opened_on=a.opened_on,
-        opened_by=a.opened_by,
-        status=current.status,
-        records_due_on=request.data["due_on"] if request else None,
-        findings=findings,
-        notice=notice.data if notice else None,
-        closed={**closed.data, "closed_on": closed.recorded_on.isoformat()} if closed else None,
-        steps=[
-            StepOut(
-                kind=s.kind,
-                period=s.period,
-                data=s.data,
-                recorded_on=s.recorded_on,
-                recorded_by=s.recorded_by,
-                recorded_at=s.created_at,
-            )
-            for s in current.steps
-        ],
-    )
-
-
 async def _reload(session: SessionDep, current: service.AuditView) -> AuditOut:
-    return out(await service.view(session, audit=current.audit))
+    return AuditOut.of(await service.view(session, audit=current.audit))
 
 
 @router.post(
@@ -96,7 +57,7 @@ async def _reload(session: SessionDep, current: service.AuditView) -> AuditOut:
 )
 async def open_audit(body: AuditCreate, session: SessionDep, principal: PrincipalDep) -> AuditOut:
     audit = await service.open_audit(session, principal=principal, body=body, today=clock.today())
-    return out(await service.view(session, audit=audit))
+    return AuditOut.of(await service.view(session, audit=audit))
 
 
 @router.get(
@@ -108,7 +69,7 @@ async def list_audits(
     rows = await repository.audits_of(session, tax_account)
     steps = await repository.steps_of(session, [a.id for a in rows])
     return [
-        out(service.AuditView(a, steps[a.id]))
+        AuditOut.of(service.AuditView(a, steps[a.id]))
         for a in rows
         if await _may_see(session, principal, a.tax_account)
     ]
@@ -116,7 +77,7 @@ async def list_audits(
 
 @router.get("/{audit_id}", response_model=AuditOut, responses=ERRORS, summary="An audit and its steps")
 async def show_audit(current: AuditDep) -> AuditOut:
-    return out(current)
+    return AuditOut.of(current)
 
 
 @router.post(
@@ -129,28 +90,15 @@ async def request_records(
     body: RecordsRequestCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
 ) -> AuditOut:
     await service.request_records(
-        session,
-        current=current,
-        principal=principal,
-        due_on=body.due_on,
-        records=body.records,
-        today=clock.today(),
+        session, current=current, principal=principal, ask=body, today=clock.today()
     )
     return await _reload(session, current)
 
 
-async def _letter(session: SessionDep, current: service.AuditView) -> dict[str, Any]:
-    request = current.records_request
-    if request is None:
-        raise NotFound(f"audit {current.audit.id} has requested no records")
-    return letter.letter_data(
-        current.audit, request, await session.get(LodgingView, current.audit.tax_account)
-    )
-
-
 @router.get("/{audit_id}/letter", responses=ERRORS, summary="The records request letter's content")
 async def letter_json(current: AuditDep, session: SessionDep) -> dict[str, Any]:
-    return await _letter(session, current)
+    request, lodging = await service.records_letter(session, current=current)
+    return letter.letter_data(current.audit, request, lodging)
 
 
 @router.get(
@@ -162,10 +110,7 @@ async def letter_json(current: AuditDep, session: SessionDep) -> dict[str, Any]:
 async def letter_pdf(
     current: AuditDep, session: SessionDep, settings: SettingsDep, lang: Lang = None
 ) -> Response:
-    request = current.records_request
-    if request is None:
-        raise NotFound(f"audit {current.audit.id} has requested no records")
-    lodging = await session.get(LodgingView, current.audit.tax_account)
+    request, lodging = await service.records_letter(session, current=current)
     return pdf_response(
         documents.records_request_letter(
             current.audit, request, lodging, settings=settings, printed_on=clock.today(), requested=lang
@@ -183,13 +128,7 @@ async def record_finding(
     body: AuditFindingCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
 ) -> AuditOut:
     await service.record_finding(
-        session,
-        current=current,
-        principal=principal,
-        period=body.period,
-        lines=body.lines,
-        note=body.note,
-        today=clock.today(),
+        session, current=current, principal=principal, finding=body, today=clock.today()
     )
     return await _reload(session, current)
 
@@ -225,12 +164,5 @@ async def issue_notice(current: AuditDep, session: SessionDep, principal: Princi
 async def close_audit(
     body: AuditClose, current: AuditDep, session: SessionDep, principal: PrincipalDep
 ) -> AuditOut:
-    await service.close_audit(
-        session,
-        current=current,
-        principal=principal,
-        outcome=body.outcome,
-        note=body.note,
-        today=clock.today(),
-    )
+    await service.close_audit(session, current=current, principal=principal, close=body, today=clock.today())
     return await _reload(session, current)

@@ -20,7 +20,13 @@ from assessment import law
 from assessment.accounts.repository import lock_account
 from assessment.audits import repository
 from assessment.audits.models import Audit, AuditStep
-from assessment.audits.schemas import AuditCreate, CorrectedLines
+from assessment.audits.schemas import (
+    AuditClose,
+    AuditCreate,
+    AuditFindingCreate,
+    CorrectedLines,
+    RecordsRequestCreate,
+)
 from assessment.casework.events import event_id
 from assessment.casework.schemas import Happened
 from assessment.models import Liability, LodgingView
@@ -177,11 +183,11 @@ async def request_records(
     *,
     current: AuditView,
     principal: Principal,
-    due_on: date | None,
-    records: list[str],
+    ask: RecordsRequestCreate,
     today: date,
 ) -> AuditStep:
     """The records request (PR §3(E), §9: the lodging must facilitate the examination)."""
+    due_on, records = ask.due_on, ask.records
     require_auditor(principal, "request records")
     _require_open(current)
     days = default_tree().get(current.audit.jurisdiction, "audits.records_due_days", today)
@@ -216,12 +222,11 @@ async def record_finding(
     *,
     current: AuditView,
     principal: Principal,
-    period: str,
-    lines: CorrectedLines,
-    note: str,
+    finding: AuditFindingCreate,
     today: date,
 ) -> AuditStep:
     """The auditor's finding for one period of the scope: the base lines as the records show them."""
+    period, lines, note = finding.period, finding.lines, finding.note
     require_auditor(principal, "record audit findings")
     _require_open(current)
     if current.notice is not None:
@@ -314,8 +319,9 @@ async def issue_notice(
 
 
 async def close_audit(
-    session: AsyncSession, *, current: AuditView, principal: Principal, outcome: str, note: str, today: date
+    session: AsyncSession, *, current: AuditView, principal: Principal, close: AuditClose, today: date
 ) -> AuditStep:
+    outcome, note = close.outcome, close.note
     require_auditor(principal, "close audits")
     _require_open(current)
     if outcome == "assessed" and current.notice is None:
@@ -326,6 +332,16 @@ async def close_audit(
 
 def not_found(audit_id: str) -> NotFound:
     return NotFound(f"no audit {audit_id!r}")
+
+
+async def records_letter(
+    session: AsyncSession, *, current: AuditView
+) -> tuple[AuditStep, LodgingView | None]:
+    """The records request the letter is about (404 before one is made), and the lodging."""
+    request = current.records_request
+    if request is None:
+        raise NotFound(f"audit {current.audit.id} has requested no records")
+    return request, await session.get(LodgingView, current.audit.tax_account)
 
 
 def _step_summary(step: AuditStep) -> str:

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.casework import repository
-from assessment.casework.events import event_id
+from assessment.casework.events import event_id, from_row
 from assessment.casework.models import Proposal, ProposalReview
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
@@ -108,16 +108,8 @@ async def propose(
 
 
 def made_event(row: Proposal, settings: AssessmentSettings) -> ProposalMade:
-    return ProposalMade(
-        proposal_id=row.id,
-        tax_account=row.tax_account,
-        period=row.period,
-        action=row.action,
-        subject_id=row.subject_id,
-        amount=row.amount,
-        proposed_by=row.proposed_by,
-        proposed_on=row.proposed_on,
-        admin_approval_required=settings.needs_admin(row.amount),
+    return from_row(
+        ProposalMade, row, proposal_id=row.id, admin_approval_required=settings.needs_admin(row.amount)
     )
 
 
@@ -181,14 +173,11 @@ async def review(
 
 
 def reviewed_event(proposal: Proposal, row: ProposalReview) -> ProposalReviewed:
-    return ProposalReviewed(
-        proposal_id=proposal.id,
+    return from_row(
+        ProposalReviewed,
+        row,
         tax_account=proposal.tax_account,
         action=proposal.action,
         subject_id=proposal.subject_id,
-        outcome=row.outcome,
         proposed_by=proposal.proposed_by,
-        reviewed_by=row.reviewed_by,
-        reviewed_on=row.reviewed_on,
-        note=row.note,
     )

@@ -31,7 +31,7 @@ from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
 from assessment.casework import approvals, work
-from assessment.casework.events import event_id
+from assessment.casework.events import event_id, from_row
 from assessment.casework.schemas import Happened
 from assessment.notices.service import issue_notice
 from assessment.plans import repository
@@ -217,13 +217,7 @@ async def request(
 
 
 def requested_event(row: PlanRequest) -> PlanRequested:
-    return PlanRequested(
-        request_id=row.id,
-        tax_account=row.tax_account,
-        installments=row.installments,
-        requested_on=row.requested_on,
-        requested_by=row.requested_by,
-    )
+    return from_row(PlanRequested, row, request_id=row.id)
 
 
 async def decline(
@@ -259,9 +253,10 @@ async def decline(
 
 
 def declined_event(step: PlanStep) -> PlanRequestDeclined:
-    return PlanRequestDeclined(
+    return from_row(
+        PlanRequestDeclined,
+        step,
         request_id=step.subject_id,
-        tax_account=step.tax_account,
         declined_on=step.on,
         declined_by=step.by,
         reasons=step.details["reasons"],
