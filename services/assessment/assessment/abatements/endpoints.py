@@ -8,7 +8,7 @@ from fastapi import Depends, Path
 
 from assessment.abatements import service
 from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
-from assessment.casework import repository, work
+from assessment.casework import work
 from assessment.casework.models import AbatementRequest
 from assessment.deps import FactsDep, WorkDep
 from servicekit.app import router as make_router
@@ -50,8 +50,7 @@ async def request_abatement(body: AbatementCreate, facts: FactsDep, w: WorkDep) 
     summary="The account's abatement requests",
 )
 async def list_abatements(facts: FactsDep, session: SessionDep) -> list[AbatementOut]:
-    rows = await repository.account_abatements(session, facts.tax_account)
-    return [await service.view(session, abatement=r) for r in rows]
+    return await service.account_views(session, tax_account=facts.tax_account)
 
 
 @router.get(

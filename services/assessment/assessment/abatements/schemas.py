@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money, PositiveMoney
 
 if TYPE_CHECKING:
@@ -57,16 +58,9 @@ class AbatementOut(BaseModel):
     ) -> AbatementOut:
         """The request, its decision once made, and the proposal awaiting approval if any."""
         status = decision.outcome if decision else ("decision_proposed" if pending else "requested")
-        return cls(
-            id=abatement.id,
-            tax_account=abatement.tax_account,
-            period=abatement.period,
-            component=abatement.component,
-            amount=abatement.amount,
-            ground=abatement.ground,
-            explanation=abatement.explanation,
-            requested_on=abatement.requested_on,
-            requested_by=abatement.requested_by,
+        return from_row(
+            cls,
+            abatement,
             status={"deny": "denied"}.get(status, status),
             pending_proposal_id=pending.id if pending else None,
             decision=AbatementDecisionOut.model_validate(decision) if decision else None,

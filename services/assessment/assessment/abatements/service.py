@@ -18,9 +18,8 @@ from assessment import clock
 from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
-from assessment.casework import approvals, law, work
+from assessment.casework import approvals, law, repository, work
 from assessment.casework import facts as adjustments
-from assessment.casework.events import from_row
 from assessment.casework.facts import balances_on
 from assessment.casework.models import (
     AbatementDecision,
@@ -29,6 +28,7 @@ from assessment.casework.models import (
     Proposal,
     ProposalReview,
 )
+from assessment.rows import from_row
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
@@ -212,3 +212,10 @@ async def view(session: AsyncSession, *, abatement: AbatementRequest) -> Abateme
     decision = await session.get(AbatementDecision, abatement.id)
     pending = await approvals.pending_of(session, abatement.id, "abatement.decide")
     return AbatementOut.of(abatement, decision, pending)
+
+
+async def account_views(session: AsyncSession, *, tax_account: str) -> list[AbatementOut]:
+    """The account's abatement requests, each as it stands."""
+    return [
+        await view(session, abatement=r) for r in await repository.account_abatements(session, tax_account)
+    ]

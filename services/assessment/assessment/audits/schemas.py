@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from assessment.rows import from_row
 from taxcore.lines import ReturnLines
 from taxcore.money import SignedMoney
 
@@ -68,14 +69,7 @@ class StepOut(BaseModel):
 
     @classmethod
     def of(cls, s: AuditStep) -> StepOut:
-        return cls(
-            kind=s.kind,
-            period=s.period,
-            data=s.data,
-            recorded_on=s.recorded_on,
-            recorded_by=s.recorded_by,
-            recorded_at=s.created_at,
-        )
+        return from_row(cls, s, recorded_at=s.created_at)
 
 
 class AuditOut(BaseModel):
@@ -106,16 +100,9 @@ class AuditOut(BaseModel):
             p: {**s.data, "recorded_on": s.recorded_on.isoformat(), "recorded_by": s.recorded_by}
             for p, s in current.findings().items()
         }
-        return cls(
-            id=a.id,
-            tax_account=a.tax_account,
-            jurisdiction=a.jurisdiction,
-            periods=a.periods,
-            reason=a.reason,
-            source=a.source,
-            section=a.section,
-            opened_on=a.opened_on,
-            opened_by=a.opened_by,
+        return from_row(
+            cls,
+            a,
             status=current.status,
             records_due_on=request.data["due_on"] if request else None,
             findings=findings,

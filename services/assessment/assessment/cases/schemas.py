@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money
 
 if TYPE_CHECKING:
@@ -131,14 +132,9 @@ class CaseOut(BaseModel):
         """The case as its steps leave it, its decision and how an appeal was resolved."""
         case = current.case
         resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
-        return cls(
-            id=case.id,
-            tax_account=case.tax_account,
-            jurisdiction=case.jurisdiction,
-            period=case.period,
-            notice_id=case.notice_id,
-            disputed_amount=case.disputed_amount,
-            opened_on=case.opened_on,
+        return from_row(
+            cls,
+            case,
             status=current.status,
             pending_proposal_id=current.pending.id if current.pending else None,
             steps=[StepOut.model_validate(s) for s in current.steps],

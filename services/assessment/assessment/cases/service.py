@@ -559,7 +559,19 @@ async def shown(session: AsyncSession, *, current: CaseView, on: date) -> CaseOu
 NOTICE_OUTCOME = {"sustain": "sustained", "reduce": "reduced", "cancel": "cancelled"}
 
 
-async def notice_outcome(session: AsyncSession, *, notice_id: str, on: date) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class NoticeDecision:
+    """What the case a disputed notice opened decided (the appeal's new decision wins)."""
+
+    status: str  # the notice's status it gives: sustained, reduced, cancelled
+    case: Case
+    case_status: str
+    outcome: str
+    decided_on: date
+    appeal_deadline: date
+
+
+async def notice_outcome(session: AsyncSession, *, notice_id: str, on: date) -> NoticeDecision | None:
     """What the case opened by a disputed notice decided, as of ``on`` (None: no case, or not
     decided yet): the notice shows the outcome instead of "disputed"."""
     case = await repository.case_of_notice(session, notice_id)
@@ -572,14 +584,11 @@ async def notice_outcome(session: AsyncSession, *, notice_id: str, on: date) -> 
     resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
     if resolved is not None and resolved.details.get("outcome") == "replaced":
         outcome = str(resolved.details["decision"]["outcome"])
-    return {
-        "status": NOTICE_OUTCOME[outcome],
-        "case": {
-            "case_id": case.id,
-            "status": current.status,
-            "outcome": outcome,
-            "decided_on": current.decision.on,
-            "appeal_deadline": current.decision.details["appeal_deadline"],
-            "decision_url": f"/v1/cases/{case.id}/decision.pdf",
-        },
-    }
+    return NoticeDecision(
+        status=NOTICE_OUTCOME[outcome],
+        case=case,
+        case_status=current.status,
+        outcome=outcome,
+        decided_on=current.decision.on,
+        appeal_deadline=date.fromisoformat(str(current.decision.details["appeal_deadline"])),
+    )

@@ -23,8 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.casework import repository
-from assessment.casework.events import event_id, from_row
+from assessment.casework.events import event_id
 from assessment.casework.models import Proposal, ProposalReview
+from assessment.rows import from_row
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, ValidationFailed

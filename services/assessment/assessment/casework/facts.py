@@ -15,8 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts, account_state, latest_fact_date, period_statements
 from assessment.accounts.service import recompute
-from assessment.casework.events import event_id, from_row
+from assessment.casework.events import event_id
 from assessment.casework.models import AdjustmentFact, AdjustmentReversal
+from assessment.rows import from_row
 from servicekit.errors import ValidationFailed
 from servicekit.outbox import OutboxEvent, emit, emit_many
 from taxcore.errors import InvalidInput

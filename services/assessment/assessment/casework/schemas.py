@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money
 
 if TYPE_CHECKING:
@@ -42,16 +43,9 @@ class ProposalOut(BaseModel):
         cls, proposal: Proposal, review: ProposalReview | None, settings: AssessmentSettings
     ) -> ProposalOut:
         """The proposal as it stands: pending until its one review row exists."""
-        return cls(
-            id=proposal.id,
-            tax_account=proposal.tax_account,
-            period=proposal.period,
-            action=proposal.action,
-            subject_id=proposal.subject_id,
-            amount=proposal.amount,
-            payload=proposal.payload,
-            proposed_by=proposal.proposed_by,
-            proposed_on=proposal.proposed_on,
+        return from_row(
+            cls,
+            proposal,
             admin_approval_required=settings.needs_admin(proposal.amount),
             status="pending" if review is None else review.outcome,
             reviewed_by=review.reviewed_by if review else None,

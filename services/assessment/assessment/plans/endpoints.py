@@ -94,8 +94,7 @@ async def request_plan(body: PlanRequestCreate, facts: FactsDep, w: WorkDep) -> 
     summary="The account's plan requests",
 )
 async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[PlanRequestOut]:
-    rows = await repository.account_requests(session, facts.tax_account)
-    return [await service.request_view(session, req=r) for r in rows]
+    return await service.account_request_views(session, tax_account=facts.tax_account)
 
 
 @router.get(

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money, PositiveMoney
 
 if TYPE_CHECKING:
@@ -45,10 +46,9 @@ class InstallmentOut(BaseModel):
 
     @classmethod
     def of(cls, i: InstallmentState, *, grace_days: int) -> InstallmentOut:
-        return cls(
-            number=i.term.number,
-            due_on=i.term.due_on,
-            amount=i.term.amount,
+        return from_row(
+            cls,
+            i.term,
             paid=i.paid,
             paid_on=i.paid_on,
             status=i.status,
@@ -87,18 +87,9 @@ class PlanOut(BaseModel):
     @classmethod
     def of(cls, plan: PaymentPlan, current: PlanState, steps: list[PlanStep], *, on: date) -> PlanOut:
         """The plan as granted, and where its schedule stands on ``on``."""
-        return cls(
-            id=plan.id,
-            tax_account=plan.tax_account,
-            jurisdiction=plan.jurisdiction,
-            periods=plan.periods,
-            balance_as_of=plan.balance_as_of,
-            planned_amount=plan.planned_amount,
-            granted_on=plan.granted_on,
-            granted_by=plan.granted_by,
-            request_id=plan.request_id,
-            grace_days=plan.grace_days,
-            section=plan.section,
+        return from_row(
+            cls,
+            plan,
             as_of=on,
             status=current.status,
             status_since=current.since,
@@ -140,13 +131,9 @@ class PlanRequestOut(BaseModel):
     @classmethod
     def of(cls, req: PlanRequest, plan: PaymentPlan | None, declined: PlanStep | None) -> PlanRequestOut:
         """The request: granted once a plan names it, declined once its decline step exists."""
-        return cls(
-            id=req.id,
-            tax_account=req.tax_account,
-            installments=req.installments,
-            explanation=req.explanation,
-            requested_on=req.requested_on,
-            requested_by=req.requested_by,
+        return from_row(
+            cls,
+            req,
             status="granted" if plan is not None else "declined" if declined is not None else "pending",
             plan_id=plan.id if plan is not None else None,
             declined=(

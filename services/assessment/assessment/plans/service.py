@@ -31,13 +31,14 @@ from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
 from assessment.casework import approvals, work
-from assessment.casework.events import event_id, from_row
+from assessment.casework.events import event_id
 from assessment.casework.schemas import Happened
 from assessment.notices.service import issue_notice
 from assessment.plans import repository
 from assessment.plans.hold import state
 from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
 from assessment.plans.schemas import PlanCreate, PlanOut, PlanRequestCreate, PlanRequestOut
+from assessment.rows import from_row
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
@@ -452,6 +453,13 @@ async def request_view(session: AsyncSession, *, req: PlanRequest) -> PlanReques
         (s for s in (await repository.steps(session, [req.id]))[req.id] if s.key == "declined"), None
     )
     return PlanRequestOut.of(req, plan, declined)
+
+
+async def account_request_views(session: AsyncSession, *, tax_account: str) -> list[PlanRequestOut]:
+    """The account's plan requests, each as it stands."""
+    return [
+        await request_view(session, req=r) for r in await repository.account_requests(session, tax_account)
+    ]
 
 
 async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money
 
 if TYPE_CHECKING:
@@ -55,12 +56,10 @@ class RefundStatusOut(BaseModel):
     def of(cls, refund: Refund, steps: list[RefundStep], pending: Proposal | None) -> RefundStatusOut:
         """The refund where its steps (in write order) leave it; only a paid one has a disbursement."""
         paid = next((s for s in steps if s.step == "paid"), None)
-        return cls(
+        return from_row(
+            cls,
+            refund,
             refund_id=refund.id,
-            tax_account=refund.tax_account,
-            amount=refund.amount,
-            requested_on=refund.requested_on,
-            requested_by=refund.requested_by,
             status=steps[-1].step if steps else "requested",
             pending_proposal_id=pending.id if pending else None,
             pending_action=pending.action if pending else None,

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
+
 if TYPE_CHECKING:
     from assessment.casework.models import AdjustmentFact, AdjustmentReversal
 
@@ -38,15 +40,10 @@ class WriteOffOut(BaseModel):
     @classmethod
     def of(cls, fact: AdjustmentFact, reversal: AdjustmentReversal | None) -> WriteOffOut:
         """The write-off fact, and its reversal once money appeared."""
-        return cls(
+        return from_row(
+            cls,
+            fact,
             write_off_id=fact.id,
-            tax_account=fact.tax_account,
-            period=fact.period,
-            effective_on=fact.effective_on,
-            reason=fact.reason,
-            section=fact.section,
-            proposed_by=fact.proposed_by,
-            approved_by=fact.approved_by,
             reversed_on=reversal.reversed_on if reversal else None,
             reversal_reason=reversal.reason if reversal else None,
         )
