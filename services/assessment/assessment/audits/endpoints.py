@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from datetime import date
+from functools import partial
+from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Path, Query
 from fastapi.responses import Response
@@ -19,7 +21,7 @@ from assessment.audits.schemas import (
     ProposedOut,
     RecordsRequestCreate,
 )
-from assessment.deps import SettingsDep
+from assessment.deps import CaseWork, SettingsDep, WorkDep
 from assessment.documents import service as documents
 from assessment.documents.endpoints import Lang, pdf_response
 from assessment.models import LodgingView
@@ -48,8 +50,18 @@ async def get_audit(
 AuditDep = Annotated[service.AuditView, Depends(get_audit)]
 
 
-async def _reload(session: SessionDep, current: service.AuditView) -> AuditOut:
-    return AuditOut.of(await service.view(session, audit=current.audit))
+class AuditWork(Protocol):
+    """A step of working an audit (``service.request_records``, ``record_finding``, ...)."""
+
+    async def __call__(
+        self, session: SessionDep, *, current: service.AuditView, principal: Principal, today: date
+    ) -> object: ...
+
+
+async def _worked(current: service.AuditView, w: CaseWork, step: AuditWork) -> AuditOut:
+    """The step, today, by the caller; then the audit as it now stands."""
+    await step(w.session, current=current, principal=w.principal, today=clock.today())
+    return AuditOut.of(await service.view(w.session, audit=current.audit))
 
 
 @router.post(
@@ -86,13 +98,8 @@ async def show_audit(current: AuditDep) -> AuditOut:
     responses=ERRORS,
     summary="Request the lodging's records by a due date (the letter: /letter, /letter.pdf)",
 )
-async def request_records(
-    body: RecordsRequestCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
-) -> AuditOut:
-    await service.request_records(
-        session, current=current, principal=principal, ask=body, today=clock.today()
-    )
-    return await _reload(session, current)
+async def request_records(body: RecordsRequestCreate, current: AuditDep, w: WorkDep) -> AuditOut:
+    return await _worked(current, w, partial(service.request_records, ask=body))
 
 
 @router.get("/{audit_id}/letter", responses=ERRORS, summary="The records request letter's content")
@@ -124,13 +131,8 @@ async def letter_pdf(
     responses=ERRORS,
     summary="Record the auditor's finding for a period: the base lines as the records show them",
 )
-async def record_finding(
-    body: AuditFindingCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
-) -> AuditOut:
-    await service.record_finding(
-        session, current=current, principal=principal, finding=body, today=clock.today()
-    )
-    return await _reload(session, current)
+async def record_finding(body: AuditFindingCreate, current: AuditDep, w: WorkDep) -> AuditOut:
+    return await _worked(current, w, partial(service.record_finding, finding=body))
 
 
 @router.get(
@@ -155,14 +157,10 @@ async def proposed(current: AuditDep, session: SessionDep) -> ProposedOut:
     responses=ERRORS,
     summary="Issue the notice of audit assessment (with the amendments the agency files for the lodging)",
 )
-async def issue_notice(current: AuditDep, session: SessionDep, principal: PrincipalDep) -> AuditOut:
-    await service.issue_notice(session, current=current, principal=principal, today=clock.today())
-    return await _reload(session, current)
+async def issue_notice(current: AuditDep, w: WorkDep) -> AuditOut:
+    return await _worked(current, w, service.issue_notice)
 
 
 @router.post("/{audit_id}/close", response_model=AuditOut, responses=ERRORS, summary="Close the audit")
-async def close_audit(
-    body: AuditClose, current: AuditDep, session: SessionDep, principal: PrincipalDep
-) -> AuditOut:
-    await service.close_audit(session, current=current, principal=principal, close=body, today=clock.today())
-    return await _reload(session, current)
+async def close_audit(body: AuditClose, current: AuditDep, w: WorkDep) -> AuditOut:
+    return await _worked(current, w, partial(service.close_audit, close=body))
