@@ -50,10 +50,7 @@ class PlanStepsOut(BaseModel):
 
     @classmethod
     def of(cls, as_of: date, made: Sequence[PlanStep]) -> PlanStepsOut:
-        return cls(
-            as_of=as_of,
-            steps=[
-                {"plan_id": s.subject_id, "tax_account": s.tax_account, "step": s.step, "on": s.on}
-                for s in made
-            ],
-        )
+        steps = [
+            {"plan_id": s.subject_id, "tax_account": s.tax_account, "step": s.step, "on": s.on} for s in made
+        ]
+        return cls(as_of=as_of, steps=steps)
