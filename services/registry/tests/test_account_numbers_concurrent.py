@@ -19,7 +19,7 @@ from registry_factories import ADMIN, make_operator
 from registry.accounts import format_account, is_valid_account
 from registry.app import build_app
 from registry.settings import RegistrySettings
-from servicekit.testing import BrokerProcess, fresh_database, serving
+from servicekit.testing import BrokerProcess, fresh_database, serving_service
 
 CONCURRENT = 20
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -28,8 +28,7 @@ MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 @pytest.fixture(scope="module")
 async def committing_app(broker: BrokerProcess) -> AsyncIterator[FastAPI]:
     url = await fresh_database("roomtax_test_registry_accounts", MIGRATIONS)
-    settings = RegistrySettings(environment="test", database_url=url, kafka_bootstrap=broker.bootstrap)
-    async with serving(build_app(settings)) as app:
+    async with serving_service(build_app, RegistrySettings, database_url=url, broker=broker) as app:
         yield app
 
 
