@@ -54,10 +54,13 @@ async def upsert_latest(
 class LodgingColumns:
     """The registry's lodging snapshot (``LodgingSnapshot``) as every projection of it keeps it.
 
-    The service declares the key columns itself (``lodging_id`` and ``tax_account``: which
-    is the primary key and which is indexed or unique differs) and anything more it keeps.
+    Keyed by the lodging id, its tax account number unique; a service keyed otherwise
+    declares ``lodging_id`` and ``tax_account`` again, and each adds what more it keeps
+    (the time of the snapshot, by the name its ``upsert_latest`` compares).
     """
 
+    lodging_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    tax_account: Mapped[str] = mapped_column(Text, unique=True)
     jurisdiction: Mapped[str] = mapped_column(Text)
     lodging_class: Mapped[str] = mapped_column(Text)
     casino: Mapped[bool] = mapped_column(Boolean)

@@ -48,8 +48,6 @@ class Lodging(LodgingColumns, Base):
     """The registry's lodging snapshot, as of its latest event."""
 
     __tablename__ = "lodgings"
-    lodging_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    tax_account: Mapped[str] = mapped_column(Text, unique=True)
     jurisdiction: Mapped[str] = mapped_column(Text, index=True)
     municipality: Mapped[str] = mapped_column(Text)
     as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))

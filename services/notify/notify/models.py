@@ -41,9 +41,6 @@ class Lodging(LodgingColumns, Base):
     """The registry's lodging snapshot (its operator decides who may read its events)."""
 
     __tablename__ = "lodgings"
-
-    lodging_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    tax_account: Mapped[str] = mapped_column(Text, unique=True)
     #: ``preferred_language`` of the registry snapshot when it carries one, else None
     language: Mapped[str | None] = mapped_column(Text)
     as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
