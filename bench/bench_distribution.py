@@ -12,9 +12,11 @@ brings (500 records of one partition at a time), with the consumer the service r
   transactions only).
 
 Both in batches (the service's ``batch_size``) and one event per transaction, interleaved,
-``--repeats`` rounds on disjoint events; prints events/s, medians, and the ratio
-no-op / real (the goal: within 2x). Then posts a PR month's run over all the collections
-through the HTTP API in-process and prints its latency. The scratch database is dropped.
+``--repeats`` rounds on disjoint events; prints events/s and the CPU per event (this
+process plus the database's backends, from /proc: steadier than events/s on a loaded
+machine), medians, and the ratios to the baseline (the goal: within 2x). Then posts a PR
+month's run over all the collections through the HTTP API in-process and prints its
+latency. The scratch database is dropped.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 import asyncpg
 from aiokafka import ConsumerRecord
 from httpx import AsyncClient
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from distribution.app import build_app
@@ -41,6 +44,7 @@ from distribution.settings import DistributionSettings
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.testing import auth, database_url, fresh_database, running_app
 from taxcore.events import CloudEvent
+from taxcore.parameters import default_tree
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "services/distribution/migrations"
 DB = "roomtax_bench_distribution"
@@ -82,14 +86,41 @@ async def nothing(session: AsyncSession, e: CloudEvent) -> None:
     return None
 
 
+def backend_cpu(pids: Sequence[int]) -> float:
+    """CPU seconds (user + system) the PostgreSQL backends ``pids`` have used (/proc)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def backends(sm: async_sessionmaker[AsyncSession]) -> list[int]:
+    """The backends of the pool's connections (and of any other client of the database)."""
+    async with sm() as session:
+        rows = await session.execute(
+            text(
+                "SELECT pid FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        )
+        return [int(pid) for pid in rows.scalars()] + [
+            int(await session.scalar(text("SELECT pg_backend_pid()")))
+        ]
+
+
 async def consume(
     sm: async_sessionmaker[AsyncSession],
     name: str,
     events: Sequence[CloudEvent],
     batch: int,
     handler: Handler,
-) -> float:
-    """Events per second through ``handle_records``, a poll's worth at a time."""
+) -> tuple[float, float]:
+    """Events per second through ``handle_records``, a poll's worth at a time, and the CPU
+    microseconds per event of this process and the database's backends."""
     consumer = EventConsumer(
         name=name,
         bootstrap="unused:0",
@@ -100,12 +131,14 @@ async def consume(
         max_attempts=1,
     )
     recs = records(events)
-    t = time.perf_counter()
+    pids = await backends(sm)
+    cpu, db_cpu, t = time.process_time(), backend_cpu(pids), time.perf_counter()
     for start in range(0, len(recs), POLL):
         await consumer.handle_records(recs[start : start + POLL])
     seconds = time.perf_counter() - t
+    cpu = time.process_time() - cpu + backend_cpu(pids) - db_cpu
     assert (consumer.applied, consumer.parked) == (len(events), 0), (consumer.applied, consumer.parked)
-    return len(events) / seconds
+    return len(events) / seconds, cpu / len(events) * 1e6
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -122,29 +155,37 @@ async def main(args: argparse.Namespace) -> None:
     try:
         async with running_app(app) as client:
             sm = app.state.sessionmaker
-            results: dict[str, list[float]] = {}
+            results: dict[str, list[tuple[float, float]]] = {}
+            default_tree()  # the law's parameters load once per process, not in a round
             k = 0
             for rep in range(reps):
                 for label, batch, handler in modes if rep % 2 == 0 else modes[::-1]:
-                    evs = [event(k + i) for i in range(n)]
-                    k += n
+                    count = n if batch > 1 else args.single_events
+                    evs = [event(k + i) for i in range(count)]
+                    k += count
                     results.setdefault(label, []).append(
                         await consume(sm, f"{label}-{rep}", evs, batch, handler)
                     )
-                print(f"round {rep + 1}: " + ", ".join(f"{m} {v[-1]:.0f}/s" for m, v in results.items()))
+                print(
+                    f"round {rep + 1}: "
+                    + ", ".join(f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU" for m, v in results.items())
+                )
             print(f"load after: {os.getloadavg()[0]:.1f}")
-            med = {m: statistics.median(v) for m, v in results.items()}
+            rate = {m: statistics.median(r for r, _ in v) for m, v in results.items()}
+            cpu = {m: statistics.median(c for _, c in v) for m, v in results.items()}
             print(
-                f"\n| {n} events per round (medians of {reps}) | collections | no-op baseline "
-                "| ratio no-op / real |"
+                f"\n| medians of {reps} rounds | collections: events/s, CPU us/event | no-op baseline "
+                "| events/s ratio no-op / real | CPU ratio real / no-op |"
             )
-            print("|---|---|---|---|")
+            print("|---|---|---|---|---|")
             for batch in (BATCH_SIZE, 1):
-                if f"collections-{batch}" in med:
-                    real, base = med[f"collections-{batch}"], med[f"no-op-{batch}"]
+                if f"collections-{batch}" in rate:
+                    real, base = f"collections-{batch}", f"no-op-{batch}"
                     print(
-                        f"| {batch} per transaction | {real:,.0f}/s | {base:,.0f}/s "
-                        f"| **{base / real:.2f}x** |"
+                        f"| {batch} per transaction ({n if batch > 1 else args.single_events} events) "
+                        f"| {rate[real]:,.0f}/s, {cpu[real]:.0f} us "
+                        f"| {rate[base]:,.0f}/s, {cpu[base]:.0f} us "
+                        f"| **{rate[base] / rate[real]:.2f}x** | {cpu[real] / cpu[base]:.2f}x |"
                     )
             await month_run(client)
     finally:
@@ -187,5 +228,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=3000, help="per round and mode")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--single-events", type=int, default=500, help="per round, one per transaction")
     parser.add_argument("--batched-only", action="store_true", help="skip one event per transaction")
     asyncio.run(main(parser.parse_args()))
