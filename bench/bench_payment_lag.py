@@ -111,76 +111,90 @@ async def collection_lags(platform: Platform, ids: list[str], timeout: float) ->
 
 
 async def main(args: argparse.Namespace) -> None:
-    rates = [float(r) for r in args.rates.split(",")]
     platform = Platform(prefix="roomtax_bench_paylag")
     try:
         await platform.start()
-        admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
-        api, accounts = await register(platform, admin, args.lodgings)
-        need = int(sum(rates) * args.seconds) + 5 * 4  # the runs and the warm-up
-        periods: list[str] = []
-        p = Period.of(REGISTERED)
-        while len(periods) * len(accounts) < need:
-            periods.append(str(p))
-            p = p.next()
-        assert p <= Period.of(date.today()), "more --lodgings: not enough past periods for the payments"
-        slots = [(a, per) for per in periods for a in accounts][:need]
-        print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
-        t = time.monotonic()
-        declared = list(reversed(slots))
-        filed, _ = await load(api, declared, args.setup_rate, len(slots) / args.setup_rate)
-        await lags(platform, filed, timeout=900)
-        print(
-            f"{len(accounts)} lodgings, {len(filed)} declarations filed and assessed "
-            f"in {time.monotonic() - t:.0f} s"
-        )
-        slots.reverse()
-        await pay(api, slots, 5, 4)  # warm-up (pools, caches, the consumer groups joined)
-        rows: list[dict[str, Any]] = []
-        for rate in rates:
-            ids, reached = await pay(api, slots, rate, args.seconds)
-            values = [lag * 1000 for lag in await collection_lags(platform, ids, timeout=900)]
-            fifth = max(1, len(values) // 5)
-            row = {
-                "rate": rate,
-                "reached": reached,
-                "n": len(values),
-                "p50": pct(values, 0.50),
-                "p99": pct(values, 0.99),
-                "max": max(values),
-                "trend": statistics.median(values[-fifth:]) - statistics.median(values[:fifth]),
-            }
-            rows.append(row)
-            print(
-                f"rate {rate:5.0f}/s (reached {reached:5.1f}/s, {row['n']} payments): "
-                f"lag p50 {row['p50']:7.0f} ms"
-                f"  p99 {row['p99']:7.0f} ms  max {row['max']:7.0f} ms  trend {row['trend']:+7.0f} ms",
-                flush=True,
-            )
-        print(f"load after: {os.getloadavg()[0]:.1f}")
-        base = rows[0]["p50"]
-        print(
-            "\n| rate (reached) | payments | lag p50 ms | p99 ms | max ms | trend ms "
-            "| p50 / lowest rate's p50 |"
-        )
-        print("|---|---|---|---|---|---|---|")
-        for r in rows:
-            print(
-                f"| {r['rate']:.0f}/s ({r['reached']:.1f}) | {r['n']} | {r['p50']:.0f} | {r['p99']:.0f} "
-                f"| {r['max']:.0f} | {r['trend']:+.0f} | {r['p50'] / base:.2f} |"
-            )
-        await api.close()
-        await admin.close()
+        await measure(platform, [float(r) for r in args.rates.split(",")], args)
     finally:
         platform.stop()
 
 
+async def measure(platform: Platform, rates: list[float], args: argparse.Namespace) -> None:
+    """Declarations to pay, then one run of payments per rate; prints each run and the table."""
+    admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+    api, accounts = await register(platform, admin, args.lodgings)
+    need = int(sum(rates) * args.seconds) + 5 * 4  # the runs and the warm-up
+    periods: list[str] = []
+    p = Period.of(REGISTERED)
+    while len(periods) * len(accounts) < need:
+        periods.append(str(p))
+        p = p.next()
+    assert p <= Period.of(date.today()), "more --lodgings: not enough past periods for the payments"
+    slots = [(a, per) for per in periods for a in accounts][:need]
+    print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
+    t = time.monotonic()
+    declared = list(reversed(slots))
+    filed, _ = await load(api, declared, args.setup_rate, len(slots) / args.setup_rate)
+    await lags(platform, filed, timeout=900)
+    print(
+        f"{len(accounts)} lodgings, {len(filed)} declarations filed and assessed "
+        f"in {time.monotonic() - t:.0f} s"
+    )
+    slots.reverse()
+    await pay(api, slots, 5, 4)  # warm-up (pools, caches, the consumer groups joined)
+    rows: list[dict[str, Any]] = []
+    for rate in rates:
+        ids, reached = await pay(api, slots, rate, args.seconds)
+        values = [lag * 1000 for lag in await collection_lags(platform, ids, timeout=900)]
+        fifth = max(1, len(values) // 5)
+        row = {
+            "rate": rate,
+            "reached": reached,
+            "n": len(values),
+            "p50": pct(values, 0.50),
+            "p99": pct(values, 0.99),
+            "max": max(values),
+            "trend": statistics.median(values[-fifth:]) - statistics.median(values[:fifth]),
+        }
+        rows.append(row)
+        print(
+            f"rate {rate:5.0f}/s (reached {reached:5.1f}/s, {row['n']} payments): "
+            f"lag p50 {row['p50']:7.0f} ms"
+            f"  p99 {row['p99']:7.0f} ms  max {row['max']:7.0f} ms  trend {row['trend']:+7.0f} ms",
+            flush=True,
+        )
+    print(f"load after: {os.getloadavg()[0]:.1f}")
+    summary(rows)
+    await api.close()
+    await admin.close()
+
+
+def summary(rows: list[dict[str, Any]]) -> None:
+    """The runs as a markdown table, each p50 against the lowest rate's (the baseline)."""
+    head = [
+        "rate (reached)",
+        "payments",
+        "lag p50 ms",
+        "p99 ms",
+        "max ms",
+        "trend ms",
+        "p50 / lowest rate's p50",
+    ]
+    print("\n| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for r in rows:
+        cells = [f"{r['rate']:.0f}/s ({r['reached']:.1f})", str(r["n"])]
+        cells += [f"{r[k]:.0f}" for k in ("p50", "p99", "max")]
+        cells += [f"{r['trend']:+.0f}", f"{r['p50'] / rows[0]['p50']:.2f}"]
+        print("| " + " | ".join(cells) + " |")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rates", default="5,20,40")
-    parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--lodgings", type=int, default=40)
-    parser.add_argument(
-        "--setup-rate", type=float, default=40, help="declarations per second before the runs"
-    )
+    for flag, default, about in [
+        ("--rates", "5,20,40", "payments per second, one run each"),
+        ("--seconds", 30.0, "of each run"),
+        ("--lodgings", 40, "PR hotels registered"),
+        ("--setup-rate", 40.0, "declarations per second before the runs"),
+    ]:
+        parser.add_argument(flag, type=type(default), default=default, help=about)
     asyncio.run(main(parser.parse_args()))

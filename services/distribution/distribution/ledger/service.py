@@ -16,6 +16,11 @@ from taxcore.events.assessment import CollectionPosted
 from taxcore.money import ZERO
 
 _PENDING = "distribution.collections.pending"
+#: the fields of a collection row that are the posting's own
+_AS_POSTED = (
+    "posting_id payment_id tax_account jurisdiction lodging_class period component amount "
+    "collected_on section"
+).split()
 
 
 async def record_collection(session: AsyncSession, *, event_id: str, posting: CollectionPosted) -> None:
@@ -56,16 +61,7 @@ async def book_collections(session: AsyncSession, postings: Sequence[tuple[str, 
         [
             repository.NewCollection(
                 event_id=event_id,
-                posting_id=p.posting_id,
-                payment_id=p.payment_id,
-                tax_account=p.tax_account,
-                jurisdiction=p.jurisdiction,
-                lodging_class=p.lodging_class,
-                period=p.period,
-                component=p.component,
-                amount=p.amount,
-                collected_on=p.collected_on,
-                section=p.section,
+                **{name: getattr(p, name) for name in _AS_POSTED},
                 description=(
                     f"collection {p.posting_id} of payment {p.payment_id}: {p.component} "
                     f"{p.amount} for {p.tax_account} {p.period}"
