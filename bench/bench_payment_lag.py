@@ -14,7 +14,9 @@ collections -> ``assessment.collections`` -> distribution books them. Its lag is
 (filing): ``now()`` of the two transactions on the same PostgreSQL server, one clock.
 
 Reports per rate the rate reached, p50/p99/max lag and its trend (median of the last fifth
-minus the first fifth: growth means a consumer falls behind). Baseline, same run: the
+minus the first fifth: growth means a consumer falls behind), and p50/p99 of each hop:
+filing -> assessment's ``payments`` row, -> its first ``collection_postings`` row (the
+application), -> distribution's first ``collections`` row. Baseline, same run: the
 lowest rate's p50 (the idle path: relays' wake-up, two broker hops, polls); ratios are
 against it. The goal of issue 12: p99 <= 500 ms at 40 payments/s.
 """
@@ -78,36 +80,51 @@ async def pay(api: Api, slots: list[tuple[str, str]], rate: float, seconds: floa
     return ids, reached
 
 
-async def collection_lags(platform: Platform, ids: list[str], timeout: float) -> list[float]:
-    """Lag in seconds per payment, in the order paid, once distribution booked each."""
-    filing = await asyncpg.connect(database_url(f"{platform.prefix}_filing", driver="postgresql"))
-    distribution = await asyncpg.connect(database_url(f"{platform.prefix}_distribution", driver="postgresql"))
+# when each payment reached each service: (database, query of (payment id, epoch seconds))
+STAGES = [
+    ("filing", "SELECT id, extract(epoch FROM created_at)::float8 FROM payments WHERE id = ANY($1::text[])"),
+    (
+        "assessment",
+        "SELECT payment_id, extract(epoch FROM created_at)::float8 FROM payments "
+        "WHERE payment_id = ANY($1::text[])",
+    ),
+    (
+        "assessment",
+        "SELECT payment_id, extract(epoch FROM min(created_at))::float8 FROM collection_postings "
+        "WHERE payment_id = ANY($1::text[]) GROUP BY payment_id",
+    ),
+    (
+        "distribution",
+        "SELECT payment_id, extract(epoch FROM min(received_at))::float8 FROM collections "
+        "WHERE payment_id = ANY($1::text[]) GROUP BY payment_id",
+    ),
+]
+HOPS = ["filing -> assessment", "assessment applied -> collection posted", "posted -> distribution"]
+
+
+async def collection_lags(platform: Platform, ids: list[str], timeout: float) -> list[list[float]]:
+    """Per payment, in the order paid, once distribution booked each: the whole lag in seconds,
+    then the time of each of the ``HOPS``."""
+    conns = {
+        name: await asyncpg.connect(database_url(f"{platform.prefix}_{name}", driver="postgresql"))
+        for name in ("filing", "assessment", "distribution")
+    }
     try:
         deadline = time.monotonic() + timeout
-        booked: dict[str, float] = {}
-        while len(booked) < len(ids):
-            booked = dict(
-                await distribution.fetch(
-                    "SELECT payment_id, extract(epoch FROM min(received_at))::float8 FROM collections "
-                    "WHERE payment_id = ANY($1::text[]) GROUP BY payment_id",
-                    ids,
-                )
-            )
+        while len(booked := await conns["distribution"].fetch(STAGES[-1][1], ids)) < len(ids):
             if time.monotonic() > deadline:
                 raise AssertionError(
                     f"distribution booked {len(booked)} of {len(ids)} payments in {timeout} s"
                 )
             await asyncio.sleep(0.5)
-        paid = dict(
-            await filing.fetch(
-                "SELECT id, extract(epoch FROM created_at)::float8 FROM payments WHERE id = ANY($1::text[])",
-                ids,
-            )
-        )
-        return [booked[i] - t for t, i in sorted((paid[i], i) for i in ids)]
+        at = [dict(await conns[db].fetch(sql, ids)) for db, sql in STAGES]
+        order = sorted(ids, key=at[0].__getitem__)
+        return [
+            [at[-1][i] - at[0][i], *(b[i] - a[i] for a, b in zip(at, at[1:], strict=False))] for i in order
+        ]
     finally:
-        await filing.close()
-        await distribution.close()
+        for conn in conns.values():
+            await conn.close()
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -145,7 +162,8 @@ async def measure(platform: Platform, rates: list[float], args: argparse.Namespa
     rows: list[dict[str, Any]] = []
     for rate in rates:
         ids, reached = await pay(api, slots, rate, args.seconds)
-        values = [lag * 1000 for lag in await collection_lags(platform, ids, timeout=900)]
+        per = await collection_lags(platform, ids, timeout=900)
+        values = [lags[0] * 1000 for lags in per]
         fifth = max(1, len(values) // 5)
         row = {
             "rate": rate,
@@ -163,6 +181,9 @@ async def measure(platform: Platform, rates: list[float], args: argparse.Namespa
             f"  p99 {row['p99']:7.0f} ms  max {row['max']:7.0f} ms  trend {row['trend']:+7.0f} ms",
             flush=True,
         )
+        for k, hop in enumerate(HOPS, start=1):
+            hops = [lags[k] * 1000 for lags in per]
+            print(f"    {hop}: p50 {pct(hops, 0.5):.0f} ms, p99 {pct(hops, 0.99):.0f} ms", flush=True)
     print(f"load after: {os.getloadavg()[0]:.1f}")
     summary(rows)
     await api.close()
