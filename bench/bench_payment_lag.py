@@ -164,16 +164,7 @@ async def measure(platform: Platform, rates: list[float], args: argparse.Namespa
         ids, reached = await pay(api, slots, rate, args.seconds)
         per = await collection_lags(platform, ids, timeout=900)
         values = [lags[0] * 1000 for lags in per]
-        fifth = max(1, len(values) // 5)
-        row = {
-            "rate": rate,
-            "reached": reached,
-            "n": len(values),
-            "p50": pct(values, 0.50),
-            "p99": pct(values, 0.99),
-            "max": max(values),
-            "trend": statistics.median(values[-fifth:]) - statistics.median(values[:fifth]),
-        }
+        row = {"rate": rate, "reached": reached, **spread(values)}
         rows.append(row)
         print(
             f"rate {rate:5.0f}/s (reached {reached:5.1f}/s, {row['n']} payments): "
@@ -188,6 +179,13 @@ async def measure(platform: Platform, rates: list[float], args: argparse.Namespa
     summary(rows)
     await api.close()
     await admin.close()
+
+
+def spread(ms: list[float]) -> dict[str, float]:
+    """Count, p50, p99, max, and trend: the median of the last fifth minus the first fifth's."""
+    fifth = max(1, len(ms) // 5)
+    trend = statistics.median(ms[-fifth:]) - statistics.median(ms[:fifth])
+    return {"n": len(ms), "p50": pct(ms, 0.50), "p99": pct(ms, 0.99), "max": max(ms), "trend": trend}
 
 
 def summary(rows: list[dict[str, Any]]) -> None:
