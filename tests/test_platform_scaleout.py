@@ -4,8 +4,8 @@ The platform (registry, filing, assessment; real broker, real processes) runs a 
 ``python -m assessment worker`` next to the first, with its own log and operations port.
 Both join the consumer group ``assessment-filing`` (the same consumer name), and the
 broker splits the partitions of ``filing.declarations`` and ``filing.payments`` between
-them (4 partitions each). Then returns are filed for
-lodgings whose tax accounts hash to every partition of ``filing.declarations``. It shows:
+them (4 partitions each). Then returns are filed for lodgings whose tax accounts hash to
+every partition of ``filing.declarations`` (keyed by tax account). It shows:
 
 - each worker holds partitions of the declarations topic (the consumer reports the lag of
   every partition it is assigned on its ``/metrics``), the two shares are disjoint, cover
@@ -19,8 +19,6 @@ lodgings whose tax accounts hash to every partition of ``filing.declarations``. 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from decimal import Decimal
@@ -32,7 +30,7 @@ import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import TopicAlreadyExistsError
 from aiokafka.partitioner import murmur2
-from platform_harness import ROOT, Api, Platform, eventually, new_client
+from platform_harness import Api, Platform, ServiceProcess, eventually, new_client
 from test_platform_resilience import R, late
 
 from servicekit.testing import database_url, free_port
@@ -48,32 +46,20 @@ RETURNS = 16
 DECLARATION_FILED = "roomtax.filing.declaration.filed.v1"
 
 
-class SecondWorker:
-    """Another ``python -m assessment worker`` of the platform's assessment service."""
-
-    def __init__(self, platform: Platform) -> None:
-        svc = platform.services["assessment"]
-        self.metrics_port = free_port()
-        self.log_path = svc.logs / "assessment-worker-2.log"
-        env = {**svc.env, "ROOMTAX_METRICS_PORT": str(self.metrics_port)}
-        env["ROOMTAX_WORKER_HEARTBEAT"] = str(svc.logs / "assessment-2.heartbeat")
-        with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "assessment", "worker"],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                cwd=ROOT,
-            )
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+def second_worker(platform: Platform) -> ServiceProcess:
+    """Another ``python -m assessment worker`` of the platform's assessment service, with its
+    own operations port, heartbeat and log (``<logs>/second/assessment.log``)."""
+    svc = platform.services["assessment"]
+    heartbeat = {"ROOMTAX_WORKER_HEARTBEAT": str(svc.logs / "assessment-2.heartbeat")}
+    worker = ServiceProcess(
+        name="assessment",
+        port=svc.port,
+        env={**svc.env, **heartbeat},
+        logs=svc.logs / "second",
+        role_env={"worker": {"ROOMTAX_METRICS_PORT": str(free_port())}},
+    )
+    worker.worker = worker._spawn("worker")
+    return worker
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +73,7 @@ async def platform() -> AsyncIterator[Platform]:
 
 
 @pytest.fixture(scope="module")
-async def second(platform: Platform) -> AsyncIterator[SecondWorker]:
+async def second(platform: Platform) -> AsyncIterator[ServiceProcess]:
     admin = AIOKafkaAdminClient(bootstrap_servers=platform.broker.bootstrap)
     await admin.start()
     try:  # the group's topics exist before the returns (no rebalance when the first arrives)
@@ -98,7 +84,7 @@ async def second(platform: Platform) -> AsyncIterator[SecondWorker]:
         pass
     finally:
         await admin.close()
-    worker = SecondWorker(platform)
+    worker = second_worker(platform)
     try:
         yield worker
     finally:
@@ -138,9 +124,12 @@ def partition_of(key: str) -> int:
 
 
 async def test_two_workers_split_the_partitions_and_apply_each_return_once(
-    platform: Platform, second: SecondWorker
+    platform: Platform, second: ServiceProcess
 ) -> None:
-    urls = [platform.operations_url("assessment", "worker"), f"http://127.0.0.1:{second.metrics_port}"]
+    urls = [
+        platform.operations_url("assessment", "worker"),
+        f"http://127.0.0.1:{second.role_env['worker']['ROOMTAX_METRICS_PORT']}",
+    ]
     client = httpx.AsyncClient(timeout=10)
 
     async def split() -> tuple[set[int], set[int]] | None:
@@ -161,15 +150,9 @@ async def test_two_workers_split_the_partitions_and_apply_each_return_once(
     try:
         accounts: list[str] = []
         while len(accounts) < RETURNS or {partition_of(a) for a in accounts} != set(range(PARTITIONS)):
-            lodging = {
-                "jurisdiction": "PR",
-                "lodging_class": "hotel",
-                "name": f"Hotel {len(accounts)} {tag}",
-                "address": {"line1": "1 Calle Luna", "municipality": "San Juan"},
-                "room_count": 30,
-                "operator_id": operator["id"],
-                "registered_on": R.first_day.isoformat(),
-            }
+            lodging = {"jurisdiction": "PR", "lodging_class": "hotel", "operator_id": operator["id"]}
+            lodging |= {"name": f"Hotel {len(accounts)} {tag}", "registered_on": R.first_day.isoformat()}
+            lodging |= {"address": {"line1": "1 Calle Luna", "municipality": "San Juan"}, "room_count": 30}
             created = await admin.post("registry", "/v1/lodgings", lodging, expect=201)
             accounts.append(str(created["tax_account"]))
 
@@ -235,7 +218,8 @@ async def test_two_workers_split_the_partitions_and_apply_each_return_once(
                 {"tax": fmt(tax[a]), "impact_fee": "0.00"},  # PR levies no impact fee
                 1,
             )
-        assert second.proc.poll() is None
+        assert second.worker is not None
+        assert second.worker.poll() is None  # the second worker is still running
     finally:
         await client.aclose()
         await api.close()
