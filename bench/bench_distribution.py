@@ -1,45 +1,68 @@
 """Throughput of the distribution service on a real PostgreSQL.
 
-Run: ``uv run python bench/bench_distribution.py [collections]``. Builds a scratch
-database, applies ``collection.posted`` events one by one through the consumer
-(inbox + journal entry per event, one transaction each), then posts a PR month's
-run over all of them through the HTTP API in-process, and prints events/s and
-the run's latency. The scratch database is dropped at the end.
+    ROOMTAX_TEST_DB_SUFFIX=_me uv run python -u bench/bench_distribution.py [--events 3000] [--repeats 3]
+
+Builds a scratch database (alembic head) and applies ``collection.posted`` events through
+``EventConsumer.handle_records``, the path ``EventConsumer.run`` takes for what a poll
+brings (500 records of one partition at a time), with the consumer the service runs
+(``distribution.consumers``: its handler, its ``batch_size``):
+
+* **collections**: the real handler (inbox, journal entry of two lines, collection row);
+* **baseline, same run**: the same consumer with a no-op handler (inbox rows and the
+  transactions only).
+
+Both in batches (the service's ``batch_size``) and one event per transaction, interleaved,
+``--repeats`` rounds on disjoint events; prints events/s and the CPU per event (this
+process plus the database's backends, from /proc: steadier than events/s on a loaded
+machine), medians, and the ratios to the baseline (the goal: within 2x). Then posts a PR
+month's run over all the collections through the HTTP API in-process and prints its
+latency. The scratch database is dropped.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
-import sys
+import os
+import statistics
 import time
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from pathlib import Path
 
 import asyncpg
+from aiokafka import ConsumerRecord
+from httpx import AsyncClient
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from distribution.app import build_app
+from distribution.consumers import BATCH_SIZE
 from distribution.ledger.handlers import COLLECTION_POSTED, on_collection_posted
 from distribution.settings import DistributionSettings
-from servicekit.consumer import EventConsumer
+from servicekit.consumer import EventConsumer, Handler
 from servicekit.testing import auth, database_url, fresh_database, running_app
 from taxcore.events import CloudEvent
+from taxcore.parameters import default_tree
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "services/distribution/migrations"
 DB = "roomtax_bench_distribution"
-CONCURRENCY = 8
+POLL = 500  # records per partition per poll (EventConsumer.run's max_records)
 
 
 def event(i: int) -> CloudEvent:
+    account = f"PR-{i % 500:05d}"
     return CloudEvent(
         id=str(uuid.uuid4()),
         source="/roomtax/assessment",
         type=COLLECTION_POSTED,
         time=datetime.now(UTC),
+        subject=account,
         data={
             "posting_id": f"bench-{i}",
             "payment_id": f"pay-{i}",
-            "tax_account": f"PR-{i % 500:05d}",
+            "tax_account": account,
             "jurisdiction": "PR",
             "lodging_class": "hotel",
             "period": "2026-06",
@@ -51,86 +74,160 @@ def event(i: int) -> CloudEvent:
     )
 
 
-async def main(n: int) -> None:
+def records(events: Sequence[CloudEvent]) -> list[ConsumerRecord[bytes, bytes]]:
+    values = [(e.subject or "").encode() for e in events], [e.model_dump_json().encode() for e in events]
+    return [
+        ConsumerRecord("collections", 0, i, 0, 0, key, value, None, len(key), len(value), ())
+        for i, (key, value) in enumerate(zip(*values, strict=True))
+    ]
+
+
+async def nothing(session: AsyncSession, e: CloudEvent) -> None:
+    return None
+
+
+def backend_cpu(pids: Sequence[int]) -> float:
+    """CPU seconds (user + system) the PostgreSQL backends ``pids`` have used (/proc)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def backends(sm: async_sessionmaker[AsyncSession]) -> list[int]:
+    """The backends of the pool's connections (and of any other client of the database)."""
+    async with sm() as session:
+        rows = await session.execute(
+            text(
+                "SELECT pid FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        )
+        return [int(pid) for pid in rows.scalars()] + [
+            int(await session.scalar(text("SELECT pg_backend_pid()")))
+        ]
+
+
+async def consume(
+    sm: async_sessionmaker[AsyncSession],
+    name: str,
+    events: Sequence[CloudEvent],
+    batch: int,
+    handler: Handler,
+) -> tuple[float, float]:
+    """Events per second through ``handle_records``, a poll's worth at a time, and the CPU
+    microseconds per event of this process and the database's backends."""
+    consumer = EventConsumer(
+        name=name,
+        bootstrap="unused:0",
+        topics=[],
+        sessionmaker=sm,
+        handlers={COLLECTION_POSTED: handler},
+        batch_size=batch,
+        max_attempts=1,
+    )
+    recs = records(events)
+    pids = await backends(sm)
+    cpu, db_cpu, t = time.process_time(), backend_cpu(pids), time.perf_counter()
+    for start in range(0, len(recs), POLL):
+        await consumer.handle_records(recs[start : start + POLL])
+    seconds = time.perf_counter() - t
+    cpu = time.process_time() - cpu + backend_cpu(pids) - db_cpu
+    assert (consumer.applied, consumer.parked) == (len(events), 0), (consumer.applied, consumer.parked)
+    return len(events) / seconds, cpu / len(events) * 1e6
+
+
+async def main(args: argparse.Namespace) -> None:
     url = await fresh_database(DB, MIGRATIONS)
     app = build_app(DistributionSettings(environment="test", database_url=url))
+    n, reps = args.events, args.repeats
+    modes: list[tuple[str, int, Handler]] = [
+        (f"collections-{BATCH_SIZE}", BATCH_SIZE, on_collection_posted),
+        (f"no-op-{BATCH_SIZE}", BATCH_SIZE, nothing),
+    ]
+    if not args.batched_only:
+        modes += [("collections-1", 1, on_collection_posted), ("no-op-1", 1, nothing)]
+    print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
     try:
         async with running_app(app) as client:
-            consumer = EventConsumer(
-                name="bench",
-                bootstrap="unused:0",
-                topics=[],
-                sessionmaker=app.state.sessionmaker,
-                handlers={COLLECTION_POSTED: on_collection_posted},
-            )
-            events = [event(i) for i in range(n)]
-            start = time.perf_counter()
-            sem = asyncio.Semaphore(CONCURRENCY)
-
-            async def one(e: CloudEvent) -> None:
-                async with sem:
-                    await consumer.apply(e, on_collection_posted)
-
-            await asyncio.gather(*(one(e) for e in events))
-            took = time.perf_counter() - start
+            sm = app.state.sessionmaker
+            results: dict[str, list[tuple[float, float]]] = {}
+            default_tree()  # the law's parameters load once per process, not in a round
+            k = 0
+            for rep in range(reps):
+                for label, batch, handler in modes if rep % 2 == 0 else modes[::-1]:
+                    count = n if batch > 1 else args.single_events
+                    evs = [event(k + i) for i in range(count)]
+                    k += count
+                    results.setdefault(label, []).append(
+                        await consume(sm, f"{label}-{rep}", evs, batch, handler)
+                    )
+                print(
+                    f"round {rep + 1}: "
+                    + ", ".join(f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU" for m, v in results.items())
+                )
+            print(f"load after: {os.getloadavg()[0]:.1f}")
+            rate = {m: statistics.median(r for r, _ in v) for m, v in results.items()}
+            cpu = {m: statistics.median(c for _, c in v) for m, v in results.items()}
             print(
-                f"collection.posted applied: {n} in {took:.2f}s = {n / took:,.0f} events/s "
-                f"({CONCURRENCY} concurrent)"
+                f"\n| medians of {reps} rounds | collections: events/s, CPU us/event | no-op baseline "
+                "| events/s ratio no-op / real | CPU ratio real / no-op |"
             )
-
-            async def nothing(session: object, e: CloudEvent) -> None:
-                return None
-
-            baseline_events = [event(n + i) for i in range(n)]
-
-            async def bare(e: CloudEvent) -> None:
-                async with sem:
-                    await consumer.apply(e, nothing)  # type: ignore[arg-type]
-
-            start = time.perf_counter()
-            await asyncio.gather(*(bare(e) for e in baseline_events))
-            base = time.perf_counter() - start
-            print(
-                f"  baseline: the same consumer with a no-op handler (inbox row + transaction): "
-                f"{n / base:,.0f} events/s; ratio {took / base:.2f}"
-            )
-            admin = auth("agency-admin")
-            await client.post(
-                "/v1/certifications",
-                headers=admin,
-                json={
-                    "fiscal_year": 2027,
-                    "amount": "1200000.00",
-                    "certified_on": "2026-06-15",
-                    "document_reference": "bench",
-                },
-            )
-            start = time.perf_counter()
-            r = await client.post("/v1/runs", json={"jurisdiction": "PR", "month": "2026-07"}, headers=admin)
-            took = time.perf_counter() - start
-            assert r.status_code == 201, r.text
-            print(
-                f"run over {r.json()['inputs']['collections']} collections: {took * 1000:.0f} ms "
-                f"(collected {r.json()['collected']})"
-            )
-            start = time.perf_counter()
-            await client.get("/v1/runs", headers=admin)
-            listing = time.perf_counter() - start
-            print(
-                f"  baseline: GET /v1/runs on the same app: {listing * 1000:.1f} ms; "
-                f"ratio {took / listing:.1f}"
-            )
-            start = time.perf_counter()
-            r = await client.get("/v1/funds", params={"jurisdiction": "PR"}, headers=admin)
-            print(
-                f"fund balances: {(time.perf_counter() - start) * 1000:.1f} ms, "
-                f"conserved={r.json()['conserved']}"
-            )
+            print("|---|---|---|---|---|")
+            for batch in (BATCH_SIZE, 1):
+                if f"collections-{batch}" in rate:
+                    real, base = f"collections-{batch}", f"no-op-{batch}"
+                    print(
+                        f"| {batch} per transaction ({n if batch > 1 else args.single_events} events) "
+                        f"| {rate[real]:,.0f}/s, {cpu[real]:.0f} us "
+                        f"| {rate[base]:,.0f}/s, {cpu[base]:.0f} us "
+                        f"| **{rate[base] / rate[real]:.2f}x** | {cpu[real] / cpu[base]:.2f}x |"
+                    )
+            await month_run(client)
     finally:
         conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
         await conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
         await conn.close()
 
 
+async def month_run(client: AsyncClient) -> None:
+    """A PR month's run over every collection booked, through the HTTP API."""
+    admin = auth("agency-admin")
+    await client.post(
+        "/v1/certifications",
+        headers=admin,
+        json={
+            "fiscal_year": 2027,
+            "amount": "1200000.00",
+            "certified_on": "2026-06-15",
+            "document_reference": "bench",
+        },
+    )
+    start = time.perf_counter()
+    r = await client.post("/v1/runs", json={"jurisdiction": "PR", "month": "2026-07"}, headers=admin)
+    took = time.perf_counter() - start
+    assert r.status_code == 201, r.text
+    print(
+        f"\nrun over {r.json()['inputs']['collections']} collections: {took * 1000:.0f} ms "
+        f"(collected {r.json()['collected']})"
+    )
+    start = time.perf_counter()
+    await client.get("/v1/runs", headers=admin)
+    listing = time.perf_counter() - start
+    print(f"  baseline: GET /v1/runs on the same app: {listing * 1000:.1f} ms; ratio {took / listing:.1f}")
+    start = time.perf_counter()
+    r = await client.get("/v1/funds", params={"jurisdiction": "PR"}, headers=admin)
+    print(f"fund balances: {(time.perf_counter() - start) * 1000:.1f} ms, conserved={r.json()['conserved']}")
+
+
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 5000))
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=3000, help="per round and mode")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--single-events", type=int, default=500, help="per round, one per transaction")
+    parser.add_argument("--batched-only", action="store_true", help="skip one event per transaction")
+    asyncio.run(main(parser.parse_args()))

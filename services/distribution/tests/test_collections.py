@@ -5,10 +5,16 @@ from decimal import Decimal
 
 import httpx
 import pytest
+from aiokafka import ConsumerRecord
 from distribution_factories import AUDITOR, collect, collection_event, scalar
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from distribution.consumers import BATCH_SIZE
+from distribution.ledger.handlers import on_collection_posted
+from servicekit.consumer import EventConsumer
+from taxcore.events import CloudEvent
 
 
 class TestCollectionPosted:
@@ -75,6 +81,70 @@ class TestCollectionPosted:
     ) -> None:
         assert await collect(db, amount="0.00", collected_on=date(2026, 7, 3)) == "applied"
         assert await scalar(db, "SELECT count(*) FROM journal_entries") == 0
+
+
+class TestCollectionsInBatches:
+    """The consumer applies a poll's records in batches: one statement books a batch's postings,
+    with the same entries, in the same order, as one event per transaction."""
+
+    async def test_a_batch_books_each_new_posting_once_in_order(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        booked = collection_event(amount="7.00", collected_on=date(2026, 7, 1), posting_id="p-old")
+        assert await collect(db, event=booked) == "applied"
+        first = collection_event(amount="100.00", collected_on=date(2026, 7, 2), posting_id="p-1")
+        events = [
+            first,
+            collection_event(amount="-40.50", collected_on=date(2026, 7, 2), posting_id="p-2"),
+            collection_event(amount="0.00", collected_on=date(2026, 7, 2)),
+            collection_event(
+                amount="25.00", collected_on=date(2026, 7, 3), jurisdiction="VI", posting_id="p-3"
+            ),
+            first,  # redelivered in the same poll: the inbox drops it
+            collection_event(amount="999.00", collected_on=date(2026, 7, 2), posting_id="p-1"),  # reused id
+            collection_event(
+                amount="7.00", collected_on=date(2026, 7, 1), posting_id="p-old"
+            ),  # booked before
+            collection_event(amount="3.10", collected_on=date(2026, 7, 4), posting_id="p-4", refund_id="r-9"),
+        ]
+        consumer = EventConsumer(
+            name="distribution-collections",
+            bootstrap="unused:0",
+            topics=[],
+            sessionmaker=db,
+            handlers=[on_collection_posted],
+            batch_size=BATCH_SIZE,
+            max_attempts=1,
+        )
+        await consumer.handle_records([_record(e, i) for i, e in enumerate(events)])
+        assert (consumer.batches, consumer.applied, consumer.duplicates, consumer.parked) == (1, 7, 1, 0)
+        r = await client.get("/v1/ledger/entries", headers=AUDITOR)
+        assert [
+            (e["event_id"], e["effective_on"], [(x["account"], x["amount"]) for x in e["lines"]])
+            for e in r.json()["items"]
+        ] == [
+            (booked.id, "2026-07-01", [("cash:PR", "7.00"), ("pending:PR", "-7.00")]),
+            (first.id, "2026-07-02", [("cash:PR", "100.00"), ("pending:PR", "-100.00")]),
+            (events[1].id, "2026-07-02", [("cash:PR", "-40.50"), ("pending:PR", "40.50")]),
+            (events[3].id, "2026-07-03", [("cash:VI", "25.00"), ("pending:VI", "-25.00")]),
+            (events[7].id, "2026-07-04", [("cash:PR", "3.10"), ("pending:PR", "-3.10")]),
+        ]
+        [give_back] = [e for e in r.json()["items"] if e["event_id"] == events[7].id]
+        assert give_back["description"] == (
+            f"collection p-4 of payment {events[7].data['payment_id']}: tax 3.10 for "
+            f"{events[7].data['tax_account']} 2026-07 (give-back of refund r-9)"
+        )
+        collections = await scalar(
+            db, "SELECT string_agg(posting_id || '=' || amount::text, ',' ORDER BY id) FROM collections"
+        )
+        assert collections == "p-old=7.00,p-1=100.00,p-2=-40.50,p-3=25.00,p-4=3.10"
+        tb = (await client.get("/v1/ledger/trial-balance", headers=AUDITOR)).json()
+        assert (tb["total_debit"], tb["total_credit"], tb["balanced"]) == ("175.60", "175.60", True)
+
+
+def _record(event: CloudEvent, offset: int) -> ConsumerRecord[bytes, bytes]:
+    value = event.model_dump_json().encode()
+    return ConsumerRecord("collections", 0, offset, 0, 0, b"k", value, None, 1, len(value), ())
 
 
 class TestAppendOnlyLedger:

@@ -86,6 +86,89 @@ async def add_entry(
     return entry
 
 
+@dataclass(frozen=True, slots=True)
+class NewCollection:
+    """A collection to book: its row, and its entry (cash debited, pending credited)."""
+
+    event_id: str
+    posting_id: str
+    payment_id: str
+    tax_account: str
+    jurisdiction: str
+    lodging_class: str
+    period: str
+    component: str
+    amount: Decimal
+    collected_on: date
+    section: str
+    description: str
+    cash_account: str
+    pending_account: str
+    pending_section: str | None
+
+
+# One statement for a whole batch: the accounts the lines need, the postings not booked yet
+# (the first of a posting_id repeated in the batch), their entries in order, two lines each
+# (cash, then pending), and the collection rows pointing at them. The foreign keys are
+# checked at the statement's end, the balance of every entry at COMMIT (deferred triggers).
+_ADD_COLLECTIONS = text(
+    """
+WITH new_accounts AS (
+    INSERT INTO accounts (code, jurisdiction, kind, name, section)
+    SELECT * FROM unnest(CAST(:account_code AS text[]), CAST(:account_jurisdiction AS text[]),
+        CAST(:account_kind AS text[]), CAST(:account_name AS text[]), CAST(:account_section AS text[]))
+    ON CONFLICT DO NOTHING
+), batch AS (
+    SELECT * FROM unnest(
+        CAST(:event_id AS text[]), CAST(:posting_id AS text[]), CAST(:payment_id AS text[]),
+        CAST(:tax_account AS text[]), CAST(:jurisdiction AS text[]), CAST(:lodging_class AS text[]),
+        CAST(:period AS text[]), CAST(:component AS text[]), CAST(:amount AS numeric[]),
+        CAST(:collected_on AS date[]), CAST(:section AS text[]), CAST(:description AS text[]),
+        CAST(:cash_account AS text[]), CAST(:pending_account AS text[]), CAST(:pending_section AS text[])
+    ) WITH ORDINALITY AS b(event_id, posting_id, payment_id, tax_account, jurisdiction, lodging_class,
+        period, component, amount, collected_on, section, description, cash_account, pending_account,
+        pending_section, ord)
+), fresh AS (
+    SELECT DISTINCT ON (posting_id) * FROM batch
+    WHERE NOT EXISTS (SELECT 1 FROM collections c WHERE c.posting_id = batch.posting_id)
+    ORDER BY posting_id, ord
+), entries AS (
+    INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, event_id)
+    SELECT jurisdiction, 'collection', collected_on, description, event_id FROM fresh ORDER BY ord
+    RETURNING id, event_id
+), lines AS (
+    INSERT INTO journal_lines (entry_id, account_code, amount, rule, section)
+    SELECT e.id, l.account_code, l.amount, 'collection.posted', l.section
+    FROM fresh f JOIN entries e USING (event_id)
+    CROSS JOIN LATERAL (VALUES (1, f.cash_account, f.amount, f.section),
+                               (2, f.pending_account, -f.amount, f.pending_section))
+        AS l(k, account_code, amount, section)
+    ORDER BY f.ord, l.k
+)
+INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class,
+    period, component, amount, collected_on, section, entry_id)
+SELECT f.posting_id, f.event_id, f.payment_id, f.tax_account, f.jurisdiction, f.lodging_class,
+    f.period, f.component, f.amount, f.collected_on, f.section, e.id
+FROM fresh f JOIN entries e USING (event_id) ORDER BY f.ord
+"""
+)
+
+
+async def add_collections(
+    session: AsyncSession, rows: Sequence[NewCollection], *, accounts: Sequence[AccountSpec]
+) -> int:
+    """Book ``rows`` in order, creating ``accounts`` if missing (see ``_ADD_COLLECTIONS``);
+    returns how many were new."""
+    if not rows:
+        return 0
+    columns = {name: [getattr(r, name) for r in rows] for name in NewCollection.__slots__}
+    specs = list({s.code: s for s in accounts}.values())
+    for name in ("code", "jurisdiction", "kind", "name", "section"):
+        columns[f"account_{name}"] = [getattr(s, name) for s in specs]
+    result = await session.execute(_ADD_COLLECTIONS, columns)
+    return int(getattr(result, "rowcount", 0))
+
+
 async def account_totals(
     session: AsyncSession, *, jurisdiction: str | None, as_of: date | None
 ) -> list[tuple[Account, Decimal, Decimal]]:

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from distribution.ledger import accounts, repository
-from distribution.ledger.repository import Line
-from distribution.models import Account, Collection
+from distribution.models import Account
+from servicekit.consumer import once_per_batch
 from taxcore.events.assessment import CollectionPosted
 from taxcore.money import ZERO
 
+_PENDING = "distribution.collections.pending"
+#: the fields of a collection row that are the posting's own
+_AS_POSTED = (
+    "posting_id payment_id tax_account jurisdiction lodging_class period component amount "
+    "collected_on section"
+).split()
 
-async def record_collection(
-    session: AsyncSession, *, event_id: str, posting: CollectionPosted
-) -> Collection | None:
+
+async def record_collection(session: AsyncSession, *, event_id: str, posting: CollectionPosted) -> None:
     """Debit cash, credit the jurisdiction's collections pending distribution.
 
     A negative amount (assessment re-applied a payment, or a paid refund took
@@ -26,52 +31,50 @@ async def record_collection(
     leaves, and the next run nets it with the other collections, so the funds
     give their shares back by the same rule that gave them. Idempotent on the
     event id (inbox) and on ``posting_id`` (unique).
+
+    In a consumer's batch the postings are booked together at the batch's end
+    (:func:`book_collections`, a few statements for the whole batch); elsewhere now.
     """
-    known = await session.execute(select(Collection).where(Collection.posting_id == posting.posting_id))
-    if (existing := known.scalar_one_or_none()) is not None:
-        return existing
-    if posting.amount == 0:
-        return None
-    j = posting.jurisdiction
-    amount = posting.amount
-    entry = await repository.add_entry(
+    session.info.setdefault(_PENDING, []).append((event_id, posting))
+    await once_per_batch(session, _PENDING, lambda: book_collections(session, session.info.pop(_PENDING)))
+
+
+async def book_collections(session: AsyncSession, postings: Sequence[tuple[str, CollectionPosted]]) -> int:
+    """Book ``(event id, posting)`` pairs in order: one journal entry of two lines and one
+    collection row each, in one statement; a posting already booked (or twice in
+    ``postings``: the first wins) or of zero books nothing. Returns the entries booked.
+    Every entry balances by construction; the ledger's deferred triggers check it at COMMIT
+    (a batch that fails there is applied again event by event, as any failed batch)."""
+    rows = [(e, p) for e, p in postings if p.amount != 0]
+    if not rows:
+        return 0
+    sections: dict[tuple[str, date], str | None] = {}
+    for _, p in rows:
+        key = (p.jurisdiction, p.collected_on)
+        if key not in sections:
+            sections[key] = accounts.section_text(
+                p.jurisdiction, "distribution.collection_section", p.collected_on
+            )
+    jurisdictions = sorted({p.jurisdiction for _, p in rows})
+    return await repository.add_collections(
         session,
-        jurisdiction=j,
-        kind="collection",
-        effective_on=posting.collected_on,
-        description=(
-            f"collection {posting.posting_id} of payment {posting.payment_id}: {posting.component} "
-            f"{amount} for {posting.tax_account} {posting.period}"
-            + (f" (give-back of refund {posting.refund_id})" if posting.refund_id else "")
-        ),
-        event_id=event_id,
-        lines=[
-            Line(accounts.cash(j), amount, "collection.posted", posting.section),
-            Line(
-                accounts.pending(j),
-                -amount,
-                "collection.posted",
-                accounts.section_text(j, "distribution.collection_section", posting.collected_on),
-            ),
+        [
+            repository.NewCollection(
+                event_id=event_id,
+                **{name: getattr(p, name) for name in _AS_POSTED},
+                description=(
+                    f"collection {p.posting_id} of payment {p.payment_id}: {p.component} "
+                    f"{p.amount} for {p.tax_account} {p.period}"
+                    + (f" (give-back of refund {p.refund_id})" if p.refund_id else "")
+                ),
+                cash_account=accounts.cash(p.jurisdiction).code,
+                pending_account=accounts.pending(p.jurisdiction).code,
+                pending_section=sections[(p.jurisdiction, p.collected_on)],
+            )
+            for event_id, p in rows
         ],
+        accounts=[spec for j in jurisdictions for spec in (accounts.cash(j), accounts.pending(j))],
     )
-    collection = Collection(
-        posting_id=posting.posting_id,
-        event_id=event_id,
-        payment_id=posting.payment_id,
-        tax_account=posting.tax_account,
-        jurisdiction=j,
-        lodging_class=posting.lodging_class,
-        period=posting.period,
-        component=posting.component,
-        amount=amount,
-        collected_on=posting.collected_on,
-        section=posting.section,
-        entry_id=entry.id,
-    )
-    session.add(collection)
-    await session.flush()
-    return collection
 
 
 @dataclass(frozen=True, slots=True)
