@@ -11,8 +11,10 @@ from fastapi import APIRouter, Depends, Request
 
 from registry.settings import RegistrySettings
 from registry.users import repository, service
+from registry.users.oidc import IssuerKeys, person_of, verify_id_token
 from registry.users.schemas import (
     AccessOut,
+    ExternalSignIn,
     PasswordChange,
     RefreshIn,
     SessionOut,
@@ -20,7 +22,7 @@ from registry.users.schemas import (
     UserCreate,
     UserOut,
 )
-from registry.users.service import TooManyAttempts
+from registry.users.service import NoAccount, TooManyAttempts
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, Principal, PrincipalDep, TokenIssuer, require_roles
 from servicekit.db import SessionDep
@@ -85,6 +87,47 @@ async def sign_in(body: SignIn, request: Request) -> SessionOut:
             ip=client_ip(request),
             issuer=_issuer(request),
             throttle=service.Throttle.of(settings),
+            session_hours=settings.person_session_hours,
+            now=_now(),
+        )
+    if isinstance(result, DomainError):
+        raise result
+    return result
+
+
+def _oidc_keys(request: Request) -> IssuerKeys:
+    settings: RegistrySettings = request.app.state.settings
+    if not settings.oidc_issuer:
+        raise NotFound("sign-in through an OpenID Connect provider is not configured")
+    keys: IssuerKeys | None = getattr(request.app.state, "oidc_keys", None)
+    if keys is None or keys.issuer != settings.oidc_issuer.rstrip("/"):
+        keys = request.app.state.oidc_keys = IssuerKeys(settings.oidc_issuer)
+    return keys
+
+
+@attempts.post(
+    "/token/oidc",
+    response_model=SessionOut,
+    responses={**Unauthorized.openapi(), **NoAccount.openapi(), **NotFound.openapi()},
+    summary="A person signed in at the agency's OpenID Connect provider: an access token and a session",
+    description=(
+        "The web app sends the ID token it got from the provider's token endpoint (authorization "
+        "code with PKCE) and the nonce it sent. The registry verifies the ID token itself (signature "
+        "by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`) and maps the claim `oidc_user_claim` "
+        "to a user by e-mail address; it never creates one."
+    ),
+)
+async def sign_in_oidc(body: ExternalSignIn, request: Request) -> SessionOut:
+    settings: RegistrySettings = request.app.state.settings
+    claims = await verify_id_token(
+        body.id_token, keys=_oidc_keys(request), audience=settings.oidc_audience, nonce=body.nonce
+    )
+    async with request.app.state.sessionmaker() as session, session.begin():
+        result = await service.sign_in_external(
+            session,
+            email=person_of(claims, settings.oidc_user_claim),
+            ip=client_ip(request),
+            issuer=_issuer(request),
             session_hours=settings.person_session_hours,
             now=_now(),
         )
