@@ -17,6 +17,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from web import i18n
 from web.backend import ApiError, Backend
 from web.core import CsrfFailed, SignInRequired, WrongRole, redirect, render, sign_in_url
+from web.oidc import Provider
 from web.pages import agency, answers, auth, casework, distribution, portal
 from web.security import security_headers
 from web.session import Session, SessionCodec
@@ -43,8 +44,13 @@ def build_app(
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with httpx.AsyncClient(timeout=settings.api_timeout_seconds, transport=transport) as client:
+        async with (
+            httpx.AsyncClient(timeout=settings.api_timeout_seconds, transport=transport) as client,
+            httpx.AsyncClient(timeout=10.0) as provider_client,
+        ):
             app.state.backend = Backend(settings, client)
+            # the identity provider is reached directly, never through the services' transport
+            app.state.oidc = Provider(settings, provider_client) if settings.oidc_issuer else None
             yield
 
     app = FastAPI(title="Roomtax Web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
