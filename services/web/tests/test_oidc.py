@@ -159,6 +159,13 @@ class TestSignIn:
 
 
 class TestRefused:
+    async def test_an_off_site_next_is_dropped_before_the_trip(self, browser: httpx.AsyncClient) -> None:
+        await to_the_issuer(browser, next="//evil.example/phish")
+        pending = codec().loads(browser.cookies.get("roomtax_session"))
+        assert pending is not None
+        assert pending.oidc is not None
+        assert pending.oidc["next"] == ""
+
     async def test_a_wrong_state_is_refused_and_signs_nobody_in(
         self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
     ) -> None:

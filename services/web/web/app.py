@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from servicekit import telemetry
 from web import i18n
 from web.backend import ApiError, Backend
 from web.core import CsrfFailed, SignInRequired, WrongRole, redirect, render, sign_in_url
@@ -39,8 +40,14 @@ def templates() -> Environment:
 def build_app(
     settings: WebSettings | None = None, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> FastAPI:
-    """``transport`` lets tests route the backend calls to in-process services."""
+    """``transport`` lets tests route the backend calls to in-process services.
+
+    Tracing is the services' (``servicekit.telemetry``, the ``OTEL_*`` environment): each
+    page request is a server span, and the httpx calls to the services are its child spans
+    carrying the W3C ``traceparent``, so a page's trace joins the services' spans.
+    """
     settings = settings or WebSettings()
+    telemetry.configure_tracing("web", settings.environment)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -144,6 +151,7 @@ def build_app(
             ok = False
         return PlainTextResponse("ready" if ok else "registry unreachable", status_code=200 if ok else 503)
 
+    telemetry.instrument_app(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for r in (
         auth.router,
