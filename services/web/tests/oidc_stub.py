@@ -14,17 +14,25 @@ import json
 import secrets
 import threading
 import time
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+import pytest
+from fastapi import FastAPI
 from joserfc import jwt
 from joserfc.jwk import KeySet, RSAKey
 
-from servicekit.testing import free_port
+from registry.app import build_app as build_registry
+from registry.settings import RegistrySettings
+from servicekit.testing import BrokerProcess, free_port, fresh_database, serving
 
 CLIENT_ID, CLIENT_SECRET = "roomtax-web", "stub-client-secret"
+CALLBACK = "http://web.test/sign-in/oidc/callback"
+REGISTRY_MIGRATIONS = Path(__file__).resolve().parents[2] / "registry" / "migrations"
 
 
 @dataclass
@@ -134,3 +142,38 @@ class StubIssuer:
         key = self.signing_key or self.key
         id_token = jwt.encode({"alg": "RS256", "kid": key.kid}, claims, key)
         return 200, {"access_token": secrets.token_urlsafe(16), "token_type": "Bearer", "id_token": id_token}
+
+
+@pytest.fixture(scope="module")
+def issuer() -> Iterator[StubIssuer]:
+    stub = StubIssuer()
+    stub.thread.start()
+    try:
+        yield stub
+    finally:
+        stub.server.shutdown()
+
+
+@pytest.fixture(autouse=True)
+def honest(issuer: StubIssuer) -> None:
+    """Every test starts with an issuer that tells the truth."""
+    issuer.audience = issuer.nonce = issuer.signing_key = None
+    issuer.email_verified = True
+
+
+@pytest.fixture(scope="module")
+async def oidc_registry(
+    broker: BrokerProcess, issuer: StubIssuer, request: pytest.FixtureRequest
+) -> AsyncIterator[FastAPI]:
+    """The real registry, trusting the stub's ID tokens issued to the web app's client
+    (a database per test module: xdist may run two modules at once)."""
+    url = await fresh_database(f"roomtax_test_web_{request.module.__name__}", REGISTRY_MIGRATIONS)
+    settings = RegistrySettings(
+        environment="test",
+        database_url=url,
+        kafka_bootstrap=broker.bootstrap,
+        oidc_issuer=issuer.url,
+        oidc_audience=CLIENT_ID,
+    )
+    async with serving(build_registry(settings)) as app:
+        yield app

@@ -7,63 +7,26 @@ and has the real registry verify the ID token and open a session for the mapped 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
+from collections.abc import AsyncIterator
 from urllib.parse import parse_qs, urlsplit
 
 import httpx
 import pytest
 from fastapi import FastAPI
 from joserfc.jwk import RSAKey
-from oidc_stub import CLIENT_ID, CLIENT_SECRET, StubIssuer
+from oidc_stub import CALLBACK, CLIENT_ID, CLIENT_SECRET, StubIssuer, honest, issuer, oidc_registry
 from sqlalchemy import text
 from web_factories import make_person, web_settings
 
-from registry.app import build_app as build_registry
-from registry.settings import RegistrySettings
 from registry.users.oidc import IssuerKeys, verify_id_token
 from servicekit import devkeys
 from servicekit.auth import TokenVerifier
 from servicekit.errors import Unauthorized
-from servicekit.testing import BrokerProcess, fresh_database, serving
 from web.app import build_app
 from web.session import SessionCodec
 
-REGISTRY_MIGRATIONS = Path(__file__).resolve().parents[2] / "registry" / "migrations"
-CALLBACK = "http://web.test/sign-in/oidc/callback"
+__all__ = ["honest", "issuer", "oidc_registry"]  # the fixtures this module uses
 VERIFIER = TokenVerifier(devkeys.DEV_PUBLIC_KEY, issuer="roomtax-registry", audience="roomtax")
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[StubIssuer]:
-    stub = StubIssuer()
-    stub.thread.start()
-    try:
-        yield stub
-    finally:
-        stub.server.shutdown()
-
-
-@pytest.fixture(autouse=True)
-def honest(issuer: StubIssuer) -> None:
-    """Every test starts with an issuer that tells the truth."""
-    issuer.audience = issuer.nonce = issuer.signing_key = None
-    issuer.email_verified = True
-
-
-@pytest.fixture(scope="module")
-async def oidc_registry(broker: BrokerProcess, issuer: StubIssuer) -> AsyncIterator[FastAPI]:
-    """The real registry, trusting the stub's ID tokens issued to the web app's client."""
-    url = await fresh_database("roomtax_test_web_oidc", REGISTRY_MIGRATIONS)
-    settings = RegistrySettings(
-        environment="test",
-        database_url=url,
-        kafka_bootstrap=broker.bootstrap,
-        oidc_issuer=issuer.url,
-        oidc_audience=CLIENT_ID,
-    )
-    async with serving(build_registry(settings)) as app:
-        yield app
 
 
 @pytest.fixture
