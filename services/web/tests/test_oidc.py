@@ -72,6 +72,23 @@ async def rows(app: FastAPI, sql: str, **params: str) -> int:
         return int((await session.execute(text(sql), params)).scalar_one())
 
 
+async def sessions_of(app: FastAPI, person: dict[str, str]) -> int:
+    return await rows(app, "SELECT count(*) FROM user_sessions WHERE user_id = :u", u=person["id"])
+
+
+async def known(app: FastAPI, issuer: StubIssuer) -> dict[str, str]:
+    """A person the agency created, and who the issuer says signs in."""
+    person = await make_person(app, "agency-auditor")
+    issuer.email = person["email"]
+    return person
+
+
+async def round_trip(browser: httpx.AsyncClient, issuer: StubIssuer) -> httpx.Response:
+    """Start, approve at the issuer, come back: the callback's answer."""
+    query = await to_the_issuer(browser)
+    return await browser.get(await back_from_the_issuer(browser, issuer, query))
+
+
 class TestSignIn:
     async def test_a_known_person_signs_in_with_pkce_state_and_nonce(
         self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
@@ -132,8 +149,7 @@ class TestRefused:
     async def test_a_wrong_state_is_refused_and_signs_nobody_in(
         self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
     ) -> None:
-        person = await make_person(oidc_registry, "agency-auditor")
-        issuer.email = person["email"]
+        person = await known(oidc_registry, issuer)
         query = await to_the_issuer(browser)
         callback = await back_from_the_issuer(browser, issuer, {**query, "state": "forged-" + query["state"]})
         r = await browser.get(callback)
@@ -141,26 +157,19 @@ class TestRefused:
         assert "The sign-in expired or was started in another window. Sign in again." in r.text
         assert issuer.pkce_checked.count(parse_qs(urlsplit(callback).query)["code"][0]) == 0
         assert (await browser.get("/account/password")).status_code == 303
-        assert (
-            await rows(oidc_registry, "SELECT count(*) FROM user_sessions WHERE user_id = :u", u=person["id"])
-            == 0
-        )
+        assert await sessions_of(oidc_registry, person) == 0
 
     async def test_a_callback_this_browser_never_started_is_refused(
         self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
     ) -> None:
         """Login CSRF: an attacker's own code and state, replayed into the victim's browser."""
-        person = await make_person(oidc_registry, "agency-auditor")
-        issuer.email = person["email"]
+        person = await known(oidc_registry, issuer)
         async with httpx.AsyncClient(transport=browser._transport, base_url="http://web.test") as attacker:
             query = await to_the_issuer(attacker)
         callback = await back_from_the_issuer(browser, issuer, query)
         r = await browser.get(callback)
         assert r.status_code == 400
-        assert (
-            await rows(oidc_registry, "SELECT count(*) FROM user_sessions WHERE user_id = :u", u=person["id"])
-            == 0
-        )
+        assert await sessions_of(oidc_registry, person) == 0
 
     @pytest.mark.parametrize(
         ("twist", "value"),
@@ -169,18 +178,13 @@ class TestRefused:
     async def test_a_wrong_nonce_or_audience_is_refused(
         self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI, twist: str, value: str
     ) -> None:
-        person = await make_person(oidc_registry, "agency-auditor")
-        issuer.email = person["email"]
+        person = await known(oidc_registry, issuer)
         setattr(issuer, twist, value)
-        query = await to_the_issuer(browser)
-        r = await browser.get(await back_from_the_issuer(browser, issuer, query))
+        r = await round_trip(browser, issuer)
         assert r.status_code == 401
         assert "The sign-in could not be verified" in r.text
         assert (await browser.get("/account/password")).status_code == 303
-        assert (
-            await rows(oidc_registry, "SELECT count(*) FROM user_sessions WHERE user_id = :u", u=person["id"])
-            == 0
-        )
+        assert await sessions_of(oidc_registry, person) == 0
 
     async def test_an_unknown_person_gets_a_clear_page_and_nothing_is_created(
         self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
@@ -189,8 +193,7 @@ class TestRefused:
         users = await rows(oidc_registry, "SELECT count(*) FROM users")
         sessions = await rows(oidc_registry, "SELECT count(*) FROM user_sessions")
         browser.cookies.set("lang", "es")
-        query = await to_the_issuer(browser)
-        r = await browser.get(await back_from_the_issuer(browser, issuer, query))
+        r = await round_trip(browser, issuer)
         assert r.status_code == 403
         assert "No hay una cuenta para esta persona" in r.text
         assert '<html lang="es">' in r.text
@@ -205,36 +208,26 @@ class TestRefused:
             == 1
         )
         browser.cookies.set("lang", "en")
-        query = await to_the_issuer(browser)
-        r = await browser.get(await back_from_the_issuer(browser, issuer, query))
+        r = await round_trip(browser, issuer)
         assert (r.status_code, "No account for this person" in r.text) == (403, True)
 
     async def test_an_unverified_address_names_nobody(
         self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
     ) -> None:
-        person = await make_person(oidc_registry, "agency-auditor")
-        issuer.email, issuer.email_verified = person["email"], False
-        query = await to_the_issuer(browser)
-        r = await browser.get(await back_from_the_issuer(browser, issuer, query))
+        person = await known(oidc_registry, issuer)
+        issuer.email_verified = False
+        r = await round_trip(browser, issuer)
         assert r.status_code == 403
-        assert (
-            await rows(oidc_registry, "SELECT count(*) FROM user_sessions WHERE user_id = :u", u=person["id"])
-            == 0
-        )
+        assert await sessions_of(oidc_registry, person) == 0
 
     async def test_a_token_signed_with_a_key_outside_the_issuers_jwks_is_refused(
         self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
     ) -> None:
-        person = await make_person(oidc_registry, "agency-auditor")
-        issuer.email = person["email"]
+        person = await known(oidc_registry, issuer)
         issuer.signing_key = RSAKey.generate_key(2048, parameters={"kid": "stub-1"})  # same kid, other key
-        query = await to_the_issuer(browser)
-        r = await browser.get(await back_from_the_issuer(browser, issuer, query))
+        r = await round_trip(browser, issuer)
         assert r.status_code == 401
-        assert (
-            await rows(oidc_registry, "SELECT count(*) FROM user_sessions WHERE user_id = :u", u=person["id"])
-            == 0
-        )
+        assert await sessions_of(oidc_registry, person) == 0
 
 
 class TestRegistryVerifiesTheIdToken:

@@ -2,22 +2,10 @@
 
 Revision ID: session_revocations
 Revises: 0007_lodging_language
-Create Date: 2026-12-02 09:00:00
 """
 
-from collections.abc import Sequence
+from servicekit.revocations import allow_session_revocations as upgrade  # noqa: F401
+from servicekit.revocations import disallow_session_revocations as downgrade  # noqa: F401
 
-from servicekit.revocations import allow_session_revocations, disallow_session_revocations
-
-revision: str = "session_revocations"
-down_revision: str | None = "0007_lodging_language"
-branch_labels: str | Sequence[str] | None = None
-depends_on: str | Sequence[str] | None = None
-
-
-def upgrade() -> None:
-    allow_session_revocations()
-
-
-def downgrade() -> None:
-    disallow_session_revocations()
+revision = "session_revocations"
+down_revision = "0007_lodging_language"

@@ -4,6 +4,7 @@ agency administrator's management of user accounts."""
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -79,8 +80,9 @@ def _person(principal: Principal) -> str:
 )
 async def sign_in(body: SignIn, request: Request) -> SessionOut:
     settings: RegistrySettings = request.app.state.settings
-    async with request.app.state.sessionmaker() as session, session.begin():
-        result = await service.sign_in(
+    return await _committed(
+        request,
+        lambda session: service.sign_in(
             session,
             email=body.email,
             password=body.password,
@@ -89,7 +91,17 @@ async def sign_in(body: SignIn, request: Request) -> SessionOut:
             throttle=service.Throttle.of(settings),
             session_hours=settings.person_session_hours,
             now=_now(),
-        )
+        ),
+    )
+
+
+async def _committed(
+    request: Request, use_case: Callable[[SessionDep], Awaitable[SessionOut | DomainError]]
+) -> SessionOut:
+    """Run a sign-in use-case in its own transaction, committed before a refusal is raised
+    (so the attempt it recorded stays, and the throttle counts it)."""
+    async with request.app.state.sessionmaker() as session, session.begin():
+        result = await use_case(session)
     if isinstance(result, DomainError):
         raise result
     return result
@@ -122,18 +134,17 @@ async def sign_in_oidc(body: ExternalSignIn, request: Request) -> SessionOut:
     claims = await verify_id_token(
         body.id_token, keys=_oidc_keys(request), audience=settings.oidc_audience, nonce=body.nonce
     )
-    async with request.app.state.sessionmaker() as session, session.begin():
-        result = await service.sign_in_external(
+    return await _committed(
+        request,
+        lambda session: service.sign_in_external(
             session,
             email=person_of(claims, settings.oidc_user_claim),
             ip=client_ip(request),
             issuer=_issuer(request),
             session_hours=settings.person_session_hours,
             now=_now(),
-        )
-    if isinstance(result, DomainError):
-        raise result
-    return result
+        ),
+    )
 
 
 @attempts.post(
@@ -145,8 +156,9 @@ async def sign_in_oidc(body: ExternalSignIn, request: Request) -> SessionOut:
 async def change_password(body: PasswordChange, request: Request, principal: PrincipalDep) -> SessionOut:
     settings: RegistrySettings = request.app.state.settings
     user_id = _person(principal)
-    async with request.app.state.sessionmaker() as session, session.begin():
-        result = await service.change_password(
+    return await _committed(
+        request,
+        lambda session: service.change_password(
             session,
             user_id=user_id,
             current=body.current_password,
@@ -155,10 +167,8 @@ async def change_password(body: PasswordChange, request: Request, principal: Pri
             issuer=_issuer(request),
             session_hours=settings.person_session_hours,
             now=_now(),
-        )
-    if isinstance(result, DomainError):
-        raise result
-    return result
+        ),
+    )
 
 
 @router.post(
