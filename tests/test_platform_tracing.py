@@ -21,6 +21,7 @@ their public port.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import secrets
@@ -130,7 +131,10 @@ async def platform(collector: Collector) -> AsyncIterator[Platform]:
         },
     )
     try:
-        await p.start()
+        try:
+            await p.start()
+        except TimeoutError:  # a loaded machine starts eight traced processes slowly: wait on
+            await asyncio.gather(*(s.wait_ready(timeout=300) for s in p.services.values()))
         yield p
     finally:
         p.stop()

@@ -18,12 +18,14 @@ from oidc_stub import CALLBACK, CLIENT_ID, CLIENT_SECRET, StubIssuer, honest, is
 from sqlalchemy import text
 from web_factories import make_person, web_settings
 
+from registry.settings import RegistrySettings
 from registry.users.oidc import IssuerKeys, verify_id_token
 from servicekit import devkeys
 from servicekit.auth import TokenVerifier
 from servicekit.errors import Unauthorized
 from web.app import build_app
 from web.session import SessionCodec
+from web.settings import WebSettings
 
 __all__ = ["honest", "issuer", "oidc_registry"]  # the fixtures this module uses
 VERIFIER = TokenVerifier(devkeys.DEV_PUBLIC_KEY, issuer="roomtax-registry", audience="roomtax")
@@ -228,6 +230,32 @@ class TestRefused:
         r = await round_trip(browser, issuer)
         assert r.status_code == 401
         assert await sessions_of(oidc_registry, person) == 0
+
+
+class TestSettings:
+    def test_half_a_configuration_and_plain_http_in_production_are_refused(self) -> None:
+        with pytest.raises(ValueError, match="WEB_OIDC_CLIENT_ID and WEB_OIDC_REDIRECT_URI"):
+            WebSettings(oidc_issuer="https://id.example.pr")
+        with pytest.raises(ValueError, match="must be https"):
+            WebSettings(
+                environment="production",
+                secret_key="p" * 40,
+                oidc_issuer="http://id.example.pr",
+                oidc_client_id=CLIENT_ID,
+                oidc_redirect_uri="https://tax.example.pr/sign-in/oidc/callback",
+            )
+        with pytest.raises(ValueError, match="REGISTRY_OIDC_AUDIENCE"):
+            RegistrySettings(oidc_issuer="https://id.example.pr")
+
+    async def test_without_an_issuer_there_is_no_provider_button_and_no_route(
+        self, web: httpx.AsyncClient
+    ) -> None:
+        page = await web.get("/sign-in")
+        assert "/sign-in/oidc" not in page.text
+        assert (await web.get("/sign-in/oidc")).status_code == 404
+        assert (
+            await web.get("/sign-in/oidc/callback", params={"code": "x", "state": "y"})
+        ).status_code == 404
 
 
 class TestRegistryVerifiesTheIdToken:
