@@ -25,6 +25,10 @@ from web.session import Session, SessionCodec
 from web.settings import WebSettings
 
 HERE = Path(__file__).resolve().parent
+#: an idle pooled connection is dropped before the services' servers drop it (uvicorn closes
+#: idle keep-alive connections after 5 s; httpx's default keeps them 5 s too, so a page could
+#: reuse one the service was closing and get "Server disconnected without sending a response")
+BACKEND_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=2.0)
 log = logging.getLogger("web")
 
 
@@ -52,7 +56,9 @@ def build_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         async with (
-            httpx.AsyncClient(timeout=settings.api_timeout_seconds, transport=transport) as client,
+            httpx.AsyncClient(
+                timeout=settings.api_timeout_seconds, transport=transport, limits=BACKEND_LIMITS
+            ) as client,
             httpx.AsyncClient(timeout=10.0) as provider_client,
         ):
             app.state.backend = Backend(settings, client)
