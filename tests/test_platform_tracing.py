@@ -10,6 +10,10 @@ span for ``filing.payment.received`` (through the outbox row, the relay's produc
 the Kafka header), and distribution's consumer span for ``assessment.collection.posted``
 emitted by that handler. Log lines written in those spans carry the trace id.
 
+A page of the web app is one trace with the services it calls: the browser's request is the
+web app's server span, its httpx calls to the services carry ``traceparent``, and the
+services' request spans are their children.
+
 Every API and worker also gets an operations port (``ROOMTAX_METRICS_PORT``): the workers
 serve ``/metrics`` and ``/healthz`` there, the APIs serve ``/metrics`` there and no longer on
 their public port.
@@ -17,7 +21,9 @@ their public port.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import secrets
 import threading
 import uuid
@@ -32,6 +38,7 @@ import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from platform_harness import Api, Platform, eventually, new_client
+from web_browser import WebProcess
 
 from servicekit.testing import free_port
 from taxcore.money import fmt, round_cents
@@ -124,10 +131,27 @@ async def platform(collector: Collector) -> AsyncIterator[Platform]:
         },
     )
     try:
-        await p.start()
+        try:
+            await p.start()
+        except TimeoutError:  # a loaded machine starts eight traced processes slowly: wait on
+            await asyncio.gather(*(s.wait_ready(timeout=300) for s in p.services.values()))
         yield p
     finally:
         p.stop()
+
+
+@pytest.fixture(scope="module")
+async def web(platform: Platform) -> AsyncIterator[str]:
+    """The web app as its own process (``python -m web api``), tracing to the same collector."""
+    process = WebProcess(
+        urls={s: platform.url(s) for s in platform.services}, logs=platform.logs, env=platform.env
+    )
+    process.start()
+    try:
+        await process.wait_ready()
+        yield process.url
+    finally:
+        process.stop()
 
 
 def chain(spans: dict[str, Span], leaf: Span) -> list[Span]:
@@ -252,6 +276,59 @@ async def test_one_payment_is_one_trace_across_filing_assessment_and_distributio
     assert access["span_id"] in spans
     await admin.close()
     await op_api.close()
+
+
+async def test_a_web_page_is_one_trace_with_the_service_calls_it_makes(
+    platform: Platform, collector: Collector, web: str
+) -> None:
+    admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+    email, password = f"traced-{uuid.uuid4().hex[:8]}@example.pr", "correct horse battery"
+    await admin.post(
+        "registry",
+        "/v1/people/users",
+        {"email": email, "name": "Luz Traza", "role": "agency-auditor", "password": password},
+        expect=201,
+    )
+    await admin.close()
+    async with httpx.AsyncClient(base_url=web, timeout=60) as browser:
+        form = await browser.get("/sign-in")
+        token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', form.text)
+        assert token is not None
+        signed_in = await browser.post(
+            "/sign-in", data={"csrf_token": token.group(1), "email": email, "password": password}
+        )
+        assert (signed_in.status_code, signed_in.headers["location"]) == (303, "/agency")
+        trace_id, client_span = secrets.token_hex(16), secrets.token_hex(8)
+        page = await browser.get("/agency", headers={"traceparent": f"00-{trace_id}-{client_span}-01"})
+        assert page.status_code == 200, page.text[:500]
+
+    def served(service: str, route: str) -> list[Span]:
+        return [
+            s
+            for s in collector.of_trace(trace_id).values()
+            if (s.service, s.kind) == (service, 2) and s.name.startswith(f"GET {route}")
+        ]
+
+    async def all_arrived() -> bool:
+        return bool(
+            served("roomtax-web", "/agency")
+            and served("roomtax-assessment", "/v1/dashboard/aging")
+            and served("roomtax-distribution", "/v1/funds")
+        )
+
+    await eventually(all_arrived, timeout=60)
+    spans = collector.of_trace(trace_id)
+    (page_span,) = served("roomtax-web", "/agency")
+    assert page_span.parent_id == client_span  # the browser's context continues in the web app
+    for service, route in (
+        ("roomtax-assessment", "/v1/dashboard/aging"),
+        ("roomtax-distribution", "/v1/funds"),
+    ):
+        for leaf in served(service, route):
+            path = chain(spans, leaf)
+            # the service's request span is the child of the web app's httpx call (a client span)
+            assert (path[1].service, path[1].kind) == ("roomtax-web", 3)  # SPAN_KIND_CLIENT
+            assert page_span in path
 
 
 async def _ok(response: Any) -> bool:

@@ -59,7 +59,9 @@ class Principal:
     """Who is calling: the OAuth client, its role and what it is bound to.
 
     ``user_id`` names the person when a person (a registry user signed in through the
-    web app) holds the token; every write is attributed to ``actor``.
+    web app) holds the token; every write is attributed to ``actor``. ``session_id`` (the
+    token's ``sid`` claim) names the person's sign-in session: signing out ends that
+    session, and every service refuses its tokens within seconds.
     """
 
     client_id: str
@@ -67,6 +69,7 @@ class Principal:
     operator_id: str | None = None
     facilitator_id: str | None = None
     user_id: str | None = None
+    session_id: str | None = None
 
     @property
     def actor(self) -> str:
@@ -148,6 +151,8 @@ class TokenIssuer:
             claims["facilitator_id"] = principal.facilitator_id
         if principal.user_id:
             claims["user_id"] = principal.user_id
+        if principal.session_id:
+            claims["sid"] = principal.session_id
         return jwt.encode(claims, self._key, algorithm=ALGORITHM, headers={"kid": self.kid}), self.ttl
 
 
@@ -155,7 +160,8 @@ class TokenVerifier:
     """Verifies tokens locally with the public key(s): several during a key rotation.
 
     With a ``denylist`` (every service's API has one, :mod:`servicekit.revocations`), a
-    token issued to a client or person before it was revoked is refused.
+    token issued to a client or person before it was revoked is refused, and so is a token
+    of a person's sign-in session (``sid``) that has ended.
 
     With a ``jwks_url`` (the registry's ``/.well-known/jwks.json``) the keys published
     there are trusted too: fetched at start-up and again when a token names a key id this
@@ -237,7 +243,10 @@ class TokenVerifier:
             raise Unauthorized("the access token carries no known role")
         if self.denylist is not None and (
             why := self.denylist.refuses(
-                client_id=str(claims["sub"]), user_id=claims.get("user_id"), issued_at=float(claims["iat"])
+                client_id=str(claims["sub"]),
+                user_id=claims.get("user_id"),
+                session_id=claims.get("sid"),
+                issued_at=float(claims["iat"]),
             )
         ):
             raise Unauthorized(why)
@@ -247,6 +256,7 @@ class TokenVerifier:
             operator_id=claims.get("operator_id"),
             facilitator_id=claims.get("facilitator_id"),
             user_id=claims.get("user_id"),
+            session_id=claims.get("sid"),
         )
 
 

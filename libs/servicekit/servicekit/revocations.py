@@ -1,15 +1,18 @@
-"""Revoked clients and people: every service refuses their tokens within seconds.
+"""Revoked clients, people and sign-in sessions: every service refuses their tokens within seconds.
 
 Access tokens are verified locally and live up to ``token_ttl_seconds``, so revoking
 a client at the registry alone would leave its tokens working until they expire. The
 registry therefore publishes ``roomtax.registry.access.revoked.v1``
 (:class:`taxcore.events.registry.AccessRevoked`); each service's worker records it in
 the service's own ``revoked_principals`` table (:func:`revocation_consumer`), and each
-API process keeps a small in-memory :class:`Denylist`, keyed by client id and by user
-id, loaded from that table at start and refreshed every
-``revocation_refresh_seconds``. :class:`servicekit.auth.TokenVerifier` refuses a token
-whose subject was revoked at or after the token was issued (``iat``): a person whose
-access is restored later gets new tokens that pass.
+API process keeps a small in-memory :class:`Denylist`, keyed by client id, by user id
+and by sign-in session id (a person's token carries its session as ``sid``), loaded
+from that table at start and refreshed every ``revocation_refresh_seconds``.
+:class:`servicekit.auth.TokenVerifier` refuses a token whose subject was revoked at or
+after the token was issued (``iat``): a person whose access is restored later gets new
+tokens that pass. An ended sign-in session (``kind="session"``: signed out, or ended by
+a password change) is never renewed, so none of its tokens pass once the denylist knows
+it, while the person's other sessions go on working.
 
 Only revocations younger than the token lifetime (plus the verifier's leeway) matter,
 since every older token has expired anyway: that is all the denylist loads, so it stays
@@ -37,6 +40,7 @@ log = logging.getLogger("servicekit.revocations")
 
 EVENT_TYPE = AccessRevoked.event_type
 TABLE = "revoked_principals"
+KIND_CHECK = "ck_revoked_principals_kind"
 
 
 def create_revocations_table() -> None:
@@ -50,9 +54,22 @@ def create_revocations_table() -> None:
         sa.Column("reason", sa.Text),
         sa.Column("event_id", sa.Text),
         sa.Column("recorded_at", sa.DateTime(timezone=True), nullable=False, server_default=sa.func.now()),
-        sa.CheckConstraint("kind IN ('client', 'user')", name="ck_revoked_principals_kind"),
+        sa.CheckConstraint("kind IN ('client', 'user')", name=KIND_CHECK),
     )
     op.create_index("ix_revoked_principals_revoked_at", TABLE, ["revoked_at"])
+
+
+def allow_session_revocations() -> None:
+    """Let ``revoked_principals`` hold ended sign-in sessions (``kind = 'session'``)."""
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    op.drop_constraint(KIND_CHECK, TABLE, type_="check")
+    op.create_check_constraint(KIND_CHECK, TABLE, "kind IN ('client', 'user', 'session')")
+
+
+def disallow_session_revocations() -> None:
+    op.execute(f"DELETE FROM {TABLE} WHERE kind = 'session'")  # noqa: S608
+    op.drop_constraint(KIND_CHECK, TABLE, type_="check")
+    op.create_check_constraint(KIND_CHECK, TABLE, "kind IN ('client', 'user')")
 
 
 def drop_revocations_table() -> None:
@@ -99,7 +116,8 @@ def revocation_consumer(
 
 
 class Denylist:
-    """Who may not call any more, by client id and by user id: ``{(kind, id): revoked_at}``."""
+    """Who may not call any more, by client id, user id and sign-in session id:
+    ``{(kind, id): revoked_at}``."""
 
     def __init__(self, *, token_ttl_seconds: int) -> None:
         self.horizon = token_ttl_seconds + LEEWAY_SECONDS
@@ -110,7 +128,9 @@ class Denylist:
         self._revoked = entries
         self.loaded = True
 
-    def refuses(self, *, client_id: str, user_id: str | None, issued_at: float) -> str | None:
+    def refuses(
+        self, *, client_id: str, user_id: str | None, issued_at: float, session_id: str | None = None
+    ) -> str | None:
         """Why a token issued at ``issued_at`` (unix time) is refused, or None."""
         client = self._revoked.get(("client", client_id))
         if client is not None and issued_at <= client:
@@ -119,6 +139,10 @@ class Denylist:
             user = self._revoked.get(("user", user_id))
             if user is not None and issued_at <= user:
                 return "this person's access has been revoked"
+        if session_id is not None:
+            ended = self._revoked.get(("session", session_id))
+            if ended is not None and issued_at <= ended:
+                return "this sign-in session has ended: sign in again"
         return None
 
     async def load(self, engine: AsyncEngine) -> int:
@@ -156,7 +180,9 @@ __all__ = [
     "EVENT_TYPE",
     "AccessRevoked",
     "Denylist",
+    "allow_session_revocations",
     "create_revocations_table",
+    "disallow_session_revocations",
     "drop_revocations_table",
     "record_revocation",
     "revocation_consumer",

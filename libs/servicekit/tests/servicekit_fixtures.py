@@ -18,7 +18,7 @@ from servicekit.errors import Conflict, NotFound
 from servicekit.migrations import add_outbox_traceparent, create_chassis_tables, create_outbox_dead_letters
 from servicekit.outbox import emit
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
-from servicekit.revocations import create_revocations_table
+from servicekit.revocations import allow_session_revocations, create_revocations_table
 from servicekit.settings import ServiceSettings
 from servicekit.testing import database_url, test_database_name
 
@@ -44,6 +44,7 @@ async def make_chassis_db(name: str) -> str:
             create_chassis_tables()
             create_outbox_dead_letters()
             create_revocations_table()
+            allow_session_revocations()
             add_outbox_traceparent()
         connection.execute(
             text(

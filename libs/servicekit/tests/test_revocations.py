@@ -71,6 +71,16 @@ class TestDenylist:
         assert deny.refuses(client_id="c2", user_id="u2", issued_at=0) is None
         assert deny.horizon == 905  # older revocations cannot match an unexpired token
 
+    def test_an_ended_sign_in_session_is_refused_and_the_persons_other_sessions_are_not(self) -> None:
+        deny = Denylist(token_ttl_seconds=900)
+        deny.replace({("session", "s1"): 1000.0})
+        assert (
+            deny.refuses(client_id="person:u1", user_id="u1", session_id="s1", issued_at=1000)
+            == "this sign-in session has ended: sign in again"
+        )
+        assert deny.refuses(client_id="person:u1", user_id="u1", session_id="s2", issued_at=1000) is None
+        assert deny.refuses(client_id="person:u1", user_id="u1", issued_at=1000) is None
+
 
 class TestRevokedTokensAreRefused:
     async def test_a_revoked_client_is_refused_within_seconds_and_others_are_not(
@@ -105,6 +115,26 @@ class TestRevokedTokensAreRefused:
             Principal(client_id=unique("web"), role="dashboard", user_id=person), now=at.timestamp() + 2
         )
         assert (await client.get("/v1/widgets", headers=bearer(later))).status_code == 200
+
+    async def test_an_ended_sign_in_session_is_refused_and_the_persons_other_session_works(
+        self, client: httpx.AsyncClient, widget_app: FastAPI
+    ) -> None:
+        person, ended, live = unique("user"), unique("session"), unique("session")
+
+        def of_session(sid: str) -> dict[str, str]:
+            principal = Principal(
+                client_id=f"person:{person}", role="dashboard", user_id=person, session_id=sid
+            )
+            return bearer(ISSUER.issue(principal)[0])
+
+        signed_out, other = of_session(ended), of_session(live)
+        assert (await client.get("/v1/widgets", headers=signed_out)).status_code == 200
+        await revoke(widget_app, "session", ended, datetime.now(UTC))
+        took = await status_within(client, signed_out, 401, seconds=5)
+        assert took < 3
+        r = await client.get("/v1/widgets", headers=signed_out)
+        assert r.json()["detail"] == "this sign-in session has ended: sign in again"
+        assert (await client.get("/v1/widgets", headers=other)).status_code == 200
 
     async def test_the_denylist_is_loaded_at_start(self, widget_app: FastAPI) -> None:
         person = unique("user")

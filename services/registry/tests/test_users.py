@@ -9,6 +9,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 from registry_factories import ADMIN, make_facilitator, make_operator, outbox_types, scalar
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 
@@ -217,6 +218,51 @@ class TestSessions:
         )
         assert reason == "signed-out"
 
+    async def test_sign_out_ends_that_session_everywhere_and_not_the_persons_other_one(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        user = await make_user(client)
+        first = (await sign_in(client, user["email"])).json()
+        second = (await sign_in(client, user["email"])).json()
+        # each sign-in is its own session, named by the ``sid`` of every token it gets
+        assert VERIFIER.verify(first["access_token"]).session_id == first["session_id"]
+        assert VERIFIER.verify(second["access_token"]).session_id == second["session_id"]
+        renewed = await client.post(
+            "/v1/people/token/refresh", json={"refresh_token": first["refresh_token"]}
+        )
+        assert VERIFIER.verify(renewed.json()["access_token"]).session_id == first["session_id"]
+        out = await client.post("/v1/people/sign-out", json={"refresh_token": first["refresh_token"]})
+        assert out.status_code == 204
+        assert await outbox_types(db, first["session_id"]) == ["roomtax.registry.access.revoked.v1"]
+        async with db() as session:
+            row = (
+                await session.execute(
+                    text("SELECT kind, reason FROM revoked_principals WHERE subject_id = :s"),
+                    {"s": first["session_id"]},
+                )
+            ).one()
+            payload = (
+                await session.execute(
+                    text("SELECT payload FROM outbox WHERE key = :k"), {"k": first["session_id"]}
+                )
+            ).scalar_one()
+        assert (row.kind, row.reason) == ("session", "signed-out")
+        assert (payload["data"]["kind"], payload["data"]["subject_id"], payload["data"]["reason"]) == (
+            "session",
+            first["session_id"],
+            "signed-out",
+        )
+        # the other session is untouched: it renews, and nothing was revoked for it or the person
+        again = await client.post("/v1/people/token/refresh", json={"refresh_token": second["refresh_token"]})
+        assert again.status_code == 200
+        assert await outbox_types(db, second["session_id"]) == []
+        assert "roomtax.registry.access.revoked.v1" not in await outbox_types(db, user["id"])
+        # signing out twice publishes nothing more
+        assert (
+            await client.post("/v1/people/sign-out", json={"refresh_token": first["refresh_token"]})
+        ).status_code == 204
+        assert await outbox_types(db, first["session_id"]) == ["roomtax.registry.access.revoked.v1"]
+
     async def test_a_forged_refresh_secret_is_refused(self, client: httpx.AsyncClient) -> None:
         user = await make_user(client)
         session = (await sign_in(client, user["email"])).json()
@@ -243,6 +289,15 @@ class TestPasswordChange:
         assert (await sign_in(client, user["email"])).status_code == 401
         assert (await sign_in(client, user["email"], "a brand new passphrase")).status_code == 200
         assert (await outbox_types(db, user["id"]))[-1] == "roomtax.registry.user.changed.v1"
+        # the old session's access tokens are refused everywhere; the new session's are not
+        assert await outbox_types(db, first["session_id"]) == ["roomtax.registry.access.revoked.v1"]
+        reason = await scalar(
+            db,
+            "SELECT reason FROM revoked_principals WHERE kind = 'session' AND subject_id = :i",
+            i=first["session_id"],
+        )
+        assert reason == "password-changed"
+        assert await outbox_types(db, r.json()["session_id"]) == []
 
     async def test_wrong_current_password_names_the_field_and_changes_nothing(
         self, client: httpx.AsyncClient

@@ -60,6 +60,8 @@ class WebProcess:
     logs: Path
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen[bytes] | None = None
+    #: added to the process's environment (e.g. the OTEL_* variables of a traced platform)
+    env: dict[str, str] = field(default_factory=dict)
 
     @property
     def url(self) -> str:
@@ -73,6 +75,7 @@ class WebProcess:
                 "WEB_ENVIRONMENT": "test",
                 "WEB_COOKIE_SECURE": "false",
                 "WEB_SECRET_KEY": "browser-test-secret-key-0123456789abcdef",
+                **self.env,
             }
         )
         self.logs.mkdir(parents=True, exist_ok=True)

@@ -14,15 +14,21 @@ from fastapi.staticfiles import StaticFiles
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from servicekit import telemetry
 from web import i18n
 from web.backend import ApiError, Backend
 from web.core import CsrfFailed, SignInRequired, WrongRole, redirect, render, sign_in_url
+from web.oidc import Provider
 from web.pages import agency, answers, auth, casework, distribution, portal
 from web.security import security_headers
 from web.session import Session, SessionCodec
 from web.settings import WebSettings
 
 HERE = Path(__file__).resolve().parent
+#: an idle pooled connection is dropped before the services' servers drop it (uvicorn closes
+#: idle keep-alive connections after 5 s; httpx's default keeps them 5 s too, so a page could
+#: reuse one the service was closing and get "Server disconnected without sending a response")
+BACKEND_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50, keepalive_expiry=2.0)
 log = logging.getLogger("web")
 
 
@@ -38,13 +44,26 @@ def templates() -> Environment:
 def build_app(
     settings: WebSettings | None = None, *, transport: httpx.AsyncBaseTransport | None = None
 ) -> FastAPI:
-    """``transport`` lets tests route the backend calls to in-process services."""
+    """``transport`` lets tests route the backend calls to in-process services.
+
+    Tracing is the services' (``servicekit.telemetry``, the ``OTEL_*`` environment): each
+    page request is a server span, and the httpx calls to the services are its child spans
+    carrying the W3C ``traceparent``, so a page's trace joins the services' spans.
+    """
     settings = settings or WebSettings()
+    telemetry.configure_tracing("web", settings.environment)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with httpx.AsyncClient(timeout=settings.api_timeout_seconds, transport=transport) as client:
+        async with (
+            httpx.AsyncClient(
+                timeout=settings.api_timeout_seconds, transport=transport, limits=BACKEND_LIMITS
+            ) as client,
+            httpx.AsyncClient(timeout=10.0) as provider_client,
+        ):
             app.state.backend = Backend(settings, client)
+            # the identity provider is reached directly, never through the services' transport
+            app.state.oidc = Provider(settings, provider_client) if settings.oidc_issuer else None
             yield
 
     app = FastAPI(title="Roomtax Web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
@@ -138,6 +157,7 @@ def build_app(
             ok = False
         return PlainTextResponse("ready" if ok else "registry unreachable", status_code=200 if ok else 503)
 
+    telemetry.instrument_app(app)
     app.mount("/static", StaticFiles(directory=HERE / "static"), name="static")
     for r in (
         auth.router,

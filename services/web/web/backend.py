@@ -63,8 +63,15 @@ class Backend:
             headers["Authorization"] = f"Bearer {token}"
         if forwarded_for:
             headers["X-Forwarded-For"] = forwarded_for
+        url = self.base(service) + path
         try:
-            r = await self.client.request(method, self.base(service) + path, headers=headers, **kwargs)
+            try:
+                r = await self.client.request(method, url, headers=headers, **kwargs)
+            except httpx.RemoteProtocolError:
+                if method not in ("GET", "HEAD"):
+                    raise
+                # a pooled connection the service closed as it was reused: a read is safe to repeat
+                r = await self.client.request(method, url, headers=headers, **kwargs)
         except httpx.HTTPError as exc:
             raise ApiError(502, {"title": "Bad gateway", "detail": f"{service} unreachable: {exc}"}) from exc
         if r.status_code >= 400:

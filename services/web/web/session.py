@@ -43,6 +43,8 @@ class Session:
     access_expires: float = 0.0
     refresh_token: str | None = None
     checked_at: float = 0.0
+    #: an OpenID Connect sign-in under way (web.oidc): its state, nonce, PKCE verifier, next page
+    oidc: dict[str, str] | None = None
 
     def signed_in(self, person: Person, *, access: str, expires_in: int, refresh: str) -> Session:
         """A brand-new session (new id) for a person who just signed in."""

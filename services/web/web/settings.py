@@ -39,6 +39,17 @@ class WebSettings(BaseSettings):
     # is passed on to the registry, which throttles sign-ins per address
     trusted_proxies: str = "127.0.0.1"
     log_level: str = "INFO"
+    # OpenID Connect sign-in through the agency's identity provider (web.oidc; empty issuer:
+    # off, only e-mail and password). The registry must trust the same issuer, with
+    # REGISTRY_OIDC_AUDIENCE = this client id (docs/operations.md).
+    oidc_issuer: str = ""
+    oidc_client_id: str = ""
+    oidc_client_secret: str = ""
+    # where the provider sends the browser back: this app's /sign-in/oidc/callback
+    oidc_redirect_uri: str = ""
+    oidc_scope: str = "openid email profile"
+    # the provider's name on the sign-in button ("Sign in with …")
+    oidc_name: str = "OpenID Connect"
 
     @model_validator(mode="after")
     def _refuse_defaults(self) -> WebSettings:
@@ -47,6 +58,15 @@ class WebSettings(BaseSettings):
                 raise ValueError("WEB_SECRET_KEY must be set (32 characters or more) in production")
             if self.cookie_secure_setting is False:
                 raise ValueError("WEB_COOKIE_SECURE cannot be off in production")
+        if self.oidc_issuer:
+            if not (self.oidc_client_id and self.oidc_redirect_uri):
+                raise ValueError(
+                    "WEB_OIDC_CLIENT_ID and WEB_OIDC_REDIRECT_URI must be set with WEB_OIDC_ISSUER"
+                )
+            if self.environment == "production" and not (
+                self.oidc_issuer.startswith("https://") and self.oidc_redirect_uri.startswith("https://")
+            ):
+                raise ValueError("WEB_OIDC_ISSUER and WEB_OIDC_REDIRECT_URI must be https:// in production")
         return self
 
     @property

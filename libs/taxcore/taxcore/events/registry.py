@@ -246,7 +246,8 @@ class ClientChanged(EventData):
 
 @contract("roomtax.registry.access.revoked.v1", REVOCATIONS)
 class AccessRevoked(EventData):
-    """A client (``kind="client"``) or a person (``kind="user"``) lost access at ``revoked_at``.
+    """A client (``kind="client"``), a person (``kind="user"``) or one sign-in session of a
+    person (``kind="session"``, the ``sid`` claim of its tokens) lost access at ``revoked_at``.
 
     Every service refuses the tokens issued to it before ``revoked_at`` from the moment
     it learns of the event: an access token lives up to ``token_ttl_seconds`` and is
@@ -254,7 +255,7 @@ class AccessRevoked(EventData):
     its token expires. Tokens issued later (a person whose access is restored) pass.
     """
 
-    kind: Literal["client", "user"]
+    kind: Literal["client", "user", "session"]
     subject_id: str
     revoked_at: datetime
     reason: str | None = None

@@ -25,7 +25,7 @@ from taxcore.events.registry import AccessRevoked
 async def revoke_access(
     session: AsyncSession,
     *,
-    kind: Literal["client", "user"],
+    kind: Literal["client", "user", "session"],
     subject_id: str,
     revoked_at: datetime,
     reason: str | None = None,
@@ -35,7 +35,8 @@ async def revoke_access(
     The registry records the revocation in its own denylist table (its API refuses the
     tokens at its next refresh) and publishes ``AccessRevoked`` in the same transaction;
     every other service's worker records it in its table, and its API's denylist picks
-    it up within ``revocation_refresh_seconds``. Users (``kind="user"``) go the same way.
+    it up within ``revocation_refresh_seconds``. Users (``kind="user"``) and a person's
+    sign-in sessions (``kind="session"``, the tokens' ``sid``) go the same way.
     """
     revocation = AccessRevoked(kind=kind, subject_id=subject_id, revoked_at=revoked_at, reason=reason)
     event_id = await emit(session, revocation, key=subject_id)

@@ -4,6 +4,7 @@ agency administrator's management of user accounts."""
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Annotated
 
@@ -11,8 +12,10 @@ from fastapi import APIRouter, Depends, Request
 
 from registry.settings import RegistrySettings
 from registry.users import repository, service
+from registry.users.oidc import IssuerKeys, person_of, verify_id_token
 from registry.users.schemas import (
     AccessOut,
+    ExternalSignIn,
     PasswordChange,
     RefreshIn,
     SessionOut,
@@ -20,7 +23,7 @@ from registry.users.schemas import (
     UserCreate,
     UserOut,
 )
-from registry.users.service import TooManyAttempts
+from registry.users.service import NoAccount, TooManyAttempts
 from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, Principal, PrincipalDep, TokenIssuer, require_roles
 from servicekit.db import SessionDep
@@ -77,8 +80,9 @@ def _person(principal: Principal) -> str:
 )
 async def sign_in(body: SignIn, request: Request) -> SessionOut:
     settings: RegistrySettings = request.app.state.settings
-    async with request.app.state.sessionmaker() as session, session.begin():
-        result = await service.sign_in(
+    return await _committed(
+        request,
+        lambda session: service.sign_in(
             session,
             email=body.email,
             password=body.password,
@@ -87,10 +91,60 @@ async def sign_in(body: SignIn, request: Request) -> SessionOut:
             throttle=service.Throttle.of(settings),
             session_hours=settings.person_session_hours,
             now=_now(),
-        )
+        ),
+    )
+
+
+async def _committed(
+    request: Request, use_case: Callable[[SessionDep], Awaitable[SessionOut | DomainError]]
+) -> SessionOut:
+    """Run a sign-in use-case in its own transaction, committed before a refusal is raised
+    (so the attempt it recorded stays, and the throttle counts it)."""
+    async with request.app.state.sessionmaker() as session, session.begin():
+        result = await use_case(session)
     if isinstance(result, DomainError):
         raise result
     return result
+
+
+def _oidc_keys(request: Request) -> IssuerKeys:
+    settings: RegistrySettings = request.app.state.settings
+    if not settings.oidc_issuer:
+        raise NotFound("sign-in through an OpenID Connect provider is not configured")
+    keys: IssuerKeys | None = getattr(request.app.state, "oidc_keys", None)
+    if keys is None or keys.issuer != settings.oidc_issuer.rstrip("/"):
+        keys = request.app.state.oidc_keys = IssuerKeys(settings.oidc_issuer)
+    return keys
+
+
+@attempts.post(
+    "/token/oidc",
+    response_model=SessionOut,
+    responses={**Unauthorized.openapi(), **NoAccount.openapi(), **NotFound.openapi()},
+    summary="A person signed in at the agency's OpenID Connect provider: an access token and a session",
+    description=(
+        "The web app sends the ID token it got from the provider's token endpoint (authorization "
+        "code with PKCE) and the nonce it sent. The registry verifies the ID token itself (signature "
+        "by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`) and maps the claim `oidc_user_claim` "
+        "to a user by e-mail address; it never creates one."
+    ),
+)
+async def sign_in_oidc(body: ExternalSignIn, request: Request) -> SessionOut:
+    settings: RegistrySettings = request.app.state.settings
+    claims = await verify_id_token(
+        body.id_token, keys=_oidc_keys(request), audience=settings.oidc_audience, nonce=body.nonce
+    )
+    return await _committed(
+        request,
+        lambda session: service.sign_in_external(
+            session,
+            email=person_of(claims, settings.oidc_user_claim),
+            ip=client_ip(request),
+            issuer=_issuer(request),
+            session_hours=settings.person_session_hours,
+            now=_now(),
+        ),
+    )
 
 
 @attempts.post(
@@ -102,8 +156,9 @@ async def sign_in(body: SignIn, request: Request) -> SessionOut:
 async def change_password(body: PasswordChange, request: Request, principal: PrincipalDep) -> SessionOut:
     settings: RegistrySettings = request.app.state.settings
     user_id = _person(principal)
-    async with request.app.state.sessionmaker() as session, session.begin():
-        result = await service.change_password(
+    return await _committed(
+        request,
+        lambda session: service.change_password(
             session,
             user_id=user_id,
             current=body.current_password,
@@ -112,10 +167,8 @@ async def change_password(body: PasswordChange, request: Request, principal: Pri
             issuer=_issuer(request),
             session_hours=settings.person_session_hours,
             now=_now(),
-        )
-    if isinstance(result, DomainError):
-        raise result
-    return result
+        ),
+    )
 
 
 @router.post(

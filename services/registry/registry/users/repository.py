@@ -53,9 +53,16 @@ async def live_session(session: AsyncSession, session_id: str, now: datetime) ->
     return row
 
 
-async def revoke_all(session: AsyncSession, *, user_id: str, now: datetime, reason: str) -> None:
-    await session.execute(
+async def revoke_all(session: AsyncSession, *, user_id: str, now: datetime, reason: str) -> Sequence[str]:
+    """End every live session of the person; the ids of the sessions it ended."""
+    ended = await session.execute(
         update(UserSession)
-        .where(UserSession.user_id == user_id, UserSession.revoked_at.is_(None))
+        .where(
+            UserSession.user_id == user_id,
+            UserSession.revoked_at.is_(None),
+            UserSession.expires_at > now,
+        )
         .values(revoked_at=now, revoked_reason=reason)
+        .returning(UserSession.id)
     )
+    return ended.scalars().all()

@@ -76,6 +76,14 @@ class SignIn(BaseModel):
     password: str = Field(min_length=1, max_length=256)
 
 
+class ExternalSignIn(BaseModel):
+    """An ID token from the agency's OpenID Connect provider and the nonce the web app sent."""
+
+    model_config = ConfigDict(extra="forbid")
+    id_token: str = Field(min_length=1, max_length=16384)
+    nonce: str = Field(min_length=16, max_length=200)
+
+
 class AccessOut(BaseModel):
     access_token: str
     token_type: Literal["Bearer"] = "Bearer"

@@ -9,6 +9,7 @@ person as the actor of every write.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -31,6 +32,12 @@ class TooManyAttempts(DomainError):
     status, slug, title = 429, "too-many-sign-in-attempts", "Too many sign-in attempts"
 
 
+class NoAccount(DomainError):
+    """The identity provider vouched for a person the registry has no (live) account for."""
+
+    status, slug, title = 403, "no-account-for-this-person", "No account for this person"
+
+
 WRONG = "unknown e-mail address or wrong password"
 
 
@@ -38,15 +45,25 @@ def to_out(u: User) -> UserOut:
     return UserOut.model_validate(u, from_attributes=True)
 
 
-def principal_of(user: User) -> Principal:
-    """The token's subject is per person, so idempotency keys and audit trails never mix people."""
+def principal_of(user: User, session_id: str) -> Principal:
+    """The token's subject is per person, so idempotency keys and audit trails never mix people;
+    its ``sid`` is the sign-in session, which signing out ends in every service."""
     return Principal(
         client_id=f"person:{user.id}",
         role=user.role,
         operator_id=user.operator_id,
         facilitator_id=user.facilitator_id,
         user_id=user.id,
+        session_id=session_id,
     )
+
+
+async def end_sessions(
+    session: AsyncSession, session_ids: Sequence[str], *, now: datetime, reason: str
+) -> None:
+    """Every service refuses the access tokens of these sign-in sessions within seconds."""
+    for session_id in session_ids:
+        await revoke_access(session, kind="session", subject_id=session_id, revoked_at=now, reason=reason)
 
 
 async def _changed(session: AsyncSession, user: User, change: str, by: str) -> None:
@@ -141,7 +158,7 @@ async def _open_session(
     )
     session.add(row)
     await session.flush()
-    access, ttl = issuer.issue(principal_of(user), now=now.timestamp())
+    access, ttl = issuer.issue(principal_of(user, row.id), now=now.timestamp())
     return SessionOut(
         access_token=access,
         expires_in=ttl,
@@ -194,6 +211,33 @@ async def sign_in(
     return result
 
 
+async def sign_in_external(
+    session: AsyncSession,
+    *,
+    email: str | None,
+    ip: str | None,
+    issuer: TokenIssuer,
+    session_hours: int,
+    now: datetime,
+) -> SessionOut | DomainError:
+    """A person the identity provider vouched for (``email``: from the verified ID token)
+    gets a session like a password sign-in; nobody is created. The attempt is recorded."""
+    user = await repository.by_email(session, email) if email else None
+    result: SessionOut | DomainError
+    if user is None:
+        outcome, result = "unknown", NoAccount("no Roomtax account for this person: ask the agency")
+    elif user.disabled_at is not None:
+        outcome, result = "disabled", NoAccount("no Roomtax account for this person: ask the agency")
+    else:
+        outcome = "ok"
+        result = await _open_session(session, user, issuer=issuer, ip=ip, now=now, hours=session_hours)
+    session.add(
+        LoginAttempt(email=email or "", ip=ip, succeeded=outcome == "ok", outcome=outcome, created_at=now)
+    )
+    await session.flush()
+    return result
+
+
 async def refresh(
     session: AsyncSession, *, refresh_token: str, issuer: TokenIssuer, now: datetime
 ) -> AccessOut:
@@ -207,16 +251,19 @@ async def refresh(
     if user.disabled_at is not None:
         raise Unauthorized("the session has ended: sign in again")
     row.last_used_at = now
-    access, ttl = issuer.issue(principal_of(user), now=now.timestamp())
+    access, ttl = issuer.issue(principal_of(user, row.id), now=now.timestamp())
     return AccessOut(access_token=access, expires_in=ttl)
 
 
 async def sign_out(session: AsyncSession, *, refresh_token: str, now: datetime) -> None:
-    """Revoke the session (recorded with its time and reason); unknown or ended: nothing to do."""
+    """End the session (recorded with its time and reason): its refresh token stops working at
+    once and every service refuses its access tokens within seconds; the person's other
+    sessions go on. Unknown or ended: nothing to do."""
     session_id, _, secret = refresh_token.partition(".")
     row = await repository.live_session(session, session_id, now)
     if row is not None and secrets.compare_digest(row.refresh_hash, digest(secret)):
         row.revoked_at, row.revoked_reason = now, "signed-out"
+        await end_sessions(session, [row.id], now=now, reason="signed-out")
 
 
 async def change_password(
@@ -230,7 +277,8 @@ async def change_password(
     session_hours: int,
     now: datetime,
 ) -> SessionOut | DomainError:
-    """Every other session ends; the caller gets a fresh one (a new session id)."""
+    """Every session ends (in every service, within seconds); the caller gets a fresh one
+    (a new session id)."""
     user = await get_user(session, user_id=user_id)
     if user.disabled_at is not None:
         return Unauthorized("the account is disabled")
@@ -244,6 +292,7 @@ async def change_password(
         return ValidationFailed.on("new_password", "must differ from the current password")
     user.password_hash = hash_password(new)
     user.password_changed_at = now
-    await repository.revoke_all(session, user_id=user.id, now=now, reason="password-changed")
+    ended = await repository.revoke_all(session, user_id=user.id, now=now, reason="password-changed")
+    await end_sessions(session, ended, now=now, reason="password-changed")
     await _changed(session, user, "password_changed", f"user:{user.id}")
     return await _open_session(session, user, issuer=issuer, ip=ip, now=now, hours=session_hours)
