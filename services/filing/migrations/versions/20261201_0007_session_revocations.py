@@ -1,11 +1,11 @@
 """session revocations: revoked_principals also holds ended sign-in sessions (servicekit.revocations)
 
-Revision ID: session_revocations
-Revises: 0010_crosschecks_audits
+Revision ID: 0007_session_revocations
+Revises: 0006_traceparent
 """
 
 from servicekit.revocations import allow_session_revocations as upgrade  # noqa: F401
 from servicekit.revocations import disallow_session_revocations as downgrade  # noqa: F401
 
-revision = "session_revocations"
-down_revision = "0010_crosschecks_audits"
+revision: str = "0007_session_revocations"
+down_revision: str | None = "0006_traceparent"
