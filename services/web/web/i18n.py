@@ -76,6 +76,7 @@ CODE_WORDS: dict[str, str] = {
     "lapsed": N_("lapsed"),
     "bond_draw_requested": N_("bond draw requested"),
     "rejected": N_("rejected"),
+    "partially_accepted": N_("partially accepted"),
     "full": N_("abated in full"),
     "partial": N_("abated in part"),
     "tax": N_("tax"),
@@ -85,6 +86,31 @@ CODE_WORDS: dict[str, str] = {
     "fine": N_("fine"),
     "reasonable_cause": N_("reasonable cause"),
     "agency_error": N_("agency error"),
+}
+
+#: The distribution service's accounts (``fund:<code>``, ``pending:PR``…) as a person reads them
+#: in Spanish; English shows the name the service gives (taxcore's parameter text).
+FUND_NAMES: dict[str, str] = {
+    "pr_bank_special_account": N_("Bank special account for the Convention Center District Authority"),
+    "pr_company_administration": N_("Tourism Company general funds (administration of the tax)"),
+    "pr_treasury_general_fund": N_("General Fund of the Department of the Treasury"),
+    "pr_convention_bureau": N_("Tourism Company general funds for the Convention Center Bureau"),
+    "pr_remainder": N_("Remainder after §31(B)(i)-(iii)"),
+    "vi_tourism_advertising_revolving_fund": N_("Tourism Advertising Revolving Fund"),
+    "vi_tarf_virgin_islands_advertising": N_("Tourism Advertising Revolving Fund: the Virgin Islands"),
+    "vi_tarf_st_john_advertising": N_("Tourism Advertising Revolving Fund: St. John"),
+    "vi_tarf_st_croix_advertising": N_("Tourism Advertising Revolving Fund: St. Croix"),
+    "vi_tarf_marine_industry_advertising": N_("Tourism Advertising Revolving Fund: the marine industry"),
+    "vi_agriculture_revolving_fund": N_("Agriculture Revolving Fund"),
+    "vi_sports_tourism": N_("Development and promotion of sports tourism"),
+    "vi_department_of_education": N_("Department of Education (inter-scholastic competitions)"),
+    "vi_sports_parks_recreation": N_("Department of Sports, Parks and Recreation"),
+    "vi_general_fund": N_("General Fund"),
+}
+ACCOUNT_KINDS: dict[str, str] = {
+    "pending": N_("Collections pending distribution"),
+    "other": N_("Penalties, interest and fines collected (not distributed by the statute)"),
+    "suspense": N_("Suspense: collections with no statutory destination"),
 }
 
 
@@ -145,6 +171,12 @@ class Lang:
             return self.money(value)
         return self.number(value)
 
+    def account_name(self, account: str, name: str) -> str:
+        """A distribution account's name: the service's in English, by its code in Spanish."""
+        kind, _, code = account.partition(":")
+        message = FUND_NAMES.get(code) if kind == "fund" else ACCOUNT_KINDS.get(kind)
+        return self.gettext(message) if message and self.code != "en" else name
+
     def indicator_name(self, name: str) -> str:
         return self.gettext(INDICATOR_NAMES.get(name, name))
 
@@ -189,6 +221,7 @@ class Lang:
             "percent": self.percent,
             "indicator": self.indicator,
             "indicator_name": self.indicator_name,
+            "account_name": self.account_name,
             "fdate": self.date,
             "fdatetime": self.datetime,
             "fmonth": self.month,
