@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from babel import Locale, negotiate_locale
 from babel.dates import format_date, format_datetime
@@ -86,6 +87,71 @@ CODE_WORDS: dict[str, str] = {
     "fine": N_("fine"),
     "reasonable_cause": N_("reasonable cause"),
     "agency_error": N_("agency error"),
+    "declined": N_("declined"),
+    "granted": N_("granted"),
+    "completed": N_("completed"),
+    "defaulted": N_("defaulted"),
+    "records_requested": N_("records requested"),
+    "finding": N_("finding recorded"),
+    "notice": N_("notice issued"),
+    "abate": N_("abatement"),
+    "reduce": N_("reduction"),
+    "cancel": N_("cancellation"),
+    "write_off": N_("write-off"),
+    "reviewed": N_("reviewed"),
+}
+#: An account timeline's entries (``kind``) as a person reads them; ``family.step`` kinds not
+#: listed read as the family's sentence with the step's words (``CODE_WORDS``).
+TIMELINE_KINDS: dict[str, str] = {
+    "notice.issued": N_("Notice issued"),
+    "payment.received": N_("Payment received"),
+    "payment.reversed": N_("Payment returned"),
+    "refund.requested": N_("Refund of credit requested"),
+    "proposal.made": N_("Proposal made"),
+    "abatement.requested": N_("Abatement requested"),
+    "adjustment.reversed": N_("Write-off reversed"),
+    "plan.requested": N_("Payment plan requested"),
+    "plan.granted": N_("Payment plan granted"),
+    "audit.opened": N_("Audit opened"),
+    "crosscheck.cleared": N_("Cross-check without findings"),
+    "crosscheck.finding": N_("Cross-check finding"),
+}
+TIMELINE_FAMILIES: dict[str, str] = {
+    "case": N_("Case: %(step)s"),
+    "refund": N_("Refund: %(step)s"),
+    "proposal": N_("Proposal: %(step)s"),
+    "abatement": N_("Abatement: %(step)s"),
+    "adjustment": N_("Adjustment: %(step)s"),
+    "plan": N_("Payment plan: %(step)s"),
+    "audit": N_("Audit: %(step)s"),
+}
+#: taxcore's finding codes (``taxcore.rules.check.FINDING_CODES``) with the line and amounts
+FINDINGS: dict[str, str] = {
+    "arithmetic": N_("Arithmetic error on %(line)s: declared %(declared)s, the lines come to %(computed)s."),
+    "inconsistent_entries": N_(
+        "Inconsistent entries on %(line)s: declared %(declared)s, computed %(computed)s."
+    ),
+    "omission": N_("Omission on %(line)s: the evidence is missing, so %(declared)s is not allowed."),
+    "deduction_beyond_limit": N_(
+        "Deduction beyond the limit on %(line)s: %(declared)s claimed, %(computed)s allowed."
+    ),
+    "tax_understated": N_("Declared %(line)s %(declared)s; the declaration's lines come to %(computed)s."),
+    "tax_overstated": N_("Declared %(line)s %(declared)s; the declaration's lines come to %(computed)s."),
+}
+#: the lines a finding names, other than the money lines (``web.lines.LABELS``)
+FINDING_LINES: dict[str, str] = {
+    "tax": N_("tax"),
+    "impact_fee": N_("impact fee"),
+    "taxable_base": N_("taxable base"),
+    "total": N_("total"),
+    "exempt": N_("exemptions"),
+}
+#: assessment's codes for a collection hold (``collection_hold_reason.code``)
+HOLDS: dict[str, str] = {
+    "under_appeal": N_("the decision is under appeal"),
+    "not_decided": N_("the dispute is not decided"),
+    "appeal_term": N_("the term to appeal runs until %(day)s"),
+    "written_off": N_("written off from %(day)s"),
 }
 
 #: The distribution service's accounts (``fund:<code>``, ``pending:PR``…) as a person reads them
@@ -177,6 +243,47 @@ class Lang:
         message = FUND_NAMES.get(code) if kind == "fund" else ACCOUNT_KINDS.get(kind)
         return self.gettext(message) if message and self.code != "en" else name
 
+    def timeline(self, entry: dict[str, Any]) -> str:
+        """A timeline entry: the service's summary in English, by its ``kind`` in Spanish."""
+        kind = str(entry.get("kind", ""))
+        if self.code == "en" or not kind:
+            return str(entry.get("summary", ""))
+        if kind in TIMELINE_KINDS:
+            return self.gettext(TIMELINE_KINDS[kind])
+        family, _, step = kind.partition(".")
+        if family in TIMELINE_FAMILIES:
+            return self.gettext(TIMELINE_FAMILIES[family], step=self.word(step))
+        return str(entry.get("summary", ""))
+
+    def finding(self, finding: dict[str, Any]) -> str:
+        """A declaration's finding: taxcore's message in English, by its code in Spanish."""
+        code = str(finding.get("code", ""))
+        if self.code == "en" or code not in FINDINGS:
+            return str(finding.get("message", ""))
+        from web.lines import LABELS  # web.lines marks its labels with this module's N_
+
+        line = str(finding.get("line", ""))
+        base = line.split(".")[0].split("[")[0]
+        label = FINDING_LINES.get(base) or LABELS.get(base)
+        return self.gettext(
+            FINDINGS[code],
+            line=self.gettext(label) if label else line,
+            declared=self.money(finding.get("declared")) or "—",
+            computed=self.money(finding.get("computed")) or "—",
+        )
+
+    def hold(self, case: dict[str, Any]) -> str:
+        """Why collection waits: the service's text in English, by its code in Spanish."""
+        reason = case.get("collection_hold_reason") or {}
+        code = reason.get("code")
+        if self.code == "en" or code not in HOLDS:
+            return str(case.get("collection_hold") or "")
+        return (
+            self.gettext(HOLDS[code], day=self.date(reason["on"], "long"))
+            if reason.get("on")
+            else self.gettext(HOLDS[code])
+        )
+
     def indicator_name(self, name: str) -> str:
         return self.gettext(INDICATOR_NAMES.get(name, name))
 
@@ -222,6 +329,9 @@ class Lang:
             "indicator": self.indicator,
             "indicator_name": self.indicator_name,
             "account_name": self.account_name,
+            "timeline": self.timeline,
+            "finding": self.finding,
+            "hold": self.hold,
             "fdate": self.date,
             "fdatetime": self.datetime,
             "fmonth": self.month,

@@ -34,10 +34,8 @@ CaseDep = Annotated[Case, Depends(get_case)]
 
 async def _out(session: SessionDep, case: Case) -> CaseOut:
     current = await service.view(session, case=case)
-    hold = await service.collection_hold(
-        session, tax_account=case.tax_account, period=case.period, on=clock.today()
-    )
-    return CaseOut.model_validate({**service.out(current), "collection_hold": hold})
+    hold = await service.hold_of(session, tax_account=case.tax_account, period=case.period, on=clock.today())
+    return CaseOut.model_validate({**service.out(current), **service.hold_out(hold)})
 
 
 @router.get("", response_model=list[CaseOut], summary="The cases of an account the caller may see")

@@ -81,6 +81,12 @@ class AppealOutcomeOut(BaseModel):
     proposed_by: str | None = None
 
 
+class HoldReason(BaseModel):
+    code: Literal["under_appeal", "not_decided", "appeal_term", "written_off"]
+    case_id: str | None = Field(description="the case that holds collection (not for a write-off)")
+    on: date | None = Field(description="appeal_term: the last day to appeal; written_off: since when")
+
+
 class CaseOut(BaseModel):
     id: str
     tax_account: str
@@ -95,3 +101,6 @@ class CaseOut(BaseModel):
     decision: DecisionOut | None
     appeal: AppealOutcomeOut | None = Field(default=None, description="how the appeal was resolved")
     collection_hold: str | None = Field(description="why collection actions on the period wait, if they do")
+    collection_hold_reason: HoldReason | None = Field(
+        default=None, description="the same reason as a code with its values, for clients to translate by"
+    )

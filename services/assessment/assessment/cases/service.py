@@ -526,26 +526,53 @@ async def _execute_appeal_decision(session: AsyncSession, proposal: Proposal, re
     )
 
 
-async def collection_hold(session: AsyncSession, *, tax_account: str, period: str, on: date) -> str | None:
+@dataclass(frozen=True)
+class Hold:
+    """Why collection waits: a stable ``code`` (``under_appeal``, ``not_decided``,
+    ``appeal_term``, ``written_off``) with its values, and the English text."""
+
+    code: str
+    case_id: str | None
+    since_or_until: date | None
+    text: str
+
+
+async def hold_of(session: AsyncSession, *, tax_account: str, period: str, on: date) -> Hold | None:
     """Why collection actions (a bond draw) on the period must wait on ``on``, or None."""
     for case in await repository.account_cases(session, tax_account):
         if case.period != period or case.opened_on > on:
             continue
         current = await view(session, case=case, on=on)
         if current.status == "under_appeal":
-            return f"case {case.id}: the decision is under appeal"
+            return Hold("under_appeal", case.id, None, f"case {case.id}: the decision is under appeal")
         if current.decision is None:
-            return f"case {case.id}: the dispute is not decided"
+            return Hold("not_decided", case.id, None, f"case {case.id}: the dispute is not decided")
         if current.status == "decided":
             deadline = date.fromisoformat(str(current.decision.details["appeal_deadline"]))
             if on <= deadline:
-                return f"case {case.id}: the term to appeal runs until {deadline.isoformat()}"
+                text = f"case {case.id}: the term to appeal runs until {deadline.isoformat()}"
+                return Hold("appeal_term", case.id, deadline, text)
     for fact in await repository.account_facts(session, tax_account):
         if fact.period == period and fact.kind == "write_off" and fact.effective_on <= on:
             reversal = await repository.reversal_of(session, fact.id)
             if reversal is None or reversal.reversed_on > on:
-                return f"written off from {fact.effective_on.isoformat()}"
+                text = f"written off from {fact.effective_on.isoformat()}"
+                return Hold("written_off", None, fact.effective_on, text)
     return None
+
+
+async def collection_hold(session: AsyncSession, *, tax_account: str, period: str, on: date) -> str | None:
+    """Why collection actions (a bond draw) on the period must wait on ``on``, or None."""
+    hold = await hold_of(session, tax_account=tax_account, period=period, on=on)
+    return hold.text if hold else None
+
+
+def hold_out(hold: Hold | None) -> dict[str, Any]:
+    """A case's ``collection_hold`` (the text) and ``collection_hold_reason`` (its code and values)."""
+    if hold is None:
+        return {"collection_hold": None, "collection_hold_reason": None}
+    reason = {"code": hold.code, "case_id": hold.case_id, "on": hold.since_or_until}
+    return {"collection_hold": hold.text, "collection_hold_reason": reason}
 
 
 def out(current: CaseView) -> dict[str, Any]:

@@ -45,10 +45,10 @@ async def open_cases(
         current = await cases_service.view(session, case=case)
         if current.status not in wanted:
             continue
-        hold = await cases_service.collection_hold(
+        hold = await cases_service.hold_of(
             session, tax_account=case.tax_account, period=case.period, on=today
         )
-        out.append(CaseOut.model_validate({**cases_service.out(current), "collection_hold": hold}))
+        out.append(CaseOut.model_validate({**cases_service.out(current), **cases_service.hold_out(hold)}))
         if len(out) == repository.QUEUE_LIMIT:
             break
     return out

@@ -19,6 +19,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from web import people
 from web.backend import ApiError
 from web.core import AgencyDep, Api, ApiDep, CsrfDep, lang_of, redirect, render
 from web.i18n import N_
@@ -152,6 +153,7 @@ async def _case_page(
     proposal = None
     if case["pending_proposal_id"]:
         proposal = await api.get("assessment", f"/v1/proposals/{case['pending_proposal_id']}")
+    await people.resolve(request, api, case, proposal)
     return render(
         request,
         "agency/case.html",
@@ -275,6 +277,7 @@ async def _subject_page(
         extra = {"methods": REFUND_METHODS, "outcomes": REFUND_OUTCOMES}
     else:
         extra = {"outcomes": ABATEMENT_OUTCOMES}
+    await people.resolve(request, api, item)
     return render(
         request,
         f"agency/{kind}.html",
