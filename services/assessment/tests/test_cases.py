@@ -189,6 +189,9 @@ class TestCaseTimeline:
             "adjustment.reduce",
             "case.decided",
         ]
+        # what a person wrote, apart from the summary's words (clients translate the rest by kind)
+        notes = {e["kind"]: e["note"] for e in timeline["entries"]}
+        assert (notes["proposal.approved"], notes["payment.received"]) == ("agreed", None)
 
     async def test_bad_decisions_change_nothing(
         self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch

@@ -31,6 +31,12 @@ class TestTimeline:
         assert (EN.timeline(paid), ES.timeline(paid)) == ("payment by check", "Pago recibido")
         decided = {"kind": "case.decided", "summary": "case decided sustain"}
         assert ES.timeline(decided) == "Caso: decidido"
+        approved = {
+            "kind": "proposal.approved",
+            "summary": "decision approved: Conforme.",
+            "note": "Conforme.",
+        }
+        assert ES.timeline(approved) == "Propuesta: aprobado: Conforme."  # a person's words as written
         plan = {"kind": "plan.defaulted", "summary": "payment plan defaulted"}
         assert ES.timeline(plan) == "Plan de pago: incumplido"
         # a kind the web app does not know keeps the service's words

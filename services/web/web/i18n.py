@@ -246,14 +246,15 @@ class Lang:
     def timeline(self, entry: dict[str, Any]) -> str:
         """A timeline entry: the service's summary in English, by its ``kind`` in Spanish."""
         kind = str(entry.get("kind", ""))
-        if self.code == "en" or not kind:
+        family, _, step = kind.partition(".")
+        if self.code == "en" or (kind not in TIMELINE_KINDS and family not in TIMELINE_FAMILIES):
             return str(entry.get("summary", ""))
         if kind in TIMELINE_KINDS:
-            return self.gettext(TIMELINE_KINDS[kind])
-        family, _, step = kind.partition(".")
-        if family in TIMELINE_FAMILIES:
-            return self.gettext(TIMELINE_FAMILIES[family], step=self.word(step))
-        return str(entry.get("summary", ""))
+            text = self.gettext(TIMELINE_KINDS[kind])
+        else:
+            text = self.gettext(TIMELINE_FAMILIES[family], step=self.word(step))
+        note = entry.get("note")  # what a person wrote stays as written
+        return f"{text}: {note}" if note else text
 
     def finding(self, finding: dict[str, Any]) -> str:
         """A declaration's finding: taxcore's message in English, by its code in Spanish."""

@@ -41,6 +41,9 @@ class TimelineEntry(BaseModel):
     amount: Money | None
     section: str | None
     summary: str
+    note: str | None = Field(
+        default=None, description="what a person wrote (a reason, a note), apart from the summary's words"
+    )
 
 
 class Timeline(BaseModel):

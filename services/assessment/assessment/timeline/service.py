@@ -30,6 +30,7 @@ def _entry(
     section: str | None = None,
     written: datetime | None = None,
     seq: int = 0,
+    note: str | None = None,
 ) -> tuple[date, datetime, int, dict[str, Any]]:
     return (
         on,
@@ -44,6 +45,7 @@ def _entry(
             "amount": amount,
             "section": section,
             "summary": summary,
+            "note": note,
         },
     )
 
@@ -85,6 +87,7 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
                 r.payment_id,
                 f"payment returned: {r.reason}",
                 amount=r.amount,
+                note=r.reason,
                 written=r.created_at,
             )
         )
@@ -156,6 +159,7 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
                     prop.id,
                     f"{prop.action} {review.outcome}" + (f": {review.note}" if review.note else ""),
                     period=prop.period,
+                    note=review.note,
                     by=f"user:{review.reviewed_by}",
                     amount=prop.amount,
                     written=review.created_at,
@@ -188,6 +192,7 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
                     d.abatement_id,
                     f"abatement {d.outcome}: {d.reasons}",
                     period=periods.get(d.abatement_id),
+                    note=d.reasons,
                     by=f"user:{d.decided_by}",
                     amount=d.amount,
                     written=d.created_at,
@@ -203,6 +208,7 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
                 f.id,
                 f"{what}: {f.reason} (approved by {f.approved_by})",
                 period=f.period,
+                note=f.reason,
                 by=f"user:{f.approved_by}",
                 amount=f.amount,
                 section=f.section,
@@ -220,6 +226,7 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
                 rv.fact_id,
                 f"write-off reversed: {rv.reason}",
                 period=fact.period if fact else None,
+                note=rv.reason,
                 by=f"user:{rv.approved_by}",
                 section=fact.section if fact else None,
                 written=rv.created_at,
