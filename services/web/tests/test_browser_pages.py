@@ -208,7 +208,7 @@ class TestRemittanceSchedulePage:
         await page.locator("#schedules-table tbody tr").first.get_by_role("link").click()
         await expect(page.locator("#schedule-status")).to_have_text("aceptado en parte")
         rows = page.locator("#rows-table tbody tr")
-        await expect(rows.nth(0).locator("td").nth(1)).to_have_text("aceptado")
+        await expect(rows.nth(0).locator("td").nth(1)).to_have_text("aceptada")
         await expect(rows.nth(1).locator("td").last).to_have_text(
             "Cuenta contributiva: Ningún alojamiento con esta cuenta contributiva le ha autorizado "
             "a declarar por él."

@@ -186,3 +186,12 @@ class TestPeopleByName:
         found = await resolve(_request(), api, {"by": f"user:{other['id']}"})
         assert {r: (n.name, n.unknown) for r, n in found.items()} == {f"user:{other['id']}": (None, False)}
         await api.backend.client.aclose()
+
+
+class TestLodgingClasses:
+    def test_a_class_code_as_words(self) -> None:
+        assert (EN.word("short_term_rental"), ES.word("short_term_rental")) == (
+            "short-term rental",
+            "alquiler a corto plazo",
+        )
+        assert (EN.word("guesthouse"), ES.word("guesthouse")) == ("guesthouse", "casa de huéspedes")

@@ -99,6 +99,19 @@ CODE_WORDS: dict[str, str] = {
     "cancel": N_("cancellation"),
     "write_off": N_("write-off"),
     "reviewed": N_("reviewed"),
+    # lodging classes (taxcore ``lodging.classes``; VI ``rates.by_class``)
+    "hotel": N_("hotel"),
+    "condohotel": N_("condohotel"),
+    "apartment_hotel": N_("apartment hotel"),
+    "all_inclusive_hotel": N_("all-inclusive hotel"),
+    "hostelry": N_("hostelry"),
+    "guesthouse": N_("guesthouse"),
+    "inn": N_("inn"),
+    "motel": N_("motel"),
+    "short_term_rental": N_("short-term rental"),
+    "government_recreational_facility": N_("government recreational facility"),
+    "apartment_condominium_residence": N_("apartment, condominium or residence"),
+    "timeshare": N_("timeshare"),
 }
 #: An account timeline's entries (``kind``) as a person reads them; ``family.step`` kinds not
 #: listed read as the family's sentence with the step's words (``CODE_WORDS``).

@@ -13,7 +13,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from taxcore.periods import fiscal_year as fiscal_year_of
-from web.chart import bar_chart
+from web.chart import BarChart, bar_chart
 from web.core import AgencyDep, ApiDep, lang_of, render
 from web.i18n import Lang
 
@@ -40,8 +40,15 @@ def numbered(rows: list[dict[str, Any]]) -> dict[str, str]:
     return {r["label"]: str(i) for i, r in enumerate(rows, start=1)}
 
 
-def _whole_dollars(lang: Lang) -> Any:
-    return lambda v: lang.money(v.quantize(Decimal(1)))
+def chart_of(lang: Lang, rows: list[dict[str, Any]], series: dict[str, list[Decimal]]) -> BarChart:
+    """Bars of ``rows`` (numbered as in the table), negative figures drawn as none."""
+    return bar_chart(
+        [r["label"] for r in rows],
+        {name: [max(v, Decimal(0)) for v in values] for name, values in series.items()},
+        category_label=numbered(rows),
+        value_label=lang.money,
+        tick_label=lambda v: lang.money(v.quantize(Decimal(1))),
+    )
 
 
 @router.get("/funds")
@@ -55,13 +62,7 @@ async def funds(
         "distribution", "/v1/funds", params={"jurisdiction": chosen, "as_of": on.isoformat()}
     )
     accounts = [{**a, "label": lang.account_name(a["account"], a["name"])} for a in found["accounts"]]
-    chart = bar_chart(
-        [a["label"] for a in accounts],
-        {_("Balance"): [max(Decimal(a["balance"]), Decimal(0)) for a in accounts]},
-        category_label=numbered(accounts),
-        value_label=lang.money,
-        tick_label=_whole_dollars(lang),
-    )
+    chart = chart_of(lang, accounts, {_("Balance"): [Decimal(a["balance"]) for a in accounts]})
     return render(
         request,
         "agency/funds.html",
@@ -87,16 +88,14 @@ async def floors(
     rows = [{**f, "label": lang.account_name(f["account"], f["name"])} for f in found["funds"]]
     floored = [f for f in rows if f.get("floor")]
     _ = lang.gettext
-    chart = bar_chart(
-        [f["label"] for f in floored],
+    chart = chart_of(
+        lang,
+        floored,
         {
-            _("Received"): [max(Decimal(f["received"]), Decimal(0)) for f in floored],
-            _("Owed to date"): [max(Decimal(f["floor"]["owed_to_date"]), Decimal(0)) for f in floored],
+            _("Received"): [Decimal(f["received"]) for f in floored],
+            _("Owed to date"): [Decimal(f["floor"]["owed_to_date"]) for f in floored],
             _("Annual floor"): [Decimal(f["floor"]["annual"]) for f in floored],
         },
-        category_label=numbered(floored),
-        value_label=lang.money,
-        tick_label=_whole_dollars(lang),
     )
     return render(
         request,
