@@ -40,6 +40,7 @@ class Stack:
     other_facilitator_email: str
     operator_email: str
     agency_email: str
+    operator_id: str
 
 
 async def _lodging(admin: Api, operator_id: str, name: str) -> dict[str, Any]:
@@ -102,6 +103,7 @@ async def stack() -> AsyncIterator[Stack]:
             other_facilitator["email"],
             operator["email"],
             agency["email"],
+            op["id"],
         )
 
 
@@ -225,7 +227,7 @@ class TestRemittanceSchedulePage:
         lines = (await (await info.value).path()).read_text(encoding="utf-8-sig").splitlines()
         assert lines[0] == "row,tax_account,field,code,Motivo"
         assert (
-            lines[4] == f"4,{stack.lodging['tax_account']},room_nights,int_parsing,Escriba un número entero."
+            lines[3] == f"4,{stack.lodging['tax_account']},room_nights,int_parsing,Escriba un número entero."
         )
 
     async def test_another_facilitator_cannot_see_the_schedule(self, stack: Stack, browser: Browser) -> None:
@@ -275,6 +277,7 @@ class TestFundsAndFloors:
             "amount": "90.00",
             "method": "electronic_transfer",
             "periods": [{"period": str(LAST_MONTH), "amount": "90.00"}],
+            "payer": {"kind": "operator", "id": stack.operator_id},
         }
         await stack.admin.post("filing", "/v1/payments", body, expect=201)
 
