@@ -8,6 +8,7 @@ the English; the people the services record by id are looked up at the real regi
 from __future__ import annotations
 
 import uuid
+from decimal import Decimal
 from typing import Any
 
 import httpx
@@ -15,6 +16,7 @@ from fastapi import FastAPI
 from starlette.requests import Request
 from web_factories import ADMIN, PASSWORD, make_person, web_settings
 
+from taxcore.rules.check import Finding
 from web.app import templates
 from web.backend import Backend
 from web.core import Api
@@ -59,6 +61,11 @@ class TestFindings:
         assert (
             ES.finding(omission) == "Omisión en exenciones: falta la evidencia, así que no se admiten $50.00."
         )
+        # a preview shows taxcore's own Finding, not the API's JSON
+        preview = Finding.model_validate(
+            {**finding, "declared": Decimal("90.00"), "computed": Decimal("111.11")}
+        )
+        assert (EN.finding(preview), ES.finding(preview)) == (EN.finding(finding), ES.finding(finding))
         revenue = {**finding, "code": "arithmetic", "line": "room_revenue"}
         assert ES.finding(revenue) == (
             "Error aritmético en Ingresos por habitaciones: declaró $90.00, las líneas suman $111.11."

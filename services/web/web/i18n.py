@@ -269,8 +269,10 @@ class Lang:
         note = entry.get("note")  # what a person wrote stays as written
         return f"{text}: {note}" if note else text
 
-    def finding(self, finding: dict[str, Any]) -> str:
-        """A declaration's finding: taxcore's message in English, by its code in Spanish."""
+    def finding(self, found: Any) -> str:
+        """A declaration's finding (the API's, or taxcore's in a preview): taxcore's message in
+        English, by its code in Spanish."""
+        finding = found if isinstance(found, dict) else found.model_dump(mode="json")
         code = str(finding.get("code", ""))
         if self.code == "en" or code not in FINDINGS:
             return str(finding.get("message", ""))
@@ -343,7 +345,7 @@ class Lang:
             "indicator": self.indicator,
             "indicator_name": self.indicator_name,
             "account_name": self.account_name,
-            "timeline": self.timeline,
+            "timeline_text": self.timeline,
             "finding": self.finding,
             "hold": self.hold,
             "fdate": self.date,
