@@ -162,7 +162,8 @@ class TestPeopleByName:
         other = await make_person(registry_app, "agency-admin", name="Rubén Colón")
         missing = f"u-{uuid.uuid4().hex[:8]}"
         request = _request()
-        data = {"steps": [{"by": f"user:{other['id']}"}, {"by": f"user:{missing}"}, {"by": "client:pms-1"}]}
+        steps = [{"by": f"user:{other['id']}"}, {"by": f"user:{missing}"}, {"by": "client:pms-1"}]
+        data = {"steps": steps, "issued_by": "agency-admin"}  # a client's id, written bare
         found = await resolve(request, api, data, {"proposed_by": other["id"], "reviewed_by": me["id"]})
         assert {r: (n.name, n.user_id, n.unknown) for r, n in found.items()} == {
             f"user:{other['id']}": ("Rubén Colón", other["id"], False),
@@ -170,6 +171,7 @@ class TestPeopleByName:
             me["id"]: ("Nilda agency-auditor", me["id"], False),
             f"user:{missing}": (None, missing, True),
             "client:pms-1": (None, None, False),
+            "agency-admin": (None, "agency-admin", False),
         }
         html = (
             templates()

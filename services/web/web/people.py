@@ -2,8 +2,9 @@
 user id) looked up at the registry's people API with the signed-in person's token, once per
 request, the id kept beside the name (the page shows it as the name's title).
 
-A machine client (``client:<id>``) is shown as it is. A person the registry does not know
-is shown as unknown with the id; a role that may not read people (the registry answers
+A machine client (``client:<id>``, or a bare id the registry does not know: some services
+write a client's id bare) is shown as it is. A ``user:``/``person:`` id the registry does
+not know is shown as an unknown person with the id; a role that may not read people (the registry answers
 403, e.g. a dashboard) sees the ids.
 """
 
@@ -83,6 +84,8 @@ async def resolve(request: Request, api: Api, *data: Any) -> dict[str, Named]:
     for ref in refs:
         user = user_id_of(ref)
         person = looked.get(user) if user is not None else None
-        known[ref] = Named(ref, user, person.name if person else None, person.unknown if person else False)
+        # a bare id the registry does not know may be a client's (a notice's ``issued_by``): as it is
+        unknown = bool(person and person.unknown and ref.startswith(PREFIXES))
+        known[ref] = Named(ref, user, person.name if person else None, unknown)
     request.state.people = known
     return known
