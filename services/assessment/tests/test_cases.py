@@ -42,6 +42,7 @@ class TestCaseTimeline:
         assert case["status"] == "filed"
         assert case["disputed_amount"] == "5000.00"
         assert case["collection_hold"] == f"case {case['id']}: the dispute is not decided"
+        assert case["collection_hold_reason"] == {"code": "not_decided", "case_id": case["id"], "on": None}
         url = f"/v1/cases/{case['id']}"
 
         r = await client.post(f"{url}/review", headers=MAKER)
@@ -188,6 +189,9 @@ class TestCaseTimeline:
             "adjustment.reduce",
             "case.decided",
         ]
+        # what a person wrote, apart from the summary's words (clients translate the rest by kind)
+        notes = {e["kind"]: e["note"] for e in timeline["entries"]}
+        assert (notes["proposal.approved"], notes["payment.received"]) == ("agreed", None)
 
     async def test_bad_decisions_change_nothing(
         self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
@@ -243,6 +247,15 @@ class TestAppealPausesCollection:
         assert sustain.status_code == 200, sustain.text
         assert sustain.json()["decision"]["appeal_deadline"] == "2025-05-10"
         assert sustain.json()["decision"]["decided_by"] == "u-maker"  # sustaining lowers nothing: one person
+        assert (
+            sustain.json()["collection_hold"]
+            == f"case {case['id']}: the term to appeal runs until 2025-05-10"
+        )
+        assert sustain.json()["collection_hold_reason"] == {
+            "code": "appeal_term",
+            "case_id": case["id"],
+            "on": "2025-05-10",
+        }
         assert await draws("2025-04-15") == []  # the term to appeal runs
         appeal = await client.post(
             f"{url}/appeal",
@@ -252,6 +265,7 @@ class TestAppealPausesCollection:
         assert appeal.status_code == 200, appeal.text
         assert appeal.json()["status"] == "under_appeal"
         assert appeal.json()["collection_hold"] == f"case {case['id']}: the decision is under appeal"
+        assert appeal.json()["collection_hold_reason"]["code"] == "under_appeal"
         assert await draws("2025-06-01") == []  # under appeal
         again = await client.post(
             f"{url}/appeal", json={"grounds": "again"}, headers=auth("operator", operator_id="op-e")
@@ -264,6 +278,7 @@ class TestAppealPausesCollection:
         )
         assert done.json()["status"] == "closed"
         assert done.json()["collection_hold"] is None
+        assert done.json()["collection_hold_reason"] is None
         # the sustained balance on 2025-06-01 is drawn on the bond, up to its 5,000.00
         assert await draws("2025-06-01") == ["5000.00"]
 

@@ -61,7 +61,19 @@ class TestRemittanceSchedule:
         assert by_row[2]["errors"][0]["reason"].replace(other.tax_account, "X") == by_row[3]["errors"][0][
             "reason"
         ].replace("PR-0000000-0", "X")
-        assert by_row[4]["errors"] == [{"field": "room_revenue", "reason": by_row[4]["errors"][0]["reason"]}]
+        assert by_row[4]["errors"] == [
+            {
+                "field": "room_revenue",
+                "reason": by_row[4]["errors"][0]["reason"],
+                "code": "value_error",
+            }
+        ]
+        # each reason has a stable code for clients to translate by (the same for both: no leak)
+        assert [by_row[n]["errors"][0]["code"] for n in (2, 3, 6)] == [
+            "not_authorized",
+            "not_authorized",
+            "missing",
+        ]
         # VI taxes the guest-paid total, what the intermediary keeps included (§54(b)(1))
         assert (by_row[5]["status"], by_row[5]["tax"]) == ("accepted", "125.00")
         assert by_row[6]["errors"][0]["field"] == "tax_account"
@@ -104,6 +116,10 @@ class TestRemittanceSchedule:
         assert (out["source_format"], out["accepted"], out["rejected"]) == ("csv", 1, 2)
         assert out["results"][0]["tax"] == "90.00"
         assert "row 1" in out["results"][2]["errors"][0]["reason"]
+        assert [e["code"] for r in out["results"][1:] for e in r["errors"]] == [
+            "not_authorized",
+            "duplicate_lodging",
+        ]
         multipart = await client.post(
             "/v1/remittance-schedules",
             data={"period": "2026-10"},
@@ -140,6 +156,71 @@ class TestRemittanceSchedule:
         )
         assert r.status_code == 422
         assert r.json()["errors"][0]["pointer"] == "#/body/period"
+
+
+class TestListSchedules:
+    async def test_a_facilitator_lists_only_its_own_newest_first_without_rows(
+        self, client: httpx.AsyncClient, db: DB
+    ) -> None:
+        fac, other = new_id("fac"), new_id("fac")
+        lodging = await make_lodging(db)
+        await authorize(db, lodging, fac)
+        ids = []
+        for who, period in ((fac, "2026-09"), (other, "2026-09"), (fac, "2026-10")):
+            row = {"tax_account": lodging.tax_account, "room_revenue": "100.00", "room_nights": 1}
+            r = await client.post(
+                "/v1/remittance-schedules",
+                json={"period": period, "rows": [row]},
+                headers=as_facilitator(who),
+            )
+            assert r.status_code == 201, r.text
+            ids.append(r.json()["id"])
+        mine = await client.get("/v1/remittance-schedules", headers=as_facilitator(fac))
+        assert mine.status_code == 200, mine.text
+        items = mine.json()["items"]
+        assert [s["id"] for s in items] == [ids[2], ids[0]]
+        assert [(s["period"], s["rows"], s["accepted"], s["rejected"], s["status"]) for s in items] == [
+            ("2026-10", 1, 1, 0, "accepted"),
+            ("2026-09", 1, 1, 0, "accepted"),
+        ]
+        assert "results" not in items[0]
+        theirs = await client.get(
+            "/v1/remittance-schedules", params={"facilitator_id": other}, headers=as_facilitator(fac)
+        )
+        assert theirs.json()["items"] == []
+        # the other facilitator's schedule: its own only (rejected: the lodging never authorized it)
+        seen = await client.get("/v1/remittance-schedules", headers=as_facilitator(other))
+        assert [(s["id"], s["status"]) for s in seen.json()["items"]] == [(ids[1], "rejected")]
+        by_period = await client.get(
+            "/v1/remittance-schedules", params={"period": "2026-09", "limit": 1}, headers=as_facilitator(fac)
+        )
+        assert [s["id"] for s in by_period.json()["items"]] == [ids[0]]
+
+    async def test_the_agency_pages_through_everyone_and_an_operator_is_refused(
+        self, client: httpx.AsyncClient, db: DB
+    ) -> None:
+        fac = new_id("fac")
+        created = []
+        for _ in range(3):
+            r = await client.post(
+                "/v1/remittance-schedules",
+                json={"period": "2026-10", "rows": [{"tax_account": "PR-1"}]},
+                headers=as_facilitator(fac),
+            )
+            created.append(r.json()["id"])
+        first = await client.get(
+            "/v1/remittance-schedules", params={"facilitator_id": fac, "limit": 2}, headers=ADMIN
+        )
+        page = first.json()
+        assert [s["id"] for s in page["items"]] == [created[2], created[1]]
+        second = await client.get(
+            "/v1/remittance-schedules",
+            params={"facilitator_id": fac, "limit": 2, "cursor": page["next_cursor"]},
+            headers=ADMIN,
+        )
+        assert [s["id"] for s in second.json()["items"]] == [created[0]]
+        assert second.json()["next_cursor"] is None
+        assert (await client.get("/v1/remittance-schedules", headers=as_operator("op-1"))).status_code == 403
 
 
 class TestLargeSchedule:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
+from typing import Any
 
 from babel import Locale, negotiate_locale
 from babel.dates import format_date, format_datetime
@@ -76,6 +77,7 @@ CODE_WORDS: dict[str, str] = {
     "lapsed": N_("lapsed"),
     "bond_draw_requested": N_("bond draw requested"),
     "rejected": N_("rejected"),
+    "partially_accepted": N_("partially accepted"),
     "full": N_("abated in full"),
     "partial": N_("abated in part"),
     "tax": N_("tax"),
@@ -85,6 +87,109 @@ CODE_WORDS: dict[str, str] = {
     "fine": N_("fine"),
     "reasonable_cause": N_("reasonable cause"),
     "agency_error": N_("agency error"),
+    "declined": N_("declined"),
+    "granted": N_("granted"),
+    "completed": N_("completed"),
+    "defaulted": N_("defaulted"),
+    "records_requested": N_("records requested"),
+    "finding": N_("finding recorded"),
+    "notice": N_("notice issued"),
+    "abate": N_("abatement"),
+    "reduce": N_("reduction"),
+    "cancel": N_("cancellation"),
+    "write_off": N_("write-off"),
+    "reviewed": N_("reviewed"),
+    # lodging classes (taxcore ``lodging.classes``; VI ``rates.by_class``)
+    "hotel": N_("hotel"),
+    "condohotel": N_("condohotel"),
+    "apartment_hotel": N_("apartment hotel"),
+    "all_inclusive_hotel": N_("all-inclusive hotel"),
+    "hostelry": N_("hostelry"),
+    "guesthouse": N_("guesthouse"),
+    "inn": N_("inn"),
+    "motel": N_("motel"),
+    "short_term_rental": N_("short-term rental"),
+    "government_recreational_facility": N_("government recreational facility"),
+    "apartment_condominium_residence": N_("apartment, condominium or residence"),
+    "timeshare": N_("timeshare"),
+}
+#: An account timeline's entries (``kind``) as a person reads them; ``family.step`` kinds not
+#: listed read as the family's sentence with the step's words (``CODE_WORDS``).
+TIMELINE_KINDS: dict[str, str] = {
+    "notice.issued": N_("Notice issued"),
+    "payment.received": N_("Payment received"),
+    "payment.reversed": N_("Payment returned"),
+    "refund.requested": N_("Refund of credit requested"),
+    "proposal.made": N_("Proposal made"),
+    "abatement.requested": N_("Abatement requested"),
+    "adjustment.reversed": N_("Write-off reversed"),
+    "plan.requested": N_("Payment plan requested"),
+    "plan.granted": N_("Payment plan granted"),
+    "audit.opened": N_("Audit opened"),
+    "crosscheck.cleared": N_("Cross-check without findings"),
+    "crosscheck.finding": N_("Cross-check finding"),
+}
+TIMELINE_FAMILIES: dict[str, str] = {
+    "case": N_("Case: %(step)s"),
+    "refund": N_("Refund: %(step)s"),
+    "proposal": N_("Proposal: %(step)s"),
+    "abatement": N_("Abatement: %(step)s"),
+    "adjustment": N_("Adjustment: %(step)s"),
+    "plan": N_("Payment plan: %(step)s"),
+    "audit": N_("Audit: %(step)s"),
+}
+#: taxcore's finding codes (``taxcore.rules.check.FINDING_CODES``) with the line and amounts
+FINDINGS: dict[str, str] = {
+    "arithmetic": N_("Arithmetic error on %(line)s: declared %(declared)s, the lines come to %(computed)s."),
+    "inconsistent_entries": N_(
+        "Inconsistent entries on %(line)s: declared %(declared)s, computed %(computed)s."
+    ),
+    "omission": N_("Omission on %(line)s: the evidence is missing, so %(declared)s is not allowed."),
+    "deduction_beyond_limit": N_(
+        "Deduction beyond the limit on %(line)s: %(declared)s claimed, %(computed)s allowed."
+    ),
+    "tax_understated": N_("Declared %(line)s %(declared)s; the declaration's lines come to %(computed)s."),
+    "tax_overstated": N_("Declared %(line)s %(declared)s; the declaration's lines come to %(computed)s."),
+}
+#: the lines a finding names, other than the money lines (``web.lines.LABELS``)
+FINDING_LINES: dict[str, str] = {
+    "tax": N_("tax"),
+    "impact_fee": N_("impact fee"),
+    "taxable_base": N_("taxable base"),
+    "total": N_("total"),
+    "exempt": N_("exemptions"),
+}
+#: assessment's codes for a collection hold (``collection_hold_reason.code``)
+HOLDS: dict[str, str] = {
+    "under_appeal": N_("the decision is under appeal"),
+    "not_decided": N_("the dispute is not decided"),
+    "appeal_term": N_("the term to appeal runs until %(day)s"),
+    "written_off": N_("written off from %(day)s"),
+}
+
+#: The distribution service's accounts (``fund:<code>``, ``pending:PR``…) as a person reads them
+#: in Spanish; English shows the name the service gives (taxcore's parameter text).
+FUND_NAMES: dict[str, str] = {
+    "pr_bank_special_account": N_("Bank special account for the Convention Center District Authority"),
+    "pr_company_administration": N_("Tourism Company general funds (administration of the tax)"),
+    "pr_treasury_general_fund": N_("General Fund of the Department of the Treasury"),
+    "pr_convention_bureau": N_("Tourism Company general funds for the Convention Center Bureau"),
+    "pr_remainder": N_("Remainder after §31(B)(i)-(iii)"),
+    "vi_tourism_advertising_revolving_fund": N_("Tourism Advertising Revolving Fund"),
+    "vi_tarf_virgin_islands_advertising": N_("Tourism Advertising Revolving Fund: the Virgin Islands"),
+    "vi_tarf_st_john_advertising": N_("Tourism Advertising Revolving Fund: St. John"),
+    "vi_tarf_st_croix_advertising": N_("Tourism Advertising Revolving Fund: St. Croix"),
+    "vi_tarf_marine_industry_advertising": N_("Tourism Advertising Revolving Fund: the marine industry"),
+    "vi_agriculture_revolving_fund": N_("Agriculture Revolving Fund"),
+    "vi_sports_tourism": N_("Development and promotion of sports tourism"),
+    "vi_department_of_education": N_("Department of Education (inter-scholastic competitions)"),
+    "vi_sports_parks_recreation": N_("Department of Sports, Parks and Recreation"),
+    "vi_general_fund": N_("General Fund"),
+}
+ACCOUNT_KINDS: dict[str, str] = {
+    "pending": N_("Collections pending distribution"),
+    "other": N_("Penalties, interest and fines collected (not distributed by the statute)"),
+    "suspense": N_("Suspense: collections with no statutory destination"),
 }
 
 
@@ -145,6 +250,56 @@ class Lang:
             return self.money(value)
         return self.number(value)
 
+    def account_name(self, account: str, name: str) -> str:
+        """A distribution account's name: the service's in English, by its code in Spanish."""
+        kind, _, code = account.partition(":")
+        message = FUND_NAMES.get(code) if kind == "fund" else ACCOUNT_KINDS.get(kind)
+        return self.gettext(message) if message and self.code != "en" else name
+
+    def timeline(self, entry: dict[str, Any]) -> str:
+        """A timeline entry: the service's summary in English, by its ``kind`` in Spanish."""
+        kind = str(entry.get("kind", ""))
+        family, _, step = kind.partition(".")
+        if self.code == "en" or (kind not in TIMELINE_KINDS and family not in TIMELINE_FAMILIES):
+            return str(entry.get("summary", ""))
+        if kind in TIMELINE_KINDS:
+            text = self.gettext(TIMELINE_KINDS[kind])
+        else:
+            text = self.gettext(TIMELINE_FAMILIES[family], step=self.word(step))
+        note = entry.get("note")  # what a person wrote stays as written
+        return f"{text}: {note}" if note else text
+
+    def finding(self, found: Any) -> str:
+        """A declaration's finding (the API's, or taxcore's in a preview): taxcore's message in
+        English, by its code in Spanish."""
+        finding = found if isinstance(found, dict) else found.model_dump(mode="json")
+        code = str(finding.get("code", ""))
+        if self.code == "en" or code not in FINDINGS:
+            return str(finding.get("message", ""))
+        from web.lines import LABELS  # web.lines marks its labels with this module's N_
+
+        line = str(finding.get("line", ""))
+        base = line.split(".")[0].split("[")[0]
+        label = FINDING_LINES.get(base) or LABELS.get(base)
+        return self.gettext(
+            FINDINGS[code],
+            line=self.gettext(label) if label else line,
+            declared=self.money(finding.get("declared")) or "—",
+            computed=self.money(finding.get("computed")) or "—",
+        )
+
+    def hold(self, case: dict[str, Any]) -> str:
+        """Why collection waits: the service's text in English, by its code in Spanish."""
+        reason = case.get("collection_hold_reason") or {}
+        code = reason.get("code")
+        if self.code == "en" or code not in HOLDS:
+            return str(case.get("collection_hold") or "")
+        return (
+            self.gettext(HOLDS[code], day=self.date(reason["on"], "long"))
+            if reason.get("on")
+            else self.gettext(HOLDS[code])
+        )
+
     def indicator_name(self, name: str) -> str:
         return self.gettext(INDICATOR_NAMES.get(name, name))
 
@@ -189,6 +344,10 @@ class Lang:
             "percent": self.percent,
             "indicator": self.indicator,
             "indicator_name": self.indicator_name,
+            "account_name": self.account_name,
+            "timeline_text": self.timeline,
+            "finding": self.finding,
+            "hold": self.hold,
             "fdate": self.date,
             "fdatetime": self.datetime,
             "fmonth": self.month,

@@ -374,6 +374,7 @@ async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[H
                 written=a.created_at,
                 seq=a.seq,
                 summary=f"audit opened for {', '.join(a.periods)} ({a.source}): {a.reason}",
+                note=a.reason,
             )
         )
         for s in steps[a.id]:

@@ -112,6 +112,12 @@ class AppealOutcomeOut(BaseModel):
         )
 
 
+class HoldReason(BaseModel):
+    code: Literal["under_appeal", "not_decided", "appeal_term", "written_off"]
+    case_id: str | None = Field(description="the case that holds collection (not for a write-off)")
+    on: date | None = Field(description="appeal_term: the last day to appeal; written_off: since when")
+
+
 class CaseOut(BaseModel):
     id: str
     tax_account: str
@@ -126,9 +132,14 @@ class CaseOut(BaseModel):
     decision: DecisionOut | None
     appeal: AppealOutcomeOut | None = Field(default=None, description="how the appeal was resolved")
     collection_hold: str | None = Field(description="why collection actions on the period wait, if they do")
+    collection_hold_reason: HoldReason | None = Field(
+        default=None, description="the same reason as a code with its values, for clients to translate by"
+    )
 
     @classmethod
-    def of(cls, current: CaseView, *, collection_hold: str | None) -> CaseOut:
+    def of(
+        cls, current: CaseView, *, collection_hold: str | None, collection_hold_reason: HoldReason | None
+    ) -> CaseOut:
         """The case as its steps leave it, its decision and how an appeal was resolved."""
         case = current.case
         resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
@@ -141,4 +152,5 @@ class CaseOut(BaseModel):
             decision=DecisionOut.of(current.decision) if current.decision is not None else None,
             appeal=AppealOutcomeOut.of(resolved) if resolved is not None else None,
             collection_hold=collection_hold,
+            collection_hold_reason=collection_hold_reason,
         )

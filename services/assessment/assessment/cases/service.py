@@ -27,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
-from assessment.cases.schemas import AppealResolution, CaseOut, DecisionCreate, HearingCreate
+from assessment.cases.schemas import AppealResolution, CaseOut, DecisionCreate, HearingCreate, HoldReason
 from assessment.casework import approvals, law, repository
 from assessment.casework import facts as adjustments
 from assessment.casework.events import event_id
@@ -526,33 +526,57 @@ async def _execute_appeal_decision(session: AsyncSession, proposal: Proposal, re
     )
 
 
-async def collection_hold(session: AsyncSession, *, tax_account: str, period: str, on: date) -> str | None:
+@dataclass(frozen=True)
+class Hold:
+    """Why collection waits: a stable ``code`` (``under_appeal``, ``not_decided``,
+    ``appeal_term``, ``written_off``) with its values, and the English text."""
+
+    code: str
+    case_id: str | None
+    since_or_until: date | None
+    text: str
+
+
+async def hold_of(session: AsyncSession, *, tax_account: str, period: str, on: date) -> Hold | None:
     """Why collection actions (a bond draw) on the period must wait on ``on``, or None."""
     for case in await repository.account_cases(session, tax_account):
         if case.period != period or case.opened_on > on:
             continue
         current = await view(session, case=case, on=on)
         if current.status == "under_appeal":
-            return f"case {case.id}: the decision is under appeal"
+            return Hold("under_appeal", case.id, None, f"case {case.id}: the decision is under appeal")
         if current.decision is None:
-            return f"case {case.id}: the dispute is not decided"
+            return Hold("not_decided", case.id, None, f"case {case.id}: the dispute is not decided")
         if current.status == "decided":
             deadline = date.fromisoformat(str(current.decision.details["appeal_deadline"]))
             if on <= deadline:
-                return f"case {case.id}: the term to appeal runs until {deadline.isoformat()}"
+                text = f"case {case.id}: the term to appeal runs until {deadline.isoformat()}"
+                return Hold("appeal_term", case.id, deadline, text)
     for fact in await repository.account_facts(session, tax_account):
         if fact.period == period and fact.kind == "write_off" and fact.effective_on <= on:
             reversal = await repository.reversal_of(session, fact.id)
             if reversal is None or reversal.reversed_on > on:
-                return f"written off from {fact.effective_on.isoformat()}"
+                text = f"written off from {fact.effective_on.isoformat()}"
+                return Hold("written_off", None, fact.effective_on, text)
     return None
 
 
+async def collection_hold(session: AsyncSession, *, tax_account: str, period: str, on: date) -> str | None:
+    """Why collection actions (a bond draw) on the period must wait on ``on``, or None."""
+    hold = await hold_of(session, tax_account=tax_account, period=period, on=on)
+    return hold.text if hold else None
+
+
 async def shown(session: AsyncSession, *, current: CaseView, on: date) -> CaseOut:
-    """The case as the API shows it on ``on``, with why collection on its period waits."""
+    """The case as the API shows it on ``on``, with why collection on its period waits (the
+    text, and its code with its values for clients to translate by)."""
     case = current.case
-    hold = await collection_hold(session, tax_account=case.tax_account, period=case.period, on=on)
-    return CaseOut.of(current, collection_hold=hold)
+    hold = await hold_of(session, tax_account=case.tax_account, period=case.period, on=on)
+    reason = None
+    if hold is not None:
+        values = {"code": hold.code, "case_id": hold.case_id, "on": hold.since_or_until}
+        reason = HoldReason.model_validate(values)
+    return CaseOut.of(current, collection_hold=hold.text if hold else None, collection_hold_reason=reason)
 
 
 #: a disputed notice's status once its case is decided (the appeal's new decision wins)

@@ -64,6 +64,9 @@ class TimelineEntry(BaseModel):
     amount: Money | None
     section: str | None
     summary: str
+    note: str | None = Field(
+        default=None, description="what a person wrote (a reason, a note), apart from the summary's words"
+    )
 
 
 class Timeline(BaseModel):
@@ -89,6 +92,7 @@ class Happened:
     section: str | None = None
     written: datetime | None = None
     seq: int = 0
+    note: str | None = None  # what a person wrote (a reason, a note), apart from the summary
 
     def order(self) -> tuple[date, datetime, int]:
         return (self.on, self.written or _EPOCH, self.seq)

@@ -17,12 +17,13 @@ from filing.declarations.service import received_date
 from filing.deps import SettingsDep
 from filing.lodging_periods import parse_period
 from filing.models import RemittanceSchedule
-from filing.schedules import service
-from filing.schedules.schemas import ROW_COLUMNS, ScheduleCreate, ScheduleOut
+from filing.schedules import repository, service
+from filing.schedules.schemas import ROW_COLUMNS, ScheduleCreate, ScheduleOut, ScheduleSummary
 from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from taxcore.periods import filing_opens_on
 
 router = make_router(prefix="/v1/remittance-schedules", tags=["remittance schedules"])
@@ -124,22 +125,61 @@ def _facilitator(principal: Principal, given: str | None) -> str:
     raise Forbidden("only online intermediaries (facilitators) and the agency file remittance schedules")
 
 
+def _summary(s: RemittanceSchedule) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "facilitator_id": s.facilitator_id,
+        "period": s.period,
+        "received_on": s.received_on,
+        "source_format": s.source_format,
+        "status": service.status_of(s),
+        "rows": s.rows_total,
+        "accepted": s.accepted,
+        "rejected": s.rejected,
+        "submitted_by": s.submitted_by,
+        "created_at": s.created_at,
+    }
+
+
 def to_out(s: RemittanceSchedule) -> ScheduleOut:
-    return ScheduleOut.model_validate(
-        {
-            "id": s.id,
-            "facilitator_id": s.facilitator_id,
-            "period": s.period,
-            "received_on": s.received_on,
-            "source_format": s.source_format,
-            "status": service.status_of(s),
-            "rows": s.rows_total,
-            "accepted": s.accepted,
-            "rejected": s.rejected,
-            "results": s.results,
-            "submitted_by": s.submitted_by,
-            "created_at": s.created_at,
-        }
+    return ScheduleOut.model_validate({**_summary(s), "results": s.results})
+
+
+@router.get(
+    "",
+    response_model=Page[ScheduleSummary],
+    responses={**Forbidden.openapi(), **ValidationFailed.openapi()},
+    summary="Remittance schedules, newest first: a facilitator's own, or (the agency) anyone's",
+)
+async def list_schedules(
+    session: SessionDep,
+    principal: PrincipalDep,
+    limit: LimitQuery = 50,
+    cursor: CursorQuery = None,
+    period: Annotated[PeriodStr | None, Query(description="only this period")] = None,
+    facilitator_id: Annotated[str | None, Query(max_length=100, description="agency only")] = None,
+) -> Page[ScheduleSummary]:
+    if principal.role == "facilitator":
+        if facilitator_id and facilitator_id != principal.facilitator_id:
+            return Page[ScheduleSummary](items=[])
+        facilitator_id = principal.facilitator_id or ""
+    elif not principal.is_agency:
+        raise Forbidden("remittance schedules are an online intermediary's (facilitator's) documents")
+    after = decode_cursor(cursor, arity=1)
+    if after and not after[0].isdigit():
+        raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query")
+    rows = await repository.list_page(
+        session,
+        facilitator_id=facilitator_id,
+        period=period,
+        before=int(after[0]) if after else None,
+        limit=limit,
+    )
+    return paginate(
+        rows,
+        limit=limit,
+        key=lambda s: [s.seq],
+        to_item=lambda s: ScheduleSummary.model_validate(_summary(s)),
     )
 
 

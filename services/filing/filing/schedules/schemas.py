@@ -96,6 +96,12 @@ class ScheduleCreate(BaseModel):
 class RowError(BaseModel):
     field: str | None
     reason: str
+    code: str | None = Field(
+        default=None,
+        description="a stable code for the reason (pydantic's error type, or duplicate_lodging, "
+        "not_authorized, not_authorized_for_period, period_not_fileable, not_computable, "
+        "not_an_object): clients translate by it; older schedules have none",
+    )
 
 
 class RowResult(BaseModel):
@@ -110,7 +116,9 @@ class RowResult(BaseModel):
     errors: list[RowError] = []
 
 
-class ScheduleOut(BaseModel):
+class ScheduleSummary(BaseModel):
+    """A schedule in a list: its counts, without the per-row results."""
+
     id: str
     facilitator_id: str
     period: str
@@ -120,6 +128,9 @@ class ScheduleOut(BaseModel):
     rows: int
     accepted: int
     rejected: int
-    results: list[RowResult]
     submitted_by: str
     created_at: datetime
+
+
+class ScheduleOut(ScheduleSummary):
+    results: list[RowResult]

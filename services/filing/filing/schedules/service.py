@@ -43,7 +43,10 @@ ROW_FIELDS = {
 
 
 def _errors(exc: ValidationError) -> list[dict[str, Any]]:
-    return [{"field": ".".join(str(p) for p in e["loc"]) or None, "reason": e["msg"]} for e in exc.errors()]
+    return [
+        {"field": ".".join(str(p) for p in e["loc"]) or None, "reason": e["msg"], "code": e["type"]}
+        for e in exc.errors()
+    ]
 
 
 def _rejected(row: int, account: str | None, errors: list[dict[str, Any]]) -> dict[str, Any]:
@@ -54,7 +57,9 @@ def _parse(rows: Sequence[Any], results: list[dict[str, Any] | None]) -> list[tu
     parsed: list[tuple[int, ScheduleRow]] = []
     for i, raw in enumerate(rows):
         if not isinstance(raw, dict):
-            results[i] = _rejected(i + 1, None, [{"field": None, "reason": "a row must be an object"}])
+            results[i] = _rejected(
+                i + 1, None, [{"field": None, "reason": "a row must be an object", "code": "not_an_object"}]
+            )
             continue
         try:
             parsed.append((i, ScheduleRow.model_validate(raw)))
@@ -80,20 +85,33 @@ def _screen(
     for i, row in parsed:
         account = row.tax_account
         found = lodgings.get(account)
-        reason: tuple[str, str] | None = None
+        reason: tuple[str, str, str] | None = None
         if account in first_row:
-            reason = ("tax_account", f"the lodging is already on row {first_row[account]} of this schedule")
+            reason = (
+                "tax_account",
+                f"the lodging is already on row {first_row[account]} of this schedule",
+                "duplicate_lodging",
+            )
         elif found is None:
-            reason = ("tax_account", f"no lodging {account!r} that authorized this facilitator")
+            reason = (
+                "tax_account",
+                f"no lodging {account!r} that authorized this facilitator",
+                "not_authorized",
+            )
         elif not found[1]:
-            reason = ("tax_account", f"the facilitator is not authorized by this lodging for {period}")
+            reason = (
+                "tax_account",
+                f"the facilitator is not authorized by this lodging for {period}",
+                "not_authorized_for_period",
+            )
         else:
             problem = period_problem(found[0], period, received_on)
             if problem is not None:
-                reason = ("period", problem)
+                reason = ("period", problem, "period_not_fileable")
         first_row.setdefault(account, i + 1)
         if reason is not None:
-            results[i] = _rejected(i + 1, account, [{"field": reason[0], "reason": reason[1]}])
+            error = {"field": reason[0], "reason": reason[1], "code": reason[2]}
+            results[i] = _rejected(i + 1, account, [error])
         else:
             assert found is not None
             candidates.append((i, row, found[0]))
@@ -133,7 +151,8 @@ def _compute(
             continue
         except (TaxcoreError, MoneyError) as exc:
             field = ROW_FIELDS.get(exc.field, exc.field)
-            results[i] = _rejected(i + 1, row.tax_account, [{"field": field, "reason": exc.message}])
+            error = {"field": field, "reason": exc.message, "code": "not_computable"}
+            results[i] = _rejected(i + 1, row.tax_account, [error])
             continue
         due = due_by_jurisdiction.get(lodging.jurisdiction)
         if due is None:

@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
 from taxcore.periods import Period
+from web import people
 from web.backend import ApiError
 from web.chart import bar_chart
 from web.core import AgencyDep, ApiDep, lang_of, render
@@ -201,6 +202,7 @@ async def lodging(
                 "estimate": steps(explain.get("estimate")),
             }
         )
+    await people.resolve(request, api, timeline["entries"], cases, refunds, abatements)
     return render(
         request,
         "agency/lodging.html",

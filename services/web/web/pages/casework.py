@@ -19,6 +19,7 @@ from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from web import people
 from web.backend import ApiError
 from web.core import AgencyDep, Api, ApiDep, CsrfDep, lang_of, render
 from web.forms import act
@@ -137,6 +138,7 @@ async def _case_page(
     proposal = None
     if case["pending_proposal_id"]:
         proposal = await api.get("assessment", f"/v1/proposals/{case['pending_proposal_id']}")
+    await people.resolve(request, api, case, proposal)
     return render(
         request,
         "agency/case.html",
@@ -260,6 +262,7 @@ async def _subject_page(
         extra = {"methods": REFUND_METHODS, "outcomes": REFUND_OUTCOMES}
     else:
         extra = {"outcomes": ABATEMENT_OUTCOMES}
+    await people.resolve(request, api, item)
     return render(
         request,
         f"agency/{kind}.html",

@@ -18,6 +18,7 @@ from fastapi.responses import Response
 from taxcore.periods import Period
 from web.backend import ApiError
 from web.core import AgencyDep, Api, ApiDep, CsrfDep, lang_of, redirect, render
+from web.pages import funds
 from web.session import Person
 
 router = APIRouter(prefix="/agency/distribution")
@@ -107,3 +108,6 @@ async def run_page(request: Request, run_id: str, person: AgencyDep, api: ApiDep
 async def run_csv(request: Request, run_id: str, person: AgencyDep, api: ApiDep) -> Response:
     path = f"/v1/runs/{run_id}/report.csv"
     return await api.download("distribution", path, media_type="text/csv", filename=f"run-{run_id}.csv")
+
+
+router.include_router(funds.router)

@@ -18,6 +18,7 @@ from web.backend import ApiError
 from web.core import ApiDep, CsrfDep, PortalDep, lang_of, redirect, render
 from web.forms import AMOUNT_HINT, dollars
 from web.i18n import N_
+from web.pages import schedules
 
 router = APIRouter(prefix="/portal")
 
@@ -359,3 +360,6 @@ async def receipt_pdf(request: Request, payment_id: str, person: PortalDep, api:
         media_type="application/pdf",
         filename=f"receipt-{payment_id}.pdf",
     )
+
+
+router.include_router(schedules.router)
