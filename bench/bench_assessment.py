@@ -62,7 +62,7 @@ from servicekit.testing import PG_ADMIN, auth, fresh_database, running_app
 from taxcore.events import CloudEvent
 from taxcore.periods import Period, due_date
 from taxcore.rules.balance import compute_balance
-from taxcore.rules.declaration import DeclarationInput, compute_declaration
+from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compute_declaration
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "services/assessment/migrations"
 DB = "roomtax_bench_assessment"
@@ -234,37 +234,38 @@ def lodging_event(i: int) -> CloudEvent:
     )
 
 
-def declaration_event(i: int) -> tuple[CloudEvent, Decimal]:
-    """A facilitator's declaration for one lodging's period (one row of a remittance schedule)."""
-    rng = random.Random(i)
-    account = intake_account(i)
-    period = str(INTAKE_PERIOD)
-    inp = DeclarationInput(
-        jurisdiction="PR",
-        lodging_class="short_term_rental",
-        period=period,
-        room_revenue=Decimal(rng.randrange(500, 20_000)),
-        room_nights=rng.randrange(1, 31),
-    )
+def declaration_filed(
+    inp: DeclarationInput,
+    *,
+    account: str,
+    lodging_id: str,
+    declaration_id: str,
+    filing_id: str,
+    filer_kind: str,
+    filer_id: str,
+    schedule_id: str | None,
+) -> tuple[CloudEvent, DeclarationResult]:
+    """The filing service's ``declaration.filed`` event of a first version filed on its due date,
+    as taxcore computes it (and as declared), with its computation."""
     res = compute_declaration(inp)
-    due = due_date("PR", INTAKE_PERIOD)
+    due = due_date(inp.jurisdiction, Period.parse(inp.period)).isoformat()
     event = ce(
         "roomtax.filing.declaration.filed.v1",
         {
-            "declaration_id": bench_id("declaration", i),
-            "filing_id": bench_id("filing", i),
+            "declaration_id": declaration_id,
+            "filing_id": filing_id,
             "version": 1,
             "supersedes": None,
             "tax_account": account,
-            "lodging_id": f"l-intake-{i}",
-            "jurisdiction": "PR",
-            "lodging_class": "short_term_rental",
-            "period": period,
-            "filer_kind": "facilitator",
-            "filer_id": "fac-bench",
-            "schedule_id": "schedule-bench",
-            "filed_on": due.isoformat(),
-            "due_date": due.isoformat(),
+            "lodging_id": lodging_id,
+            "jurisdiction": inp.jurisdiction,
+            "lodging_class": inp.lodging_class,
+            "period": inp.period,
+            "filer_kind": filer_kind,
+            "filer_id": filer_id,
+            "schedule_id": schedule_id,
+            "filed_on": due,
+            "due_date": due,
             "late": False,
             "input": inp.model_dump(mode="json"),
             "taxable_base": str(res.taxable_base),
@@ -277,6 +278,24 @@ def declaration_event(i: int) -> tuple[CloudEvent, Decimal]:
         },
         subject=account,
     )
+    return event, res
+
+
+def declaration_event(i: int) -> tuple[CloudEvent, Decimal]:
+    """A facilitator's declaration for one lodging's period (one row of a remittance schedule)."""
+    rng = random.Random(i)
+    account = intake_account(i)
+    period = str(INTAKE_PERIOD)
+    inp = DeclarationInput(
+        jurisdiction="PR",
+        lodging_class="short_term_rental",
+        period=period,
+        room_revenue=Decimal(rng.randrange(500, 20_000)),
+        room_nights=rng.randrange(1, 31),
+    )
+    filer = {"filer_kind": "facilitator", "filer_id": "fac-bench", "schedule_id": "schedule-bench"}
+    ids = {"declaration_id": bench_id("declaration", i), "filing_id": bench_id("filing", i)}
+    event, res = declaration_filed(inp, account=account, lodging_id=f"l-intake-{i}", **ids, **filer)
     return event, res.total_due
 
 

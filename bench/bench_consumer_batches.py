@@ -32,7 +32,16 @@ from datetime import date
 from decimal import Decimal
 
 from aiokafka import ConsumerRecord
-from bench_assessment import MIGRATIONS, bench_id, ce, declaration_event, lodging_event, noop, payment_event
+from bench_assessment import (
+    MIGRATIONS,
+    bench_id,
+    ce,
+    declaration_event,
+    declaration_filed,
+    lodging_event,
+    noop,
+    payment_event,
+)
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
@@ -40,8 +49,8 @@ from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.testing import fresh_database
 from taxcore.events import CloudEvent
-from taxcore.periods import Period, due_date
-from taxcore.rules.declaration import DeclarationInput, compute_declaration
+from taxcore.periods import Period
+from taxcore.rules.declaration import DeclarationInput
 
 POLL = 500  # records per partition per poll (EventConsumer.run's max_records)
 HANDLERS = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
@@ -120,39 +129,9 @@ def long_account_events(j: int) -> list[CloudEvent]:
             jurisdiction="VI", lodging_class="hotel", period=str(period),
             room_revenue=Decimal(rng.randrange(5_000, 50_000)), room_nights=rng.randrange(10, 300),
         )  # fmt: skip
-        res = compute_declaration(inp)
-        due = due_date("VI", period)
-        out.append(
-            ce(
-                "roomtax.filing.declaration.filed.v1",
-                {
-                    "declaration_id": bench_id("long", j, period),
-                    "filing_id": bench_id("long-f", j, period),
-                    "version": 1,
-                    "supersedes": None,
-                    "tax_account": account,
-                    "lodging_id": f"l-long-{j}",
-                    "jurisdiction": "VI",
-                    "lodging_class": "hotel",
-                    "period": str(period),
-                    "filer_kind": "operator",
-                    "filer_id": f"op-long-{j}",
-                    "schedule_id": None,
-                    "filed_on": due.isoformat(),
-                    "due_date": due.isoformat(),
-                    "late": False,
-                    "input": inp.model_dump(mode="json"),
-                    "taxable_base": str(res.taxable_base),
-                    "tax": str(res.tax),
-                    "impact_fee": str(res.impact_fee),
-                    "total_due": str(res.total_due),
-                    "declared_tax": str(res.tax),
-                    "declared_total": str(res.total_due),
-                    "findings": [],
-                },  # fmt: skip
-                subject=account,
-            )
-        )
+        filer = {"filer_kind": "operator", "filer_id": f"op-long-{j}", "schedule_id": None}
+        ids = {"declaration_id": bench_id("long", j, period), "filing_id": bench_id("long-f", j, period)}
+        out.append(declaration_filed(inp, account=account, lodging_id=f"l-long-{j}", **ids, **filer)[0])
         period = period.next()
     return out
 

@@ -76,19 +76,13 @@ async def main(n: int) -> None:
     try:
         month = Period.of(datetime.date.today()).prev()
         op = await admin.post("registry", "/v1/operators", {"name": "Bench Ops"}, expect=201)
-        lodging = await admin.post(
-            "registry",
-            "/v1/lodgings",
-            {
-                "jurisdiction": "PR",
-                "lodging_class": "hotel",
-                "name": "Bench Hotel",
-                "address": {"line1": "1 Calle", "municipality": "San Juan"},
-                "room_count": 50,
-                "operator_id": op["id"],
-                "registered_on": month.prev().first_day.isoformat(),
-            },
-            expect=201,
+        lodging = await admin.register_lodging(
+            op["id"],
+            name="Bench Hotel",
+            line1="1 Calle",
+            municipality="San Juan",
+            room_count=50,
+            registered_on=month.prev().first_day.isoformat(),
         )
         email = f"bench-{uuid.uuid4().hex[:6]}@agency.example"
         await admin.post(

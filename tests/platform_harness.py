@@ -238,6 +238,32 @@ class Api:
     async def post(self, service: str, path: str, body: Any = None, **kw: Any) -> Any:
         return (await self.call("POST", service, path, json=body, expect=kw.pop("expect", None), **kw)).json()
 
+    async def register_lodging(
+        self,
+        operator_id: str,
+        *,
+        name: str,
+        line1: str,
+        municipality: str,
+        room_count: int,
+        registered_on: str,
+        lodging_class: str = "hotel",
+        jurisdiction: str = "PR",
+        **more: Any,
+    ) -> Any:
+        """The agency registers a lodging at the registry (201): the lodging as it answers."""
+        body = {
+            "jurisdiction": jurisdiction,
+            "lodging_class": lodging_class,
+            "name": name,
+            "address": {"line1": line1, "municipality": municipality},
+            "room_count": room_count,
+            "operator_id": operator_id,
+            "registered_on": registered_on,
+            **more,
+        }
+        return await self.post("registry", "/v1/lodgings", body, expect=201)
+
     async def pages(self, service: str, path: str, **params: Any) -> list[Any]:
         """Every item of a cursor-paginated list (follows ``next_cursor``)."""
         items: list[Any] = []

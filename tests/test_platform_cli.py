@@ -56,20 +56,15 @@ async def world(platform: Platform, tmp_path_factory: pytest.TempPathFactory) ->
     )
     accounts = []
     for n in range(3):
-        lodging = await admin.post(
-            "registry",
-            "/v1/lodgings",
-            {
-                "jurisdiction": "PR",
-                "lodging_class": "short_term_rental",
-                "casino": False,
-                "name": f"Villa {n} {tag}",
-                "address": {"line1": "1 Calle del Mar", "municipality": "Vieques"},
-                "room_count": 4,
-                "operator_id": operator["id"],
-                "registered_on": REGISTERED,
-            },
-            expect=201,
+        lodging = await admin.register_lodging(
+            operator["id"],
+            lodging_class="short_term_rental",
+            casino=False,
+            name=f"Villa {n} {tag}",
+            line1="1 Calle del Mar",
+            municipality="Vieques",
+            room_count=4,
+            registered_on=REGISTERED,
         )
         accounts.append(lodging["tax_account"])
     for account in accounts[:2]:  # the third never authorized the intermediary

@@ -78,20 +78,14 @@ async def test_signed_webhooks_tenancy_redelivery_and_mail(platform: Platform, s
         expect=201,
     )
     other = await admin.post("registry", "/v1/operators", {"name": f"Other Inns {tag}"}, expect=201)
-    lodging = await admin.post(
-        "registry",
-        "/v1/lodgings",
-        {
-            "jurisdiction": "PR",
-            "lodging_class": "hotel",
-            "casino": False,
-            "name": f"Hotel El Faro {tag}",
-            "address": {"line1": "1 Calle del Mar", "municipality": "San Juan"},
-            "room_count": 20,
-            "operator_id": mine["id"],
-            "registered_on": M.prev().first_day.isoformat(),
-        },
-        expect=201,
+    lodging = await admin.register_lodging(
+        mine["id"],
+        casino=False,
+        name=f"Hotel El Faro {tag}",
+        line1="1 Calle del Mar",
+        municipality="San Juan",
+        room_count=20,
+        registered_on=M.prev().first_day.isoformat(),
     )
     account = lodging["tax_account"]
     pms = await new_client(platform, admin, f"faro-pms-{tag}", "operator", operator_id=mine["id"])

@@ -4,7 +4,9 @@ Migrations run by a command (``python -m <service> migrate``), never at app
 start-up. Every service's first migration creates the chassis tables with
 :func:`create_chassis_tables` (outbox, inbox, dead letters, idempotency keys);
 later chassis tables come with their own helper (:func:`create_outbox_dead_letters`),
-called by a new migration in every service.
+called by a new migration in every service. The projection tables several services keep
+of the registry's snapshots (``servicekit.projections``) have theirs too
+(:func:`create_authorizations_projection`, :func:`create_parties_projection`).
 """
 
 from __future__ import annotations
@@ -151,6 +153,72 @@ def add_outbox_traceparent() -> None:
 
 def drop_outbox_traceparent() -> None:
     op.drop_column("outbox", "traceparent")
+
+
+def create_authorizations_projection() -> None:
+    """The ``authorizations`` projection of the registry (``servicekit.projections.AuthorizationColumns``)."""
+    op.create_table(
+        "authorizations",
+        sa.Column("authorization_id", sa.Text(), nullable=False),
+        sa.Column("lodging_id", sa.Text(), nullable=False),
+        sa.Column("tax_account", sa.Text(), nullable=False),
+        sa.Column("facilitator_id", sa.Text(), nullable=False),
+        sa.Column("starts_on", sa.Date(), nullable=False),
+        sa.Column("ends_on", sa.Date(), nullable=True),
+        sa.Column("as_of", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("authorization_id", name=op.f("pk_authorizations")),
+    )
+    op.create_index(
+        op.f("ix_authorizations_facilitator_id"), "authorizations", ["facilitator_id"], unique=False
+    )
+    op.create_index(op.f("ix_authorizations_lodging_id"), "authorizations", ["lodging_id"], unique=False)
+
+
+def drop_authorizations_projection() -> None:
+    op.drop_index(op.f("ix_authorizations_lodging_id"), table_name="authorizations")
+    op.drop_index(op.f("ix_authorizations_facilitator_id"), table_name="authorizations")
+    op.drop_table("authorizations")
+
+
+def create_parties_projection(*extra: sa.Column[object]) -> None:
+    """The ``parties`` projection of the registry (``servicekit.projections.PartyColumns``), with
+    the ``extra`` columns a service keeps besides the name (between ``name`` and ``as_of``)."""
+    op.create_table(
+        "parties",
+        sa.Column("kind", sa.Text(), nullable=False),
+        sa.Column("party_id", sa.Text(), nullable=False),
+        sa.Column("name", sa.Text(), nullable=False),
+        *extra,
+        sa.Column("as_of", sa.DateTime(timezone=True), nullable=False),
+        sa.PrimaryKeyConstraint("kind", "party_id", name=op.f("pk_parties")),
+    )
+
+
+def add_lodging_attributes() -> None:
+    """The effective-dated class and casino licence (``LodgingColumns.attributes``) on an existing
+    ``lodgings`` projection: each row gets one entry, its values effective from registration
+    (the registry migrates its own rows the same way)."""
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    op.add_column(
+        "lodgings",
+        sa.Column(
+            "attributes",
+            postgresql.JSONB(astext_type=sa.Text()),
+            nullable=False,
+            server_default=sa.text("'[]'::jsonb"),
+        ),
+    )
+    op.execute(
+        "UPDATE lodgings SET attributes = jsonb_build_array(jsonb_build_object("
+        "'effective_from', to_char(registered_on, 'YYYY-MM-DD'), "
+        "'lodging_class', lodging_class, 'casino', casino))"
+    )
+    op.alter_column("lodgings", "attributes", server_default=None)
+
+
+def drop_lodging_attributes() -> None:
+    op.execute("SET LOCAL lock_timeout = '5s'")
+    op.drop_column("lodgings", "attributes")
 
 
 def drop_chassis_tables() -> None:

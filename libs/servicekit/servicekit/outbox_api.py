@@ -7,6 +7,7 @@ many later events of the same key wait behind each; an agency-admin releases
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -103,11 +104,19 @@ async def get_dead_letter(
     return await _one(session, dead_letter_id)
 
 
-async def _resolve_or_raise(session: AsyncSession, dead_letter_id: int, done: bool) -> DeadLetterOut:
-    current = await _one(session, dead_letter_id)
-    if not done:
+_Resolve = Callable[..., Awaitable[bool]]
+
+
+async def _resolve(
+    session: AsyncSession, resolve: _Resolve, dead_letter_id: int, *, actor: str, note: str
+) -> DeadLetterOut:
+    """Release or discard (``resolve``) an open dead letter: a 404 when there is none with that
+    id, a 409 when it was already resolved."""
+    await _one(session, dead_letter_id)
+    if not await resolve(session, dead_letter_id=dead_letter_id, actor=actor, note=note):
+        current = await _one(session, dead_letter_id)
         raise Conflict(f"outbox dead letter {dead_letter_id} was already {current.status}")
-    return current
+    return await _one(session, dead_letter_id)
 
 
 @router.post(
@@ -119,11 +128,7 @@ async def _resolve_or_raise(session: AsyncSession, dead_letter_id: int, done: bo
 async def release(
     dead_letter_id: DeadLetterId, body: Resolution, session: SessionDep, principal: AdminDep
 ) -> DeadLetterOut:
-    await _one(session, dead_letter_id)
-    done = await release_dead_letter(
-        session, dead_letter_id=dead_letter_id, actor=principal.actor, note=body.note
-    )
-    return await _resolve_or_raise(session, dead_letter_id, done)
+    return await _resolve(session, release_dead_letter, dead_letter_id, actor=principal.actor, note=body.note)
 
 
 @router.post(
@@ -135,8 +140,4 @@ async def release(
 async def discard(
     dead_letter_id: DeadLetterId, body: Resolution, session: SessionDep, principal: AdminDep
 ) -> DeadLetterOut:
-    await _one(session, dead_letter_id)
-    done = await discard_dead_letter(
-        session, dead_letter_id=dead_letter_id, actor=principal.actor, note=body.note
-    )
-    return await _resolve_or_raise(session, dead_letter_id, done)
+    return await _resolve(session, discard_dead_letter, dead_letter_id, actor=principal.actor, note=body.note)

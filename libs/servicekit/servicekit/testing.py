@@ -13,9 +13,10 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -27,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from servicekit import devkeys
 from servicekit.auth import Principal, TokenIssuer
 from servicekit.migrations import upgrade
+from servicekit.settings import ServiceSettings
 
 PG_ADMIN = os.environ.get("ROOMTAX_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
 """Server URL without a database (set by ``scripts/test`` when it starts an embedded server)."""
@@ -169,6 +171,26 @@ async def serving(app: FastAPI) -> AsyncIterator[FastAPI]:
     """Run the app's lifespan for a test session; its client is ``app.state.test_client``."""
     async with running_app(app) as client:
         app.state.test_client = client
+        yield app
+
+
+_S = TypeVar("_S", bound=ServiceSettings)
+
+
+@asynccontextmanager
+async def serving_service(
+    build_app: Callable[[_S], FastAPI],
+    settings: Callable[..., _S],
+    *,
+    database_url: str,
+    broker: BrokerProcess,
+    **options: Any,
+) -> AsyncIterator[FastAPI]:
+    """``serving`` a service's app built from test settings on ``database_url`` and ``broker``."""
+    test = settings(
+        environment="test", database_url=database_url, kafka_bootstrap=broker.bootstrap, **options
+    )
+    async with serving(build_app(test)) as app:
         yield app
 
 

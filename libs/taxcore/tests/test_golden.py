@@ -2,7 +2,7 @@
 
 Each file has ``rule`` and ``cases``; each case ``name``, ``jurisdiction``, ``date``,
 ``section``, ``input`` and ``output`` (exact strings). This module runs the files of
-the declaration, periods, check, estimate and obligations rules.
+the declaration, periods, check, estimate, obligations, crosscheck and audit rules.
 """
 
 from __future__ import annotations
@@ -20,13 +20,14 @@ from taxcore.errors import InvalidInput, ParameterError, TaxcoreError
 from taxcore.parameters import default_tree
 from taxcore.periods import Period, due_date, fiscal_year, fiscal_year_bounds, fiscal_year_months
 from taxcore.rules._common import verify_trace
+from taxcore.rules.audit import audit_difference
 from taxcore.rules.check import DeclaredFigures, check_declaration
 from taxcore.rules.crosscheck import LodgingPeriodData, cross_check
 from taxcore.rules.declaration import DeclarationInput, compute_declaration
 from taxcore.rules.estimate import estimate_assessment
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
-RULES = ("declaration", "periods", "check", "estimate", "obligations", "crosscheck")
+RULES = ("declaration", "periods", "check", "estimate", "obligations", "crosscheck", "audit")
 CASE_FIELDS = {"name", "jurisdiction", "date", "section", "input", "output"}
 
 
@@ -76,6 +77,10 @@ def _run(rule: str, case: dict[str, Any]) -> dict[str, Any]:
         out = {f: str(getattr(result, f)) for f in fields}
         out |= {"impact_fee": str(result.impact_fee), "total_due": str(result.total_due)}
         return out
+    if rule == "audit":
+        filed = DeclarationInput(jurisdiction=jur, **inp["filed"])
+        corrected = DeclarationInput(jurisdiction=jur, **{**inp["filed"], **inp["corrected"]})
+        return audit_difference(filed, corrected, parameters=default_tree()).to_json()
     if rule == "periods":
         if "due_date" in inp:
             return {"due_date": due_date(jur, Period.parse(inp["due_date"])).isoformat()}
@@ -182,7 +187,7 @@ def test_golden(rule: str, case: dict[str, Any]) -> None:
         assert type(info.value) is error, info.value
         assert info.value.field == expected["field"], info.value
         return
-    as_is = rule in ("check", "crosscheck")
+    as_is = rule in ("check", "crosscheck", "audit")
     expected = {k: _str(v) if not isinstance(v, list) or not as_is else v for k, v in expected.items()}
     assert _run(rule, case) == expected
 

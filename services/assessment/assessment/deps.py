@@ -1,14 +1,18 @@
-"""Resolvers that raise the 404 themselves (another's account is never revealed)."""
+"""Resolvers that raise the 404 themselves (another's account is never revealed), and what a
+case-work route acts with."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import Depends, Path
+from fastapi import Depends, Path, Request
 
 from assessment.accounts import repository
 from assessment.accounts.ledger import Facts
-from servicekit.auth import PrincipalDep
+from assessment.casework import work
+from assessment.settings import AssessmentSettings
+from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound
 
@@ -25,3 +29,41 @@ async def get_facts(
 
 
 FactsDep = Annotated[Facts, Depends(get_facts)]
+
+
+def settings_of(request: Request) -> AssessmentSettings:
+    settings: AssessmentSettings = request.app.state.settings
+    return settings
+
+
+SettingsDep = Annotated[AssessmentSettings, Depends(settings_of)]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseWork:
+    """What a case-work route acts with: the request's transaction, the caller, the settings."""
+
+    session: SessionDep
+    principal: Principal
+    settings: AssessmentSettings
+
+    async def lock(self, tax_account: str) -> None:
+        """The account's row lock: its case work is decided one request at a time."""
+        await repository.lock_account(self.session, tax_account)
+
+    async def staff_lock(self, tax_account: str, *, what: str) -> None:
+        """Agency staff only (403 saying they ``what``), then the account's row lock."""
+        await work.staff_lock(self.session, self.principal, tax_account, what=what)
+
+    async def locked_facts(self, tax_account: str, *, staff: str | None = None) -> Facts:
+        """The account's facts under its lock; ``staff``: only agency staff do this (403)."""
+        if staff is not None:
+            work.require_staff(self.principal, staff)
+        return await work.locked_facts(self.session, tax_account)
+
+
+def case_work(session: SessionDep, principal: PrincipalDep, settings: SettingsDep) -> CaseWork:
+    return CaseWork(session, principal, settings)
+
+
+WorkDep = Annotated[CaseWork, Depends(case_work)]

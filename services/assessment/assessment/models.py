@@ -34,6 +34,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from servicekit.db import Created, Money, make_metadata, new_id
+from servicekit.projections import LodgingColumns
 
 
 class Base(DeclarativeBase):
@@ -43,23 +44,15 @@ class Base(DeclarativeBase):
 # --------------------------------------------------------------------------- registry projection
 
 
-class LodgingView(Base):
+class LodgingView(LodgingColumns, Base):
     """The registry's lodging snapshot (topic ``registry.lodgings``), latest wins."""
 
     __tablename__ = "lodgings"
     tax_account: Mapped[str] = mapped_column(Text, primary_key=True)
     lodging_id: Mapped[str] = mapped_column(Text, index=True)
-    jurisdiction: Mapped[str] = mapped_column(Text)
-    lodging_class: Mapped[str] = mapped_column(Text)
     casino: Mapped[bool] = mapped_column(Boolean, default=False)
-    name: Mapped[str] = mapped_column(Text)
     municipality: Mapped[str] = mapped_column(Text)
     room_count: Mapped[int] = mapped_column(Integer)
-    operator_id: Mapped[str] = mapped_column(Text, index=True)
-    registered_on: Mapped[date] = mapped_column(Date)
-    statuses: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
-    #: class and casino licence, effective-dated (``taxcore.events.registry.AttributePeriod`` as JSON)
-    attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     #: mailing address of official documents (``taxcore.events.registry.MailingAddress`` as JSON)
     address: Mapped[dict[str, Any] | None] = mapped_column(JSONB, nullable=True)
     #: en/es; None: the jurisdiction's default language (servicekit.documents.language_for)

@@ -39,6 +39,10 @@ class AssessmentSettings(ServiceSettings):
     #: a proposal lowering or paying out more than this is approved by an agency-admin only
     admin_approval_threshold: Decimal = Field(default=Decimal("1000.00"), ge=0)
 
+    def needs_admin(self, amount: Decimal) -> bool:
+        """Whether only an agency-admin may approve a proposal of ``amount``."""
+        return amount > self.admin_approval_threshold
+
     def model_post_init(self, _context: object) -> None:
         if self.environment == "production" and self.document_secret == DEV_DOCUMENT_SECRET:
             raise ValueError("ASSESSMENT_DOCUMENT_SECRET must be set outside development")

@@ -30,6 +30,19 @@ async def account_with_surcharge(bus: Bus, monkeypatch: pytest.MonkeyPatch, oper
     return account
 
 
+def abatement_request(
+    amount: str, explanation: str, *, component: str = "penalty", ground: str = "reasonable_cause"
+) -> dict[str, str]:
+    """An abatement request for 2025-01 (by default: of the surcharge, for reasonable cause)."""
+    return {
+        "period": "2025-01",
+        "component": component,
+        "amount": amount,
+        "ground": ground,
+        "explanation": explanation,
+    }
+
+
 async def balance(client: httpx.AsyncClient, account: str, on: str) -> str:
     value: str = (await statement(client, account, on))["periods"][0]["balance"]
     return value
@@ -45,26 +58,14 @@ class TestAbatement:
         assert await balance(client, account, "2025-04-01") == "9573.29"
         too_much = await client.post(
             f"/v1/accounts/{account}/abatements",
-            json={
-                "period": "2025-01",
-                "component": "penalty",
-                "amount": "450.01",
-                "ground": "reasonable_cause",
-                "explanation": "hurricane",
-            },
+            json=abatement_request("450.01", "hurricane"),
             headers=operator,
         )
         assert too_much.status_code == 422
         assert too_much.json()["errors"][0]["pointer"] == "#/body/amount"
         zero = await client.post(
             f"/v1/accounts/{account}/abatements",
-            json={
-                "period": "2025-01",
-                "component": "penalty",
-                "amount": "0.00",
-                "ground": "reasonable_cause",
-                "explanation": "hurricane",
-            },
+            json=abatement_request("0.00", "hurricane"),
             headers=operator,
         )
         # the request table holds only amounts above zero: refused by the schema, not the database
@@ -72,13 +73,7 @@ class TestAbatement:
         assert zero.json()["errors"][0]["pointer"] == "#/body/amount"
         r = await client.post(
             f"/v1/accounts/{account}/abatements",
-            json={
-                "period": "2025-01",
-                "component": "penalty",
-                "amount": "450.00",
-                "ground": "reasonable_cause",
-                "explanation": "hurricane closed the bank",
-            },
+            json=abatement_request("450.00", "hurricane closed the bank"),
             headers=operator,
         )
         assert r.status_code == 201, r.text
@@ -160,13 +155,9 @@ class TestAbatement:
         account = await account_with_surcharge(bus, monkeypatch, "op-b")
         r = await client.post(
             f"/v1/accounts/{account}/abatements",
-            json={
-                "period": "2025-01",
-                "component": "interest",
-                "amount": "100.00",
-                "ground": "agency_error",
-                "explanation": "the notice went to the wrong address",
-            },
+            json=abatement_request(
+                "100.00", "the notice went to the wrong address", component="interest", ground="agency_error"
+            ),
             headers=MAKER,
         )
         assert r.status_code == 201, r.text
@@ -188,13 +179,7 @@ class TestAbatement:
         account = await account_with_surcharge(bus, monkeypatch, "op-c")
         r = await client.post(
             f"/v1/accounts/{account}/abatements",
-            json={
-                "period": "2025-01",
-                "component": "penalty",
-                "amount": "450.00",
-                "ground": "reasonable_cause",
-                "explanation": "illness",
-            },
+            json=abatement_request("450.00", "illness"),
             headers=auth("operator", operator_id="op-c"),
         )
         url = f"/v1/abatements/{r.json()['id']}"

@@ -5,19 +5,25 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import httpx
+import yaml
 from assessment_factories import ADMIN, AUDITOR, TODAY, Bus, new_account
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from test_jobs_and_notices import pdf_text
 
+import taxcore
 from assessment.audits.repository import audit_coverage
 from servicekit.testing import auth
 from taxcore.periods import Period
 
+TAXCORE_GOLDEN = Path(taxcore.__file__).resolve().parents[1] / "golden"
 OPERATOR = auth("operator", operator_id="op-au")
 OTHER = auth("operator", operator_id="op-au-other")
+#: the proposed assessment of ``audited_lodging`` with 2,000.00 the OTA kept found (taxcore's golden case)
+GOLDEN_VI_AUDIT = yaml.safe_load((TAXCORE_GOLDEN / "vi_audit.yaml").read_text(encoding="utf-8"))
 
 
 async def audited_lodging(bus: Bus) -> tuple[str, str]:
@@ -92,28 +98,7 @@ class TestAuditWorkflow:
 
         proposed = (await client.get(f"{base}/proposed-assessment", headers=OPERATOR)).json()
         assert proposed["additional_tax"] == "250.00"
-        assert proposed["periods"] == [
-            {
-                "period": "2026-03",
-                "components": [
-                    {
-                        "component": "gross_receipts",
-                        "filed": "8000.00",
-                        "corrected": "10000.00",
-                        "difference": "2000.00",
-                    },
-                    {
-                        "component": "taxable_base",
-                        "filed": "8000.00",
-                        "corrected": "10000.00",
-                        "difference": "2000.00",
-                    },
-                    {"component": "tax", "filed": "1000.00", "corrected": "1250.00", "difference": "250.00"},
-                    {"component": "impact_fee", "filed": "0.00", "corrected": "0.00", "difference": "0.00"},
-                ],
-                "additional_tax": "250.00",
-            }
-        ]
+        assert proposed["periods"] == [GOLDEN_VI_AUDIT["cases"][0]["output"]]
         noticed = await post(client, f"{base}/notice", {})
         notice = noticed["notice"]
         assert (noticed["status"], notice["additional_tax"], notice["response_due_on"]) == (

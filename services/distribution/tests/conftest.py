@@ -8,7 +8,7 @@ from fastapi import FastAPI
 
 from distribution.app import build_app
 from distribution.settings import DistributionSettings
-from servicekit.testing import BrokerProcess, fresh_database, serving
+from servicekit.testing import BrokerProcess, fresh_database, serving_service
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -20,8 +20,6 @@ async def distribution_db() -> str:
 
 @pytest.fixture(scope="session")
 async def service_app(distribution_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
-    settings = DistributionSettings(
-        environment="test", database_url=distribution_db, kafka_bootstrap=broker.bootstrap
-    )
-    async with serving(build_app(settings)) as app:
+    built = serving_service(build_app, DistributionSettings, database_url=distribution_db, broker=broker)
+    async with built as app:
         yield app

@@ -34,6 +34,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from servicekit.db import Money, make_metadata, new_id
+from servicekit.projections import AuthorizationColumns, LodgingColumns, PartyColumns
 
 
 class Base(DeclarativeBase):
@@ -43,36 +44,17 @@ class Base(DeclarativeBase):
 # --------------------------------------------------------------------------- projection
 
 
-class Lodging(Base):
+class Lodging(LodgingColumns, Base):
     """The registry's lodging snapshot, as of its latest event."""
 
     __tablename__ = "lodgings"
-    lodging_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    tax_account: Mapped[str] = mapped_column(Text, unique=True)
     jurisdiction: Mapped[str] = mapped_column(Text, index=True)
-    lodging_class: Mapped[str] = mapped_column(Text)
-    casino: Mapped[bool] = mapped_column(Boolean)
-    name: Mapped[str] = mapped_column(Text)
     municipality: Mapped[str] = mapped_column(Text)
-    operator_id: Mapped[str] = mapped_column(Text, index=True)
-    registered_on: Mapped[date] = mapped_column(Date)
-    statuses: Mapped[list[dict[str, str]]] = mapped_column(JSONB)
-    #: class and casino licence, effective-dated (``taxcore.events.registry.AttributePeriod`` as JSON)
-    attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class Authorization(Base):
-    """A lodging lets a facilitator file and remit for it between two dates."""
-
+class Authorization(AuthorizationColumns, Base):
     __tablename__ = "authorizations"
-    authorization_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    lodging_id: Mapped[str] = mapped_column(Text, index=True)
-    tax_account: Mapped[str] = mapped_column(Text)
-    facilitator_id: Mapped[str] = mapped_column(Text, index=True)
-    starts_on: Mapped[date] = mapped_column(Date)
-    ends_on: Mapped[date | None] = mapped_column(Date)
-    as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Certificate(Base):
@@ -89,15 +71,11 @@ class Certificate(Base):
     valid_to: Mapped[date] = mapped_column(Date)
 
 
-class Party(Base):
+class Party(PartyColumns, Base):
     """An operator or facilitator the registry registered: its name, for receipts
     (``roomtax.registry.operator.registered.v1`` / ``facilitator.registered.v1``)."""
 
     __tablename__ = "parties"
-    kind: Mapped[str] = mapped_column(Text, primary_key=True)  # operator | facilitator
-    party_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    name: Mapped[str] = mapped_column(Text)
-    as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 # --------------------------------------------------------------------------- filings

@@ -8,7 +8,7 @@ from fastapi import FastAPI
 
 from filing.app import build_app
 from filing.settings import FilingSettings
-from servicekit.testing import BrokerProcess, fresh_database, serving
+from servicekit.testing import BrokerProcess, fresh_database, serving_service
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -20,6 +20,5 @@ async def filing_db() -> str:
 
 @pytest.fixture(scope="session")
 async def service_app(filing_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
-    settings = FilingSettings(environment="test", database_url=filing_db, kafka_bootstrap=broker.bootstrap)
-    async with serving(build_app(settings)) as app:
+    async with serving_service(build_app, FilingSettings, database_url=filing_db, broker=broker) as app:
         yield app

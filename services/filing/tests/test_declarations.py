@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from typing import Any
 
 import httpx
 import pytest
@@ -41,6 +42,25 @@ def pin_today(monkeypatch: pytest.MonkeyPatch) -> Pin:
     return pin
 
 
+async def filed_only_from(
+    client: httpx.AsyncClient,
+    pin_today: Pin,
+    body: dict[str, Any],
+    headers: dict[str, str],
+    *,
+    refused_on: date,
+    opens: str,
+) -> dict[str, Any]:
+    """Posted on ``refused_on`` the declaration is a 422 saying from which day its period can
+    be filed (``opens``); posted on that day it is filed (the filed declaration returned)."""
+    pin_today(refused_on)
+    early = await client.post("/v1/declarations", json=body, headers=headers)
+    assert early.status_code == 422
+    assert f"{body['period']} can be filed from {opens}" in early.json()["detail"]
+    pin_today(date.fromisoformat(opens))
+    return await file(client, body, headers)
+
+
 class TestFilingWindow:
     """A month is filed from the day after its last day (taxcore.periods.filing_opens_on); a
     lodging closed during the month files it from its closing date."""
@@ -58,14 +78,10 @@ class TestFilingWindow:
         assert december.headers["content-type"] == "application/problem+json"
         assert [e["pointer"] for e in december.json()["errors"]] == ["#/body/period"]
         assert "2026-12 can be filed from 2027-01-01" in december.json()["detail"]
-        pin_today(date(2026, 11, 30))
-        last_day = await client.post(
-            "/v1/declarations", json=declaration(hotel, period="2026-11"), headers=headers
+        body = declaration(hotel, period="2026-11")
+        out = await filed_only_from(
+            client, pin_today, body, headers, refused_on=date(2026, 11, 30), opens="2026-12-01"
         )
-        assert last_day.status_code == 422
-        assert "2026-11 can be filed from 2026-12-01" in last_day.json()["detail"]
-        pin_today(date(2026, 12, 1))
-        out = await file(client, declaration(hotel, period="2026-11"), headers)
         assert (out["period"], out["filed_on"]) == ("2026-11", "2026-12-01")
 
     async def test_a_paper_return_received_before_the_month_ended_is_refused(
@@ -89,14 +105,10 @@ class TestFilingWindow:
             db, statuses=[("active", date(2026, 1, 1)), ("closed", date(2026, 12, 15))]
         )
         headers = as_operator(hotel.operator_id)
-        pin_today(date(2026, 12, 14))
-        early = await client.post(
-            "/v1/declarations", json=declaration(hotel, period="2026-12"), headers=headers
+        body = declaration(hotel, period="2026-12")
+        out = await filed_only_from(
+            client, pin_today, body, headers, refused_on=date(2026, 12, 14), opens="2026-12-15"
         )
-        assert early.status_code == 422
-        assert "2026-12 can be filed from 2026-12-15" in early.json()["detail"]
-        pin_today(date(2026, 12, 15))
-        out = await file(client, declaration(hotel, period="2026-12"), headers)
         assert (out["period"], out["filed_on"]) == ("2026-12", "2026-12-15")
 
     async def test_a_schedule_for_a_month_not_over_is_422_on_period(

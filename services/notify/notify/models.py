@@ -30,54 +30,32 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from servicekit.db import Money, make_metadata, new_id
+from servicekit.projections import AuthorizationColumns, LodgingColumns, PartyColumns
 
 
 class Base(DeclarativeBase):
     metadata = make_metadata()
 
 
-class Lodging(Base):
+class Lodging(LodgingColumns, Base):
     """The registry's lodging snapshot (its operator decides who may read its events)."""
 
     __tablename__ = "lodgings"
-
-    lodging_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    tax_account: Mapped[str] = mapped_column(Text, unique=True)
-    jurisdiction: Mapped[str] = mapped_column(Text)
-    name: Mapped[str] = mapped_column(Text)
-    operator_id: Mapped[str] = mapped_column(Text, index=True)
-    registered_on: Mapped[date] = mapped_column(Date)
-    lodging_class: Mapped[str] = mapped_column(Text)
-    casino: Mapped[bool] = mapped_column(Boolean)
-    statuses: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
-    attributes: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
     #: ``preferred_language`` of the registry snapshot when it carries one, else None
     language: Mapped[str | None] = mapped_column(Text)
     as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class Party(Base):
+class Party(PartyColumns, Base):
     """An operator or facilitator: its name and the address its notices go to."""
 
     __tablename__ = "parties"
 
-    kind: Mapped[str] = mapped_column(Text, primary_key=True)
-    party_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    name: Mapped[str] = mapped_column(Text)
     email: Mapped[str | None] = mapped_column(Text)
-    as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
-class Authorization(Base):
+class Authorization(AuthorizationColumns, Base):
     __tablename__ = "authorizations"
-
-    authorization_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    lodging_id: Mapped[str] = mapped_column(Text, index=True)
-    tax_account: Mapped[str] = mapped_column(Text)
-    facilitator_id: Mapped[str] = mapped_column(Text, index=True)
-    starts_on: Mapped[date] = mapped_column(Date)
-    ends_on: Mapped[date | None] = mapped_column(Date)
-    as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Filing(Base):

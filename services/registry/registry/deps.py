@@ -4,25 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Path
+from fastapi import Depends
 
 from registry.lodgings import repository
 from registry.models import Lodging
 from servicekit.auth import PrincipalDep
-from servicekit.db import SessionDep
-from servicekit.errors import Forbidden, NotFound
+from servicekit.errors import Forbidden
+from servicekit.resolvers import visible_lodging
 
-
-async def get_lodging(
-    session: SessionDep,
-    principal: PrincipalDep,
-    lodging_id: Annotated[str, Path(description="lodging id or tax account number")],
-) -> Lodging:
-    lodging = await repository.get_visible(session, principal, lodging_id)
-    if lodging is None:
-        raise NotFound(f"no lodging {lodging_id!r}")
-    return lodging
-
+get_lodging = visible_lodging(repository.get_visible, description="lodging id or tax account number")
 
 LodgingDep = Annotated[Lodging, Depends(get_lodging)]
 

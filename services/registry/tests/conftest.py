@@ -8,7 +8,7 @@ from fastapi import FastAPI
 
 from registry.app import build_app
 from registry.settings import RegistrySettings
-from servicekit.testing import BrokerProcess, fresh_database, serving
+from servicekit.testing import BrokerProcess, fresh_database, serving_service
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
@@ -20,8 +20,5 @@ async def registry_db() -> str:
 
 @pytest.fixture(scope="session")
 async def service_app(registry_db: str, broker: BrokerProcess) -> AsyncIterator[FastAPI]:
-    settings = RegistrySettings(
-        environment="test", database_url=registry_db, kafka_bootstrap=broker.bootstrap
-    )
-    async with serving(build_app(settings)) as app:
+    async with serving_service(build_app, RegistrySettings, database_url=registry_db, broker=broker) as app:
         yield app

@@ -46,19 +46,14 @@ class Stack:
 async def stack() -> AsyncIterator[Stack]:
     async with platform_with_web("roomtax_e2e_web") as (platform, web, admin):
         op = await admin.post("registry", "/v1/operators", {"name": "Posada Vieques"}, expect=201)
-        lodging = await admin.post(
-            "registry",
-            "/v1/lodgings",
-            {
-                "jurisdiction": "PR",
-                "lodging_class": "guesthouse",
-                "name": "Posada La Ceiba",
-                "address": {"line1": "12 Calle Flamboyán", "municipality": "Vieques"},
-                "room_count": 8,
-                "operator_id": op["id"],
-                "registered_on": TWO_MONTHS_AGO.first_day.isoformat(),
-            },
-            expect=201,
+        lodging = await admin.register_lodging(
+            op["id"],
+            lodging_class="guesthouse",
+            name="Posada La Ceiba",
+            line1="12 Calle Flamboyán",
+            municipality="Vieques",
+            room_count=8,
+            registered_on=TWO_MONTHS_AGO.first_day.isoformat(),
         )
         operator = await person(admin, "operator", operator_id=op["id"])
         agency = await person(admin, "agency-admin")
@@ -163,19 +158,13 @@ class TestOperatorJourney:
 
     async def test_another_operators_lodging_is_not_found(self, stack: Stack, browser: Browser) -> None:
         other = await stack.admin.post("registry", "/v1/operators", {"name": "Otro"}, expect=201)
-        theirs = await stack.admin.post(
-            "registry",
-            "/v1/lodgings",
-            {
-                "jurisdiction": "PR",
-                "lodging_class": "hotel",
-                "name": "Hotel Ajeno",
-                "address": {"line1": "1 Calle", "municipality": "Ponce"},
-                "room_count": 40,
-                "operator_id": other["id"],
-                "registered_on": TWO_MONTHS_AGO.first_day.isoformat(),
-            },
-            expect=201,
+        theirs = await stack.admin.register_lodging(
+            other["id"],
+            name="Hotel Ajeno",
+            line1="1 Calle",
+            municipality="Ponce",
+            room_count=40,
+            registered_on=TWO_MONTHS_AGO.first_day.isoformat(),
         )
         w = await walker(browser, stack, "operator-isolation")
         await sign_in(w, stack.operator_email)

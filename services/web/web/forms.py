@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
+from fastapi import Request
+from fastapi.responses import Response
+
+from web.backend import ApiError
+from web.core import redirect
 from web.i18n import N_
 
 AMOUNT_HINT = N_("Enter an amount in dollars and cents, like 1234.50.")
@@ -19,3 +26,20 @@ def dollars(raw: str) -> Decimal | None:
     if not isinstance(exponent, int) or exponent < -2 or not Decimal(0) < value < Decimal("1e14"):
         return None
     return value
+
+
+async def act(
+    request: Request,
+    call: Callable[[], Awaitable[Any]],
+    page: Callable[[dict[str, str], int], Awaitable[Response]],
+    done: str,
+) -> Response:
+    """Post a form's action (``call``) and go to ``done``; when the service refuses it (403,
+    409, 422), show the ``page`` again with the service's reasons on their fields."""
+    try:
+        await call()
+    except ApiError as exc:
+        if exc.status not in (403, 409, 422):
+            raise
+        return await page({**exc.field_errors(), "_form": exc.detail}, exc.status)
+    return redirect(done, request)

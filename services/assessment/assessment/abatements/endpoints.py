@@ -8,11 +8,9 @@ from fastapi import Depends, Path
 
 from assessment.abatements import service
 from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
-from assessment.accounts import repository as accounts_repo
-from assessment.casework import approvals, repository
-from assessment.casework.endpoints import SettingsDep
+from assessment.casework import work
 from assessment.casework.models import AbatementRequest
-from assessment.deps import FactsDep
+from assessment.deps import FactsDep, WorkDep
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -26,9 +24,7 @@ async def get_abatement(
     session: SessionDep, principal: PrincipalDep, abatement_id: Annotated[str, Path()]
 ) -> AbatementRequest:
     row = await session.get(AbatementRequest, abatement_id)
-    if row is None or not await repository.can_see(session, principal, row.tax_account):
-        raise NotFound(f"no abatement request {abatement_id!r}")
-    return row
+    return await work.visible(session, principal, row, f"no abatement request {abatement_id!r}")
 
 
 AbatementDep = Annotated[AbatementRequest, Depends(get_abatement)]
@@ -41,26 +37,10 @@ AbatementDep = Annotated[AbatementRequest, Depends(get_abatement)]
     responses=ERRORS,
     summary="Request abatement of a period's penalty, interest or fine (reasonable cause, agency error)",
 )
-async def request_abatement(
-    body: AbatementCreate,
-    facts: FactsDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> AbatementOut:
-    await accounts_repo.lock_account(session, facts.tax_account)
-    row = await service.request(
-        session,
-        facts=facts,
-        principal=principal,
-        settings=settings,
-        period=body.period,
-        component=body.component,
-        amount=body.amount,
-        ground=body.ground,
-        explanation=body.explanation,
-    )
-    return AbatementOut.model_validate(await service.out(session, abatement=row))
+async def request_abatement(body: AbatementCreate, facts: FactsDep, w: WorkDep) -> AbatementOut:
+    await w.lock(facts.tax_account)
+    row = await service.request(w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body)
+    return await service.view(w.session, abatement=row)
 
 
 @router.get(
@@ -70,15 +50,14 @@ async def request_abatement(
     summary="The account's abatement requests",
 )
 async def list_abatements(facts: FactsDep, session: SessionDep) -> list[AbatementOut]:
-    rows = await repository.account_abatements(session, facts.tax_account)
-    return [AbatementOut.model_validate(await service.out(session, abatement=r)) for r in rows]
+    return await service.account_views(session, tax_account=facts.tax_account)
 
 
 @router.get(
     "/abatements/{abatement_id}", response_model=AbatementOut, responses=ERRORS, summary="One request"
 )
 async def show_abatement(abatement: AbatementDep, session: SessionDep) -> AbatementOut:
-    return AbatementOut.model_validate(await service.out(session, abatement=abatement))
+    return await service.view(session, abatement=abatement)
 
 
 @router.post(
@@ -88,24 +67,10 @@ async def show_abatement(abatement: AbatementDep, session: SessionDep) -> Abatem
     summary="Deny, or propose a full or partial abatement for another agency person's approval",
 )
 async def decide_abatement(
-    body: AbatementDecisionCreate,
-    abatement: AbatementDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
+    body: AbatementDecisionCreate, abatement: AbatementDep, w: WorkDep
 ) -> AbatementOut:
-    approvals.require_agency_staff(principal, "decide an abatement")
-    await accounts_repo.lock_account(session, abatement.tax_account)
-    facts = await accounts_repo.load_facts(session, abatement.tax_account)
-    assert facts is not None
+    facts = await w.locked_facts(abatement.tax_account, staff="decide an abatement")
     await service.decide(
-        session,
-        abatement=abatement,
-        facts=facts,
-        principal=principal,
-        settings=settings,
-        outcome=body.outcome,
-        amount=body.amount,
-        reasons=body.reasons,
+        w.session, abatement=abatement, facts=facts, principal=w.principal, settings=w.settings, decision=body
     )
-    return AbatementOut.model_validate(await service.out(session, abatement=abatement))
+    return await service.view(w.session, abatement=abatement)

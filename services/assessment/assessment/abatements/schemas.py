@@ -1,11 +1,15 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money, PositiveMoney
+
+if TYPE_CHECKING:
+    from assessment.casework.models import AbatementDecision, AbatementRequest, Proposal
 
 
 class AbatementCreate(BaseModel):
@@ -25,6 +29,7 @@ class AbatementDecisionCreate(BaseModel):
 
 
 class AbatementDecisionOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
     outcome: Literal["full", "partial", "deny"]
     amount: Money
     reasons: str
@@ -46,3 +51,17 @@ class AbatementOut(BaseModel):
     status: Literal["requested", "decision_proposed", "full", "partial", "denied"]
     pending_proposal_id: str | None
     decision: AbatementDecisionOut | None
+
+    @classmethod
+    def of(
+        cls, abatement: AbatementRequest, decision: AbatementDecision | None, pending: Proposal | None
+    ) -> AbatementOut:
+        """The request, its decision once made, and the proposal awaiting approval if any."""
+        status = decision.outcome if decision else ("decision_proposed" if pending else "requested")
+        return from_row(
+            cls,
+            abatement,
+            status={"deny": "denied"}.get(status, status),
+            pending_proposal_id=pending.id if pending else None,
+            decision=AbatementDecisionOut.model_validate(decision) if decision else None,
+        )

@@ -11,16 +11,15 @@ statement's explain shows it with who proposed and approved it and why.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import clock
+from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
-from assessment.casework import approvals, law
+from assessment.casework import approvals, law, repository, work
 from assessment.casework import facts as adjustments
-from assessment.casework.events import event_id
 from assessment.casework.facts import balances_on
 from assessment.casework.models import (
     AbatementDecision,
@@ -29,19 +28,24 @@ from assessment.casework.models import (
     Proposal,
     ProposalReview,
 )
+from assessment.rows import from_row
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from servicekit.outbox import emit
 from taxcore.events.cases import AbatementDecided, AbatementRequested
 from taxcore.money import ZERO, fmt
 
 
-def _outstanding(facts: Facts, period: str, component: str) -> Decimal:
+def _at_most_outstanding(facts: Facts, period: str, component: str, amount: Decimal) -> None:
+    """A 422 on ``amount`` when more is abated than the component has outstanding today."""
     bal = balances_on(facts, period, clock.today())
     if bal is None:
         raise ValidationFailed.on("period", f"the account has no liability for {period}")
-    return sum((c.outstanding for c in bal.components if c.component == component), ZERO)
+    outstanding = sum((c.outstanding for c in bal.components if c.component == component), ZERO)
+    if amount > outstanding:
+        raise ValidationFailed.on(
+            "amount", f"{fmt(amount)} is more than the {component} outstanding ({fmt(outstanding)})"
+        )
 
 
 async def request(
@@ -50,52 +54,34 @@ async def request(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    period: str,
-    component: str,
-    amount: Decimal,
-    ground: str,
-    explanation: str,
+    ask: AbatementCreate,
 ) -> AbatementRequest:
+    """Record the taxpayer's or an agency person's request (no more than is outstanding)."""
     if principal.role == "operator":
         by = principal.actor
     elif principal.is_agency:
         by = f"user:{approvals.may_propose(principal, settings)}"
     else:
         raise Forbidden("the taxpayer (operator) or agency staff request an abatement")
-    outstanding = _outstanding(facts, period, component)
-    if amount > outstanding:
-        raise ValidationFailed.on(
-            "amount", f"{fmt(amount)} is more than the {component} outstanding ({fmt(outstanding)})"
-        )
+    _at_most_outstanding(facts, ask.period, ask.component, ask.amount)
     row = AbatementRequest(
         tax_account=facts.tax_account,
         jurisdiction=facts.jurisdiction,
-        period=period,
-        component=component,
-        amount=amount,
-        ground=ground,
-        explanation=explanation,
+        period=ask.period,
+        component=ask.component,
+        amount=ask.amount,
+        ground=ask.ground,
+        explanation=ask.explanation,
         requested_on=clock.today(),
         requested_by=by,
     )
-    session.add(row)
-    await session.flush()
-    await emit(
-        session,
-        AbatementRequested(
-            abatement_id=row.id,
-            tax_account=row.tax_account,
-            period=period,
-            component=component,
-            amount=amount,
-            ground=ground,
-            requested_on=row.requested_on,
-            requested_by=by,
-        ),
-        key=facts.tax_account,
-        event_id=event_id("abatement", row.id),
+    return await work.add_and_emit(
+        session, row, requested_event, key=facts.tax_account, event_key=lambda r: ("abatement", r.id)
     )
-    return row
+
+
+def requested_event(row: AbatementRequest) -> AbatementRequested:
+    return from_row(AbatementRequested, row, abatement_id=row.id)
 
 
 async def _record_decision(
@@ -118,27 +104,24 @@ async def _record_decision(
         decided_by=decided_by,
         proposed_by=proposed_by,
     )
-    session.add(row)
-    await session.flush()
-    await emit(
+    return await work.add_and_emit(
         session,
-        AbatementDecided(
-            abatement_id=abatement.id,
-            tax_account=abatement.tax_account,
-            period=abatement.period,
-            component=abatement.component,
-            outcome=outcome,
-            amount=amount,
-            decided_on=row.decided_on,
-            proposed_by=proposed_by,
-            approved_by=decided_by,
-            reasons=reasons,
-            section=law.section(abatement.jurisdiction, "abatement", row.decided_on),
-        ),
+        row,
+        lambda r: decided_event(abatement, r),
         key=abatement.tax_account,
-        event_id=event_id("abatement-decision", abatement.id),
+        event_key=lambda r: ("abatement-decision", r.abatement_id),
     )
-    return row
+
+
+def decided_event(abatement: AbatementRequest, row: AbatementDecision) -> AbatementDecided:
+    return from_row(
+        AbatementDecided,
+        row,
+        period=abatement.period,
+        component=abatement.component,
+        approved_by=row.decided_by,
+        section=law.section(abatement.jurisdiction, "abatement", row.decided_on),
+    )
 
 
 async def decide(
@@ -148,11 +131,10 @@ async def decide(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    outcome: str,
-    amount: Decimal | None,
-    reasons: str,
+    decision: AbatementDecisionCreate,
 ) -> Proposal | AbatementDecision:
     """Deny now, or propose a full or partial abatement for a second person's approval."""
+    outcome, amount, reasons = decision.outcome, decision.amount, decision.reasons
     who = approvals.may_propose(principal, settings)
     if await session.get(AbatementDecision, abatement.id) is not None:
         raise approvals.conflict("the abatement request is already decided", "#/abatement/status")
@@ -172,11 +154,7 @@ async def decide(
         raise ValidationFailed.on(
             "amount", f"a partial abatement is more than 0 and less than requested ({fmt(abatement.amount)})"
         )
-    outstanding = _outstanding(facts, abatement.period, abatement.component)
-    if amount > outstanding:
-        raise ValidationFailed.on(
-            "amount", f"{fmt(amount)} is more than the {abatement.component} outstanding ({fmt(outstanding)})"
-        )
+    _at_most_outstanding(facts, abatement.period, abatement.component, amount)
     return await approvals.propose(
         session,
         tax_account=abatement.tax_account,
@@ -229,32 +207,15 @@ async def _execute(session: AsyncSession, proposal: Proposal, review: ProposalRe
     )
 
 
-async def out(session: AsyncSession, *, abatement: AbatementRequest) -> dict[str, Any]:
+async def view(session: AsyncSession, *, abatement: AbatementRequest) -> AbatementOut:
+    """The request as it stands (its decision, or the proposal awaiting approval)."""
     decision = await session.get(AbatementDecision, abatement.id)
     pending = await approvals.pending_of(session, abatement.id, "abatement.decide")
-    status = decision.outcome if decision else ("decision_proposed" if pending else "requested")
-    return {
-        "id": abatement.id,
-        "tax_account": abatement.tax_account,
-        "period": abatement.period,
-        "component": abatement.component,
-        "amount": abatement.amount,
-        "ground": abatement.ground,
-        "explanation": abatement.explanation,
-        "requested_on": abatement.requested_on,
-        "requested_by": abatement.requested_by,
-        "status": {"deny": "denied"}.get(status, status),
-        "pending_proposal_id": pending.id if pending else None,
-        "decision": (
-            {
-                "outcome": decision.outcome,
-                "amount": decision.amount,
-                "reasons": decision.reasons,
-                "decided_on": decision.decided_on,
-                "decided_by": decision.decided_by,
-                "proposed_by": decision.proposed_by,
-            }
-            if decision
-            else None
-        ),
-    }
+    return AbatementOut.of(abatement, decision, pending)
+
+
+async def account_views(session: AsyncSession, *, tax_account: str) -> list[AbatementOut]:
+    """The account's abatement requests, each as it stands."""
+    return [
+        await view(session, abatement=r) for r in await repository.account_abatements(session, tax_account)
+    ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from datetime import date
+from functools import partial
+from typing import Annotated, Any, Protocol
 
 from fastapi import Depends, Path, Query
 from fastapi.responses import Response
@@ -18,9 +20,8 @@ from assessment.audits.schemas import (
     AuditOut,
     ProposedOut,
     RecordsRequestCreate,
-    StepOut,
 )
-from assessment.casework.endpoints import SettingsDep
+from assessment.deps import CaseWork, SettingsDep, WorkDep
 from assessment.documents import service as documents
 from assessment.documents.endpoints import Lang, pdf_response
 from assessment.models import LodgingView
@@ -49,46 +50,18 @@ async def get_audit(
 AuditDep = Annotated[service.AuditView, Depends(get_audit)]
 
 
-def out(current: service.AuditView) -> AuditOut:
-    a = current.audit
-    request = current.records_request
-    closed = current.closed
-    notice = current.notice
-    findings = {
-        p: {**s.data, "recorded_on": s.recorded_on.isoformat(), "recorded_by": s.recorded_by}
-        for p, s in current.findings().items()
-    }
-    return AuditOut(
-        id=a.id,
-        tax_account=a.tax_account,
-        jurisdiction=a.jurisdiction,
-        periods=a.periods,
-        reason=a.reason,
-        source=a.source,
-        section=a.section,
-        opened_on=a.opened_on,
-        opened_by=a.opened_by,
-        status=current.status,
-        records_due_on=request.data["due_on"] if request else None,
-        findings=findings,
-        notice=notice.data if notice else None,
-        closed={**closed.data, "closed_on": closed.recorded_on.isoformat()} if closed else None,
-        steps=[
-            StepOut(
-                kind=s.kind,
-                period=s.period,
-                data=s.data,
-                recorded_on=s.recorded_on,
-                recorded_by=s.recorded_by,
-                recorded_at=s.created_at,
-            )
-            for s in current.steps
-        ],
-    )
+class AuditWork(Protocol):
+    """A step of working an audit (``service.request_records``, ``record_finding``, ...)."""
+
+    async def __call__(
+        self, session: SessionDep, *, current: service.AuditView, principal: Principal, today: date
+    ) -> object: ...
 
 
-async def _reload(session: SessionDep, current: service.AuditView) -> AuditOut:
-    return out(await service.view(session, audit=current.audit))
+async def _worked(current: service.AuditView, w: CaseWork, step: AuditWork) -> AuditOut:
+    """The step, today, by the caller; then the audit as it now stands."""
+    await step(w.session, current=current, principal=w.principal, today=clock.today())
+    return AuditOut.of(await service.view(w.session, audit=current.audit))
 
 
 @router.post(
@@ -96,7 +69,7 @@ async def _reload(session: SessionDep, current: service.AuditView) -> AuditOut:
 )
 async def open_audit(body: AuditCreate, session: SessionDep, principal: PrincipalDep) -> AuditOut:
     audit = await service.open_audit(session, principal=principal, body=body, today=clock.today())
-    return out(await service.view(session, audit=audit))
+    return AuditOut.of(await service.view(session, audit=audit))
 
 
 @router.get(
@@ -108,7 +81,7 @@ async def list_audits(
     rows = await repository.audits_of(session, tax_account)
     steps = await repository.steps_of(session, [a.id for a in rows])
     return [
-        out(service.AuditView(a, steps[a.id]))
+        AuditOut.of(service.AuditView(a, steps[a.id]))
         for a in rows
         if await _may_see(session, principal, a.tax_account)
     ]
@@ -116,7 +89,7 @@ async def list_audits(
 
 @router.get("/{audit_id}", response_model=AuditOut, responses=ERRORS, summary="An audit and its steps")
 async def show_audit(current: AuditDep) -> AuditOut:
-    return out(current)
+    return AuditOut.of(current)
 
 
 @router.post(
@@ -125,32 +98,14 @@ async def show_audit(current: AuditDep) -> AuditOut:
     responses=ERRORS,
     summary="Request the lodging's records by a due date (the letter: /letter, /letter.pdf)",
 )
-async def request_records(
-    body: RecordsRequestCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
-) -> AuditOut:
-    await service.request_records(
-        session,
-        current=current,
-        principal=principal,
-        due_on=body.due_on,
-        records=body.records,
-        today=clock.today(),
-    )
-    return await _reload(session, current)
-
-
-async def _letter(session: SessionDep, current: service.AuditView) -> dict[str, Any]:
-    request = current.records_request
-    if request is None:
-        raise NotFound(f"audit {current.audit.id} has requested no records")
-    return letter.letter_data(
-        current.audit, request, await session.get(LodgingView, current.audit.tax_account)
-    )
+async def request_records(body: RecordsRequestCreate, current: AuditDep, w: WorkDep) -> AuditOut:
+    return await _worked(current, w, partial(service.request_records, ask=body))
 
 
 @router.get("/{audit_id}/letter", responses=ERRORS, summary="The records request letter's content")
 async def letter_json(current: AuditDep, session: SessionDep) -> dict[str, Any]:
-    return await _letter(session, current)
+    request, lodging = await service.records_letter(session, current=current)
+    return letter.letter_data(current.audit, request, lodging)
 
 
 @router.get(
@@ -162,10 +117,7 @@ async def letter_json(current: AuditDep, session: SessionDep) -> dict[str, Any]:
 async def letter_pdf(
     current: AuditDep, session: SessionDep, settings: SettingsDep, lang: Lang = None
 ) -> Response:
-    request = current.records_request
-    if request is None:
-        raise NotFound(f"audit {current.audit.id} has requested no records")
-    lodging = await session.get(LodgingView, current.audit.tax_account)
+    request, lodging = await service.records_letter(session, current=current)
     return pdf_response(
         documents.records_request_letter(
             current.audit, request, lodging, settings=settings, printed_on=clock.today(), requested=lang
@@ -179,19 +131,8 @@ async def letter_pdf(
     responses=ERRORS,
     summary="Record the auditor's finding for a period: the base lines as the records show them",
 )
-async def record_finding(
-    body: AuditFindingCreate, current: AuditDep, session: SessionDep, principal: PrincipalDep
-) -> AuditOut:
-    await service.record_finding(
-        session,
-        current=current,
-        principal=principal,
-        period=body.period,
-        lines=body.lines,
-        note=body.note,
-        today=clock.today(),
-    )
-    return await _reload(session, current)
+async def record_finding(body: AuditFindingCreate, current: AuditDep, w: WorkDep) -> AuditOut:
+    return await _worked(current, w, partial(service.record_finding, finding=body))
 
 
 @router.get(
@@ -216,21 +157,10 @@ async def proposed(current: AuditDep, session: SessionDep) -> ProposedOut:
     responses=ERRORS,
     summary="Issue the notice of audit assessment (with the amendments the agency files for the lodging)",
 )
-async def issue_notice(current: AuditDep, session: SessionDep, principal: PrincipalDep) -> AuditOut:
-    await service.issue_notice(session, current=current, principal=principal, today=clock.today())
-    return await _reload(session, current)
+async def issue_notice(current: AuditDep, w: WorkDep) -> AuditOut:
+    return await _worked(current, w, service.issue_notice)
 
 
 @router.post("/{audit_id}/close", response_model=AuditOut, responses=ERRORS, summary="Close the audit")
-async def close_audit(
-    body: AuditClose, current: AuditDep, session: SessionDep, principal: PrincipalDep
-) -> AuditOut:
-    await service.close_audit(
-        session,
-        current=current,
-        principal=principal,
-        outcome=body.outcome,
-        note=body.note,
-        today=clock.today(),
-    )
-    return await _reload(session, current)
+async def close_audit(body: AuditClose, current: AuditDep, w: WorkDep) -> AuditOut:
+    return await _worked(current, w, partial(service.close_audit, close=body))

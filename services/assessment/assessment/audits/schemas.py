@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
+from assessment.rows import from_row
 from taxcore.lines import ReturnLines
 from taxcore.money import SignedMoney
+
+if TYPE_CHECKING:
+    from assessment.audits.models import AuditStep
+    from assessment.audits.service import AuditView
 
 PeriodStr = Annotated[str, StringConstraints(pattern=r"^\d{4}-(0[1-9]|1[0-2])$")]
 
@@ -62,6 +67,10 @@ class StepOut(BaseModel):
     recorded_by: str
     recorded_at: datetime
 
+    @classmethod
+    def of(cls, s: AuditStep) -> StepOut:
+        return from_row(cls, s, recorded_at=s.created_at)
+
 
 class AuditOut(BaseModel):
     id: str
@@ -79,6 +88,28 @@ class AuditOut(BaseModel):
     notice: dict[str, Any] | None
     closed: dict[str, Any] | None
     steps: list[StepOut]
+
+    @classmethod
+    def of(cls, current: AuditView) -> AuditOut:
+        """The audit, where its steps leave it, and the latest finding of each period."""
+        a = current.audit
+        request = current.records_request
+        closed = current.closed
+        notice = current.notice
+        findings = {
+            p: {**s.data, "recorded_on": s.recorded_on.isoformat(), "recorded_by": s.recorded_by}
+            for p, s in current.findings().items()
+        }
+        return from_row(
+            cls,
+            a,
+            status=current.status,
+            records_due_on=request.data["due_on"] if request else None,
+            findings=findings,
+            notice=notice.data if notice else None,
+            closed={**closed.data, "closed_on": closed.recorded_on.isoformat()} if closed else None,
+            steps=[StepOut.of(s) for s in current.steps],
+        )
 
 
 class ProposedOut(BaseModel):

@@ -20,8 +20,15 @@ from assessment import law
 from assessment.accounts.repository import lock_account
 from assessment.audits import repository
 from assessment.audits.models import Audit, AuditStep
-from assessment.audits.schemas import AuditCreate, CorrectedLines
+from assessment.audits.schemas import (
+    AuditClose,
+    AuditCreate,
+    AuditFindingCreate,
+    CorrectedLines,
+    RecordsRequestCreate,
+)
 from assessment.casework.events import event_id
+from assessment.casework.schemas import Happened
 from assessment.models import Liability, LodgingView
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed, field_pointer
@@ -176,11 +183,11 @@ async def request_records(
     *,
     current: AuditView,
     principal: Principal,
-    due_on: date | None,
-    records: list[str],
+    ask: RecordsRequestCreate,
     today: date,
 ) -> AuditStep:
     """The records request (PR §3(E), §9: the lodging must facilitate the examination)."""
+    due_on, records = ask.due_on, ask.records
     require_auditor(principal, "request records")
     _require_open(current)
     days = default_tree().get(current.audit.jurisdiction, "audits.records_due_days", today)
@@ -215,12 +222,11 @@ async def record_finding(
     *,
     current: AuditView,
     principal: Principal,
-    period: str,
-    lines: CorrectedLines,
-    note: str,
+    finding: AuditFindingCreate,
     today: date,
 ) -> AuditStep:
     """The auditor's finding for one period of the scope: the base lines as the records show them."""
+    period, lines, note = finding.period, finding.lines, finding.note
     require_auditor(principal, "record audit findings")
     _require_open(current)
     if current.notice is not None:
@@ -313,8 +319,9 @@ async def issue_notice(
 
 
 async def close_audit(
-    session: AsyncSession, *, current: AuditView, principal: Principal, outcome: str, note: str, today: date
+    session: AsyncSession, *, current: AuditView, principal: Principal, close: AuditClose, today: date
 ) -> AuditStep:
+    outcome, note = close.outcome, close.note
     require_auditor(principal, "close audits")
     _require_open(current)
     if outcome == "assessed" and current.notice is None:
@@ -325,6 +332,16 @@ async def close_audit(
 
 def not_found(audit_id: str) -> NotFound:
     return NotFound(f"no audit {audit_id!r}")
+
+
+async def records_letter(
+    session: AsyncSession, *, current: AuditView
+) -> tuple[AuditStep, LodgingView | None]:
+    """The records request the letter is about (404 before one is made), and the lodging."""
+    request = current.records_request
+    if request is None:
+        raise NotFound(f"audit {current.audit.id} has requested no records")
+    return request, await session.get(LodgingView, current.audit.tax_account)
 
 
 def _step_summary(step: AuditStep) -> str:
@@ -341,38 +358,38 @@ def _step_summary(step: AuditStep) -> str:
     return f"audit closed ({data['outcome']})" + (f": {data['note']}" if data.get("note") else "")
 
 
-async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[dict[str, Any]]:
-    """The account's audits and their steps for its timeline (``timeline.service._entry`` keywords)."""
+async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[Happened]:
+    """The account's audits and their steps for its timeline."""
     audits = await repository.audits_of(session, tax_account)
     steps = await repository.steps_of(session, [a.id for a in audits])
-    out: list[dict[str, Any]] = []
+    out: list[Happened] = []
     for a in audits:
         out.append(
-            {
-                "on": a.opened_on,
-                "kind": "audit.opened",
-                "subject_id": a.id,
-                "by": a.opened_by,
-                "section": a.section,
-                "written": a.created_at,
-                "seq": a.seq,
-                "summary": f"audit opened for {', '.join(a.periods)} ({a.source}): {a.reason}",
-            }
+            Happened(
+                on=a.opened_on,
+                kind="audit.opened",
+                subject_id=a.id,
+                by=a.opened_by,
+                section=a.section,
+                written=a.created_at,
+                seq=a.seq,
+                summary=f"audit opened for {', '.join(a.periods)} ({a.source}): {a.reason}",
+            )
         )
         for s in steps[a.id]:
             additional = s.data.get("additional_tax") if s.kind == "notice" else None
             out.append(
-                {
-                    "on": s.recorded_on,
-                    "kind": f"audit.{s.kind}",
-                    "subject_id": a.id,
-                    "period": s.period,
-                    "by": s.recorded_by,
-                    "amount": Decimal(additional) if additional is not None else None,
-                    "section": a.section,
-                    "written": s.created_at,
-                    "seq": s.seq,
-                    "summary": _step_summary(s),
-                }
+                Happened(
+                    on=s.recorded_on,
+                    kind=f"audit.{s.kind}",
+                    subject_id=a.id,
+                    period=s.period,
+                    by=s.recorded_by,
+                    amount=Decimal(additional) if additional is not None else None,
+                    section=a.section,
+                    written=s.created_at,
+                    seq=s.seq,
+                    summary=_step_summary(s),
+                )
             )
     return out

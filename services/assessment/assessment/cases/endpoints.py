@@ -7,12 +7,11 @@ from typing import Annotated
 from fastapi import Depends, Path, Query
 
 from assessment import clock
-from assessment.accounts import repository as accounts_repo
 from assessment.cases import service
 from assessment.cases.schemas import AppealCreate, AppealResolution, CaseOut, DecisionCreate, HearingCreate
-from assessment.casework import approvals, repository
-from assessment.casework.endpoints import SettingsDep
+from assessment.casework import repository, work
 from assessment.casework.models import Case
+from assessment.deps import WorkDep
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -23,21 +22,15 @@ ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi
 
 
 async def get_case(session: SessionDep, principal: PrincipalDep, case_id: Annotated[str, Path()]) -> Case:
-    case = await session.get(Case, case_id)
-    if case is None or not await repository.can_see(session, principal, case.tax_account):
-        raise NotFound(f"no case {case_id!r}")
-    return case
+    return await work.visible(session, principal, await session.get(Case, case_id), f"no case {case_id!r}")
 
 
 CaseDep = Annotated[Case, Depends(get_case)]
+WORK = "work a case"
 
 
 async def _out(session: SessionDep, case: Case) -> CaseOut:
-    current = await service.view(session, case=case)
-    hold = await service.collection_hold(
-        session, tax_account=case.tax_account, period=case.period, on=clock.today()
-    )
-    return CaseOut.model_validate({**service.out(current), "collection_hold": hold})
+    return await service.shown(session, current=await service.view(session, case=case), on=clock.today())
 
 
 @router.get("", response_model=list[CaseOut], summary="The cases of an account the caller may see")
@@ -55,33 +48,21 @@ async def show_case(case: CaseDep, session: SessionDep) -> CaseOut:
 
 
 @router.post("/{case_id}/review", response_model=CaseOut, responses=ERRORS, summary="Start the review")
-async def start_review(
-    case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> CaseOut:
-    approvals.require_agency_staff(principal, "work a case")
-    await accounts_repo.lock_account(session, case.tax_account)
-    await service.start_review(session, case=case, principal=principal, settings=settings)
-    return await _out(session, case)
+async def start_review(case: CaseDep, w: WorkDep) -> CaseOut:
+    await w.staff_lock(case.tax_account, what=WORK)
+    await service.start_review(w.session, case=case, principal=w.principal, settings=w.settings)
+    return await _out(w.session, case)
 
 
 @router.post(
     "/{case_id}/hearing", response_model=CaseOut, responses=ERRORS, summary="Schedule (or move) the hearing"
 )
-async def schedule_hearing(
-    body: HearingCreate, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> CaseOut:
-    approvals.require_agency_staff(principal, "work a case")
-    await accounts_repo.lock_account(session, case.tax_account)
+async def schedule_hearing(body: HearingCreate, case: CaseDep, w: WorkDep) -> CaseOut:
+    await w.staff_lock(case.tax_account, what=WORK)
     await service.schedule_hearing(
-        session,
-        case=case,
-        principal=principal,
-        settings=settings,
-        hearing_on=body.hearing_on,
-        place=body.place,
-        video_link=body.video_link,
+        w.session, case=case, principal=w.principal, settings=w.settings, hearing=body
     )
-    return await _out(session, case)
+    return await _out(w.session, case)
 
 
 @router.post(
@@ -90,24 +71,12 @@ async def schedule_hearing(
     responses=ERRORS,
     summary="Decide: sustain now, or propose reduce/cancel for another agency person's approval",
 )
-async def decide(
-    body: DecisionCreate, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> CaseOut:
-    approvals.require_agency_staff(principal, "work a case")
-    await accounts_repo.lock_account(session, case.tax_account)
-    facts = await accounts_repo.load_facts(session, case.tax_account)
-    assert facts is not None
+async def decide(body: DecisionCreate, case: CaseDep, w: WorkDep) -> CaseOut:
+    facts = await w.locked_facts(case.tax_account, staff=WORK)
     await service.propose_decision(
-        session,
-        case=case,
-        facts=facts,
-        principal=principal,
-        settings=settings,
-        outcome=body.outcome,
-        amounts=dict(body.amounts),
-        reasons=body.reasons,
+        w.session, case=case, facts=facts, principal=w.principal, settings=w.settings, decision=body
     )
-    return await _out(session, case)
+    return await _out(w.session, case)
 
 
 @router.post(
@@ -116,32 +85,24 @@ async def decide(
     responses=ERRORS,
     summary="Record an appeal against the decision (collection actions wait until it is resolved)",
 )
-async def appeal(body: AppealCreate, case: CaseDep, session: SessionDep, principal: PrincipalDep) -> CaseOut:
-    await accounts_repo.lock_account(session, case.tax_account)
+async def appeal(body: AppealCreate, case: CaseDep, w: WorkDep) -> CaseOut:
+    await w.lock(case.tax_account)
     await service.appeal(
-        session, case=case, principal=principal, filed_on=body.filed_on or clock.today(), grounds=body.grounds
+        w.session,
+        case=case,
+        principal=w.principal,
+        filed_on=body.filed_on or clock.today(),
+        grounds=body.grounds,
     )
-    return await _out(session, case)
+    return await _out(w.session, case)
 
 
 @router.post(
     "/{case_id}/appeal/resolution", response_model=CaseOut, responses=ERRORS, summary="Resolve the appeal"
 )
-async def resolve_appeal(
-    body: AppealResolution, case: CaseDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> CaseOut:
-    approvals.require_agency_staff(principal, "work a case")
-    await accounts_repo.lock_account(session, case.tax_account)
-    facts = await accounts_repo.load_facts(session, case.tax_account)
-    assert facts is not None
+async def resolve_appeal(body: AppealResolution, case: CaseDep, w: WorkDep) -> CaseOut:
+    facts = await w.locked_facts(case.tax_account, staff=WORK)
     await service.resolve_appeal(
-        session,
-        case=case,
-        facts=facts,
-        principal=principal,
-        settings=settings,
-        outcome=body.outcome,
-        reasons=body.reasons,
-        decision=body.decision.model_dump(mode="json") if body.decision is not None else None,
+        w.session, case=case, facts=facts, principal=w.principal, settings=w.settings, resolution=body
     )
-    return await _out(session, case)
+    return await _out(w.session, case)

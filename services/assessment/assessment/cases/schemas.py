@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money
+
+if TYPE_CHECKING:
+    from assessment.cases.service import CaseView
+    from assessment.casework.models import CaseStep
 
 Status = Literal[
     "filed", "under_review", "hearing_scheduled", "decision_proposed", "decided", "under_appeal", "closed"
@@ -55,6 +60,7 @@ class AppealResolution(BaseModel):
 
 
 class StepOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
     step: str
     on: date
     by: str
@@ -70,6 +76,19 @@ class DecisionOut(BaseModel):
     proposed_by: str | None
     appeal_deadline: date
 
+    @classmethod
+    def of(cls, step: CaseStep) -> DecisionOut:
+        """The decision step (``decided``) as its details recorded it."""
+        return cls(
+            outcome=step.details["outcome"],
+            amounts=step.details.get("amounts", {}),
+            reasons=step.details["reasons"],
+            decided_on=step.on,
+            decided_by=step.details.get("decided_by"),
+            proposed_by=step.details.get("proposed_by"),
+            appeal_deadline=step.details["appeal_deadline"],
+        )
+
 
 class AppealOutcomeOut(BaseModel):
     outcome: Literal["upheld", "withdrawn", "replaced"]
@@ -79,6 +98,18 @@ class AppealOutcomeOut(BaseModel):
     decision: dict[str, Any] | None = None
     decided_by: str | None = None
     proposed_by: str | None = None
+
+    @classmethod
+    def of(cls, step: CaseStep) -> AppealOutcomeOut:
+        """The ``appeal_resolved`` step as its details recorded it."""
+        return cls(
+            outcome=step.details["outcome"],
+            reasons=step.details["reasons"],
+            resolved_on=step.on,
+            decision=step.details.get("decision"),
+            decided_by=step.details.get("decided_by"),
+            proposed_by=step.details.get("proposed_by"),
+        )
 
 
 class CaseOut(BaseModel):
@@ -95,3 +126,19 @@ class CaseOut(BaseModel):
     decision: DecisionOut | None
     appeal: AppealOutcomeOut | None = Field(default=None, description="how the appeal was resolved")
     collection_hold: str | None = Field(description="why collection actions on the period wait, if they do")
+
+    @classmethod
+    def of(cls, current: CaseView, *, collection_hold: str | None) -> CaseOut:
+        """The case as its steps leave it, its decision and how an appeal was resolved."""
+        case = current.case
+        resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
+        return from_row(
+            cls,
+            case,
+            status=current.status,
+            pending_proposal_id=current.pending.id if current.pending else None,
+            steps=[StepOut.model_validate(s) for s in current.steps],
+            decision=DecisionOut.of(current.decision) if current.decision is not None else None,
+            appeal=AppealOutcomeOut.of(resolved) if resolved is not None else None,
+            collection_hold=collection_hold,
+        )

@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
+from assessment.cases.schemas import AppealResolution, CaseOut, DecisionCreate, HearingCreate
 from assessment.casework import approvals, law, repository
 from assessment.casework import facts as adjustments
 from assessment.casework.events import event_id
@@ -181,10 +182,10 @@ async def schedule_hearing(
     case: Case,
     principal: Principal,
     settings: AssessmentSettings,
-    hearing_on: date,
-    place: str | None,
-    video_link: str | None,
+    hearing: HearingCreate,
 ) -> CaseStep:
+    """Schedule (or move) the hearing: a place, a video link or both, not in the past."""
+    hearing_on, place, video_link = hearing.hearing_on, hearing.place, hearing.video_link
     who = approvals.may_propose(principal, settings)
     current = await view(session, case=case)
     if current.status not in DECIDABLE:
@@ -281,11 +282,10 @@ async def propose_decision(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    outcome: str,
-    amounts: dict[str, Decimal],
-    reasons: str,
+    decision: DecisionCreate,
 ) -> CaseView:
     """Sustain (decided now), or propose reduce/cancel for a second person's approval."""
+    outcome, amounts, reasons = decision.outcome, dict(decision.amounts), decision.reasons
     who = approvals.may_propose(principal, settings)
     current = await view(session, case=case)
     if current.decision is not None:
@@ -440,14 +440,14 @@ async def resolve_appeal(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    outcome: str,
-    reasons: str,
-    decision: dict[str, Any] | None = None,
+    resolution: AppealResolution,
 ) -> CaseStep:
     """Upheld or withdrawn: the decision stands, the case closes. Replaced: a new decision
     (reduce/cancel) on the appeal, proposed by one agency person for another's approval; on
     approval its facts count from the resolution date and the latest decision wins per
     component (taxcore), so a statement dated before the resolution keeps the first decision."""
+    outcome, reasons = resolution.outcome, resolution.reasons
+    decision = resolution.decision.model_dump(mode="json") if resolution.decision is not None else None
     who = approvals.may_propose(principal, settings)
     current = await view(session, case=case)
     if current.status != "under_appeal":
@@ -548,54 +548,30 @@ async def collection_hold(session: AsyncSession, *, tax_account: str, period: st
     return None
 
 
-def out(current: CaseView) -> dict[str, Any]:
+async def shown(session: AsyncSession, *, current: CaseView, on: date) -> CaseOut:
+    """The case as the API shows it on ``on``, with why collection on its period waits."""
     case = current.case
-    decision = current.decision
-    resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
-    return {
-        "id": case.id,
-        "tax_account": case.tax_account,
-        "jurisdiction": case.jurisdiction,
-        "period": case.period,
-        "notice_id": case.notice_id,
-        "disputed_amount": case.disputed_amount,
-        "opened_on": case.opened_on,
-        "status": current.status,
-        "pending_proposal_id": current.pending.id if current.pending else None,
-        "steps": [{"step": s.step, "on": s.on, "by": s.by, "details": s.details} for s in current.steps],
-        "decision": (
-            {
-                "outcome": decision.details["outcome"],
-                "amounts": decision.details.get("amounts", {}),
-                "reasons": decision.details["reasons"],
-                "decided_on": decision.on,
-                "decided_by": decision.details.get("decided_by"),
-                "proposed_by": decision.details.get("proposed_by"),
-                "appeal_deadline": decision.details["appeal_deadline"],
-            }
-            if decision is not None
-            else None
-        ),
-        "appeal": (
-            {
-                "outcome": resolved.details["outcome"],
-                "reasons": resolved.details["reasons"],
-                "resolved_on": resolved.on,
-                "decision": resolved.details.get("decision"),
-                "decided_by": resolved.details.get("decided_by"),
-                "proposed_by": resolved.details.get("proposed_by"),
-            }
-            if resolved is not None
-            else None
-        ),
-    }
+    hold = await collection_hold(session, tax_account=case.tax_account, period=case.period, on=on)
+    return CaseOut.of(current, collection_hold=hold)
 
 
 #: a disputed notice's status once its case is decided (the appeal's new decision wins)
 NOTICE_OUTCOME = {"sustain": "sustained", "reduce": "reduced", "cancel": "cancelled"}
 
 
-async def notice_outcome(session: AsyncSession, *, notice_id: str, on: date) -> dict[str, Any] | None:
+@dataclass(frozen=True, slots=True)
+class NoticeDecision:
+    """What the case a disputed notice opened decided (the appeal's new decision wins)."""
+
+    status: str  # the notice's status it gives: sustained, reduced, cancelled
+    case: Case
+    case_status: str
+    outcome: str
+    decided_on: date
+    appeal_deadline: date
+
+
+async def notice_outcome(session: AsyncSession, *, notice_id: str, on: date) -> NoticeDecision | None:
     """What the case opened by a disputed notice decided, as of ``on`` (None: no case, or not
     decided yet): the notice shows the outcome instead of "disputed"."""
     case = await repository.case_of_notice(session, notice_id)
@@ -608,14 +584,11 @@ async def notice_outcome(session: AsyncSession, *, notice_id: str, on: date) -> 
     resolved = next((s for s in reversed(current.steps) if s.step == "appeal_resolved"), None)
     if resolved is not None and resolved.details.get("outcome") == "replaced":
         outcome = str(resolved.details["decision"]["outcome"])
-    return {
-        "status": NOTICE_OUTCOME[outcome],
-        "case": {
-            "case_id": case.id,
-            "status": current.status,
-            "outcome": outcome,
-            "decided_on": current.decision.on,
-            "appeal_deadline": current.decision.details["appeal_deadline"],
-            "decision_url": f"/v1/cases/{case.id}/decision.pdf",
-        },
-    }
+    return NoticeDecision(
+        status=NOTICE_OUTCOME[outcome],
+        case=case,
+        case_status=current.status,
+        outcome=outcome,
+        decided_on=current.decision.on,
+        appeal_deadline=date.fromisoformat(str(current.decision.details["appeal_deadline"])),
+    )

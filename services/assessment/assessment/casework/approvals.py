@@ -25,6 +25,7 @@ from assessment.accounts import repository as accounts_repo
 from assessment.casework import repository
 from assessment.casework.events import event_id
 from assessment.casework.models import Proposal, ProposalReview
+from assessment.rows import from_row
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, ValidationFailed
@@ -61,10 +62,6 @@ def require_agency_staff(principal: Principal, what: str) -> None:
 def conflict(detail: str, pointer: str) -> Conflict:
     """A 409 naming what is in the way (``#/case/status``, ``#/body/period``, ...)."""
     return Conflict(detail, errors=[{"pointer": pointer, "detail": detail}])
-
-
-def needs_admin(amount: Decimal, settings: AssessmentSettings) -> bool:
-    return amount > settings.admin_approval_threshold
 
 
 def may_propose(principal: Principal, settings: AssessmentSettings) -> str:
@@ -107,23 +104,14 @@ async def propose(
     )
     session.add(row)
     await session.flush()
-    await emit(
-        session,
-        ProposalMade(
-            proposal_id=row.id,
-            tax_account=tax_account,
-            period=period,
-            action=action,
-            subject_id=subject_id,
-            amount=amount,
-            proposed_by=who,
-            proposed_on=row.proposed_on,
-            admin_approval_required=needs_admin(amount, settings),
-        ),
-        key=tax_account,
-        event_id=event_id("proposal", row.id),
-    )
+    await emit(session, made_event(row, settings), key=tax_account, event_id=event_id("proposal", row.id))
     return row
+
+
+def made_event(row: Proposal, settings: AssessmentSettings) -> ProposalMade:
+    return from_row(
+        ProposalMade, row, proposal_id=row.id, admin_approval_required=settings.needs_admin(row.amount)
+    )
 
 
 async def pending_of(session: AsyncSession, subject_id: str, action: str) -> Proposal | None:
@@ -157,7 +145,7 @@ async def review(
         )
     if principal.role not in settings.case_approver_roles:
         raise Forbidden(f"role {principal.role!r} may not approve case work")
-    if outcome == "approved" and needs_admin(proposal.amount, settings) and principal.role != "agency-admin":
+    if outcome == "approved" and settings.needs_admin(proposal.amount) and principal.role != "agency-admin":
         raise Forbidden(
             f"{proposal.amount} is above the {settings.admin_approval_threshold} threshold: "
             "an agency-admin approves it"
@@ -176,17 +164,7 @@ async def review(
     await session.flush()
     await emit(
         session,
-        ProposalReviewed(
-            proposal_id=proposal.id,
-            tax_account=proposal.tax_account,
-            action=proposal.action,
-            subject_id=proposal.subject_id,
-            outcome=outcome,
-            proposed_by=proposal.proposed_by,
-            reviewed_by=who,
-            reviewed_on=row.reviewed_on,
-            note=note,
-        ),
+        reviewed_event(proposal, row),
         key=proposal.tax_account,
         event_id=event_id("proposal-review", proposal.id),
     )
@@ -195,26 +173,12 @@ async def review(
     return row
 
 
-def status(proposal: Proposal, review_row: ProposalReview | None) -> str:
-    return "pending" if review_row is None else review_row.outcome
-
-
-def out(
-    proposal: Proposal, review_row: ProposalReview | None, settings: AssessmentSettings
-) -> dict[str, Any]:
-    return {
-        "id": proposal.id,
-        "tax_account": proposal.tax_account,
-        "period": proposal.period,
-        "action": proposal.action,
-        "subject_id": proposal.subject_id,
-        "amount": proposal.amount,
-        "payload": proposal.payload,
-        "proposed_by": proposal.proposed_by,
-        "proposed_on": proposal.proposed_on,
-        "admin_approval_required": needs_admin(proposal.amount, settings),
-        "status": status(proposal, review_row),
-        "reviewed_by": review_row.reviewed_by if review_row else None,
-        "reviewed_on": review_row.reviewed_on if review_row else None,
-        "note": review_row.note if review_row else None,
-    }
+def reviewed_event(proposal: Proposal, row: ProposalReview) -> ProposalReviewed:
+    return from_row(
+        ProposalReviewed,
+        row,
+        tax_account=proposal.tax_account,
+        action=proposal.action,
+        subject_id=proposal.subject_id,
+        proposed_by=proposal.proposed_by,
+    )

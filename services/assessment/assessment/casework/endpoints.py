@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Path, Query, Request
+from fastapi import Depends, Path, Query
 
 from assessment.casework import approvals, repository
-from assessment.casework.models import Proposal, ProposalReview
+from assessment.casework.models import Proposal
 from assessment.casework.schemas import ProposalOut, ReviewCreate
-from assessment.settings import AssessmentSettings
+from assessment.deps import CaseWork, SettingsDep, WorkDep
 from servicekit.app import router as make_router
-from servicekit.auth import AgencyReadDep, PrincipalDep
+from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
@@ -19,18 +19,10 @@ router = make_router(prefix="/v1/proposals", tags=["maker-checker"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
 
 
-def settings_of(request: Request) -> AssessmentSettings:
-    settings: AssessmentSettings = request.app.state.settings
-    return settings
-
-
-SettingsDep = Annotated[AssessmentSettings, Depends(settings_of)]
-
-
 async def get_proposal(
     session: SessionDep, principal: AgencyReadDep, proposal_id: Annotated[str, Path()]
 ) -> Proposal:
-    proposal = await session.get(Proposal, proposal_id)
+    proposal = await repository.proposal(session, proposal_id)
     if proposal is None:
         raise NotFound(f"no proposal {proposal_id!r}")
     return proposal
@@ -49,14 +41,20 @@ async def list_proposals(
 ) -> list[ProposalOut]:
     rows = await repository.recent_proposals(session, tax_account=tax_account, limit=500)
     reviews = await repository.reviews_of(session, [p.id for p in rows])
-    items = [ProposalOut.model_validate(approvals.out(p, reviews.get(p.id), settings)) for p in rows]
+    items = [ProposalOut.of(p, reviews.get(p.id), settings) for p in rows]
     return [i for i in items if status is None or i.status == status]
 
 
 @router.get("/{proposal_id}", response_model=ProposalOut, responses=ERRORS, summary="One proposal")
 async def show_proposal(proposal: ProposalDep, session: SessionDep, settings: SettingsDep) -> ProposalOut:
-    review = await session.get(ProposalReview, proposal.id)
-    return ProposalOut.model_validate(approvals.out(proposal, review, settings))
+    return ProposalOut.of(proposal, await repository.review_of(session, proposal.id), settings)
+
+
+async def _review(outcome: str, body: ReviewCreate, proposal: Proposal, w: CaseWork) -> ProposalOut:
+    review = await approvals.review(
+        w.session, proposal, principal=w.principal, outcome=outcome, note=body.note, settings=w.settings
+    )
+    return ProposalOut.of(proposal, review, w.settings)
 
 
 @router.post(
@@ -65,17 +63,8 @@ async def show_proposal(proposal: ProposalDep, session: SessionDep, settings: Se
     responses=ERRORS,
     summary="Approve another person's proposal (maker-checker); the action takes effect today",
 )
-async def approve(
-    body: ReviewCreate,
-    proposal: ProposalDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> ProposalOut:
-    review = await approvals.review(
-        session, proposal, principal=principal, outcome="approved", note=body.note, settings=settings
-    )
-    return ProposalOut.model_validate(approvals.out(proposal, review, settings))
+async def approve(body: ReviewCreate, proposal: ProposalDep, w: WorkDep) -> ProposalOut:
+    return await _review("approved", body, proposal, w)
 
 
 @router.post(
@@ -84,14 +73,5 @@ async def approve(
     responses=ERRORS,
     summary="Reject another person's proposal, saying why; nothing changes",
 )
-async def reject(
-    body: ReviewCreate,
-    proposal: ProposalDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> ProposalOut:
-    review = await approvals.review(
-        session, proposal, principal=principal, outcome="rejected", note=body.note, settings=settings
-    )
-    return ProposalOut.model_validate(approvals.out(proposal, review, settings))
+async def reject(body: ReviewCreate, proposal: ProposalDep, w: WorkDep) -> ProposalOut:
+    return await _review("rejected", body, proposal, w)

@@ -17,8 +17,9 @@ from assessment.accounts.ledger import Facts, account_state, latest_fact_date, p
 from assessment.accounts.service import recompute
 from assessment.casework.events import event_id
 from assessment.casework.models import AdjustmentFact, AdjustmentReversal
+from assessment.rows import from_row
 from servicekit.errors import ValidationFailed
-from servicekit.outbox import OutboxEvent, emit_many
+from servicekit.outbox import OutboxEvent, emit, emit_many
 from taxcore.errors import InvalidInput
 from taxcore.events.cases import AdjustmentRecorded, AdjustmentReversed
 from taxcore.rules.balance import Balance
@@ -64,22 +65,7 @@ async def record(
         session,
         [
             OutboxEvent.of(
-                AdjustmentRecorded(
-                    fact_id=row.id,
-                    tax_account=row.tax_account,
-                    jurisdiction=row.jurisdiction,
-                    period=row.period,
-                    kind=row.kind,
-                    component=row.component,
-                    amount=row.amount,
-                    effective_on=row.effective_on,
-                    section=row.section,
-                    reason=row.reason,
-                    proposed_by=row.proposed_by,
-                    approved_by=row.approved_by,
-                    source_kind=row.source_kind,
-                    source_id=row.source_id,
-                ),
+                from_row(AdjustmentRecorded, row, fact_id=row.id),
                 key=facts.tax_account,
                 event_id=event_id("adjustment", row.id),
             )
@@ -117,23 +103,11 @@ async def reverse(
         raise
     session.add(row)
     await session.flush()
-    await emit_many(
+    await emit(
         session,
-        [
-            OutboxEvent.of(
-                AdjustmentReversed(
-                    fact_id=fact.id,
-                    tax_account=fact.tax_account,
-                    period=fact.period,
-                    reversed_on=reversed_on,
-                    reason=reason,
-                    proposed_by=proposed_by,
-                    approved_by=approved_by,
-                ),
-                key=facts.tax_account,
-                event_id=event_id("adjustment-reversal", fact.id),
-            )
-        ],
+        from_row(AdjustmentReversed, row, period=fact.period),
+        key=facts.tax_account,
+        event_id=event_id("adjustment-reversal", fact.id),
     )
     await recompute(session, facts.tax_account, facts=facts)
     return row

@@ -38,6 +38,14 @@ async def can_see(session: AsyncSession, principal: Principal, tax_account: str)
     return False
 
 
+async def proposal(session: AsyncSession, proposal_id: str) -> Proposal | None:
+    return await session.get(Proposal, proposal_id)
+
+
+async def review_of(session: AsyncSession, proposal_id: str) -> ProposalReview | None:
+    return await session.get(ProposalReview, proposal_id)
+
+
 async def proposals_of(session: AsyncSession, subject_id: str) -> list[Proposal]:
     stmt = select(Proposal).where(Proposal.subject_id == subject_id).order_by(Proposal.seq)
     return list((await session.execute(stmt)).scalars().all())

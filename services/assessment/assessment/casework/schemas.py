@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Any, Literal
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money
+
+if TYPE_CHECKING:
+    from assessment.casework.models import Proposal, ProposalReview
+    from assessment.settings import AssessmentSettings
 
 
 class ReviewCreate(BaseModel):
@@ -31,8 +38,24 @@ class ProposalOut(BaseModel):
     reviewed_on: date | None
     note: str | None
 
+    @classmethod
+    def of(
+        cls, proposal: Proposal, review: ProposalReview | None, settings: AssessmentSettings
+    ) -> ProposalOut:
+        """The proposal as it stands: pending until its one review row exists."""
+        return from_row(
+            cls,
+            proposal,
+            admin_approval_required=settings.needs_admin(proposal.amount),
+            status="pending" if review is None else review.outcome,
+            reviewed_by=review.reviewed_by if review else None,
+            reviewed_on=review.reviewed_on if review else None,
+            note=review.note if review else None,
+        )
+
 
 class TimelineEntry(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
     on: date
     kind: str = Field(description="what happened, e.g. case.filed, proposal.made, adjustment.abate")
     subject_id: str
@@ -46,3 +69,26 @@ class TimelineEntry(BaseModel):
 class Timeline(BaseModel):
     tax_account: str
     entries: list[TimelineEntry]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Happened:
+    """One timeline entry as a domain reports it (read as a :class:`TimelineEntry`), with when
+    it was written: entries of one day are shown in write order."""
+
+    on: date
+    kind: str
+    subject_id: str
+    summary: str
+    period: str | None = None
+    by: str | None = None
+    amount: Decimal | None = None
+    section: str | None = None
+    written: datetime | None = None
+    seq: int = 0
+
+    def order(self) -> tuple[date, datetime, int]:
+        return (self.on, self.written or _EPOCH, self.seq)

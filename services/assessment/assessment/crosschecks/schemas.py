@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from assessment.rows import from_row
 from taxcore.money import SignedMoney
+
+if TYPE_CHECKING:
+    from assessment.crosschecks.models import CrosscheckFinding
 
 
 class CrosscheckFindingOut(BaseModel):
@@ -26,19 +30,5 @@ class CrosscheckFindingOut(BaseModel):
     recorded_at: datetime
 
     @classmethod
-    def of(cls, f: Any) -> CrosscheckFindingOut:
-        return cls(
-            id=f.id,
-            tax_account=f.tax_account,
-            period=f.period,
-            declaration_id=f.declaration_id,
-            rule=f.rule,
-            line=f.line,
-            message=f.message,
-            declared=f.declared,
-            reported=f.reported,
-            difference=f.difference,
-            section=f.section,
-            parameters=f.parameters,
-            recorded_at=f.created_at,
-        )
+    def of(cls, f: CrosscheckFinding) -> CrosscheckFindingOut:
+        return from_row(cls, f, recorded_at=f.created_at)

@@ -9,12 +9,14 @@ compare (the non-filer estimate covers that case).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.casework.events import event_id
+from assessment.casework.schemas import Happened
 from assessment.crosschecks import repository
 from assessment.crosschecks.models import CrosscheckFinding, CrosscheckRun
 from assessment.models import LodgingView
@@ -116,25 +118,32 @@ def notable_runs(runs: list[CrosscheckRun]) -> list[tuple[CrosscheckRun, bool]]:
     return out
 
 
-async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[dict[str, Any]]:
+async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[Happened]:
     """The account's cross-check findings (and the checks that cleared them) for its timeline."""
     runs = notable_runs(await repository.account_runs(session, tax_account))
     findings = await repository.findings_of_runs(session, [r.id for r, _ in runs])
-    out: list[dict[str, Any]] = []
+    out: list[Happened] = []
     for run, cleared in runs:
-        common = {"on": run.checked_on, "period": run.period, "written": run.created_at, "seq": run.seq}
+        of_run = Happened(
+            on=run.checked_on,
+            period=run.period,
+            written=run.created_at,
+            seq=run.seq,
+            kind="crosscheck.cleared",
+            subject_id=run.id,
+            summary=f"cross-check of {run.period}: no finding on declaration {run.declaration_id}",
+        )
         if cleared:
-            summary = f"cross-check of {run.period}: no finding on declaration {run.declaration_id}"
-            out.append({**common, "kind": "crosscheck.cleared", "subject_id": run.id, "summary": summary})
+            out.append(of_run)
         for f in findings[run.id]:
             out.append(
-                {
-                    **common,
-                    "kind": "crosscheck.finding",
-                    "subject_id": f.id,
-                    "amount": f.difference,
-                    "section": f.section,
-                    "summary": f"{f.rule}: {f.message}",
-                }
+                replace(
+                    of_run,
+                    kind="crosscheck.finding",
+                    subject_id=f.id,
+                    amount=f.difference,
+                    section=f.section,
+                    summary=f"{f.rule}: {f.message}",
+                )
             )
     return out

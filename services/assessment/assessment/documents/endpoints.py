@@ -11,8 +11,7 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.endpoints import AsOf
 from assessment.cases import service as cases
 from assessment.cases.endpoints import CaseDep
-from assessment.casework.endpoints import SettingsDep
-from assessment.deps import FactsDep
+from assessment.deps import FactsDep, SettingsDep
 from assessment.documents import service
 from assessment.documents.service import Rendered
 from servicekit.app import router as make_router

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated
 
 from fastapi import Query
-from pydantic import BaseModel, Field
 
 from assessment import clock
 from assessment.indicators import service
+from assessment.indicators.schemas import IndicatorsOut
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -19,31 +19,6 @@ from taxcore.periods import Period
 
 router = make_router(prefix="/v1/indicators", tags=["indicators"])
 PERIOD = r"^\d{4}-(0[1-9]|1[0-2])$"
-
-
-class Window(BaseModel):
-    from_: str = Field(alias="from", serialization_alias="from")
-    to: str
-    starts_on: date
-    ends_on: date
-    as_of: date
-
-
-class Indicator(BaseModel):
-    code: str = Field(description="TADAT performance indicator (P4-10, P5-11, ...)")
-    name: str
-    value: str | None = Field(description="the figure (a decimal as a string); null with a reason")
-    unit: Literal["percent", "count", "days", "amount"]
-    numerator: str | None
-    denominator: str | None
-    definition: str
-    reason: str | None
-
-
-class IndicatorsOut(BaseModel):
-    jurisdiction: str
-    window: Window
-    indicators: list[Indicator]
 
 
 @router.get(
@@ -67,9 +42,8 @@ async def get_indicators(
     if on > clock.today():
         raise ValidationFailed.on("as_of", "is in the future", root="query")
     try:
-        result = await service.compute(
+        return await service.compute(
             session, jurisdiction=jurisdiction, first=Period.parse(from_), last=Period.parse(to), as_of=on
         )
     except TaxcoreError as exc:  # a jurisdiction without parameters for the window
         raise ValidationFailed.on("jurisdiction", exc.message, root="query") from None
-    return IndicatorsOut.model_validate(result)

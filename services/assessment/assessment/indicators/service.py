@@ -17,13 +17,13 @@ import json
 from collections import defaultdict
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.audits.repository import audit_coverage
 from assessment.crosschecks.repository import crosscheck_coverage
 from assessment.indicators import repository
+from assessment.indicators.schemas import Indicator, IndicatorsOut, Unit, Window
 from servicekit.errors import ValidationFailed
 from taxcore.money import fmt
 from taxcore.obligations import declaration_filers, must_file
@@ -59,25 +59,25 @@ def _figure(
     code: str,
     name: str,
     value: Decimal | int | None,
-    unit: str,
+    unit: Unit,
     definition: str,
     *,
     numerator: str | None = None,
     denominator: str | None = None,
     reason: str | None = None,
-) -> dict[str, Any]:
+) -> Indicator:
     if value is None and reason is None:
         reason = "nothing to measure in the window (the denominator is zero)"
-    return {
-        "code": code,
-        "name": name,
-        "value": None if value is None else str(value),
-        "unit": unit,
-        "numerator": numerator,
-        "denominator": denominator,
-        "definition": definition,
-        "reason": reason,
-    }
+    return Indicator(
+        code=code,
+        name=name,
+        value=None if value is None else str(value),
+        unit=unit,
+        numerator=numerator,
+        denominator=denominator,
+        definition=definition,
+        reason=reason,
+    )
 
 
 def periods_between(first: Period, last: Period) -> list[Period]:
@@ -91,7 +91,7 @@ def periods_between(first: Period, last: Period) -> list[Period]:
 
 async def on_time_filing(
     session: AsyncSession, *, jurisdiction: str, periods: list[Period], as_of: date
-) -> dict[str, Any]:
+) -> Indicator:
     due = {str(p): due_date(jurisdiction, p) for p in periods}
     due = {p: d for p, d in due.items() if d < as_of}  # expected only once the due date has passed
     by_kinds: dict[frozenset[str], dict[str, date]] = defaultdict(dict)
@@ -140,7 +140,7 @@ async def on_time_filing(
 
 async def audits_and_crosschecks(
     session: AsyncSession, *, jurisdiction: str, first: Period, last: Period
-) -> list[dict[str, Any]]:
+) -> list[Indicator]:
     """P6-13 (use of audits) and P6-14 (automated cross-checking), from the audit and cross-check
     records (``audits``, ``audit_steps``, ``crosscheck_runs``)."""
     audits = await audit_coverage(session, jurisdiction=jurisdiction, first=first, last=last)
@@ -199,7 +199,7 @@ async def audits_and_crosschecks(
 
 async def compute(
     session: AsyncSession, *, jurisdiction: str, first: Period, last: Period, as_of: date
-) -> dict[str, Any]:
+) -> IndicatorsOut:
     if str(last) < str(first):
         raise ValidationFailed.on("to", "is before from", root="query")
     periods = periods_between(first, last)
@@ -311,14 +311,7 @@ async def compute(
             denominator=str(len(days)),
         )
     )
-    return {
-        "jurisdiction": jurisdiction,
-        "window": {
-            "from": str(first),
-            "to": str(last),
-            "starts_on": starts_on,
-            "ends_on": ends_on,
-            "as_of": as_of,
-        },
-        "indicators": figures,
-    }
+    window = Window.model_validate(
+        {"from": str(first), "to": str(last), "starts_on": starts_on, "ends_on": ends_on, "as_of": as_of}
+    )
+    return IndicatorsOut(jurisdiction=jurisdiction, window=window, indicators=figures)

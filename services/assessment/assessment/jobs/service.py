@@ -18,9 +18,9 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -41,9 +41,18 @@ from taxcore.periods import Period, due_date
 from taxcore.rules.estimate import estimate_assessment
 
 
+@dataclass(frozen=True, slots=True)
+class NonFilersRun:
+    """What one run raised (an estimate per lodging-period) and what it could not estimate, why."""
+
+    as_of: date
+    raised: list[dict[str, str]]
+    skipped: list[dict[str, str]]
+
+
 async def estimate_non_filers(
     session: AsyncSession, *, as_of: date, industry_cost: Decimal | None
-) -> dict[str, Any]:
+) -> NonFilersRun:
     lodgings = await accounts_repo.all_lodgings(session)
     raised: list[dict[str, str]] = []
     skipped: list[dict[str, str]] = []
@@ -128,7 +137,7 @@ async def estimate_non_filers(
             period = period.next()
         if changed:
             await recompute(session, lodging.tax_account)
-    return {"as_of": as_of, "raised": raised, "skipped": skipped}
+    return NonFilersRun(as_of=as_of, raised=raised, skipped=skipped)
 
 
 async def refresh_all_summaries(session: AsyncSession, *, as_of: date) -> int:

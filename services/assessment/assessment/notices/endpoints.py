@@ -10,7 +10,7 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
-from assessment.casework.endpoints import SettingsDep
+from assessment.deps import SettingsDep
 from assessment.documents import service as documents
 from assessment.documents.endpoints import Lang, pdf_response
 from assessment.models import Notice
@@ -21,7 +21,6 @@ from servicekit.auth import AdminDep, Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
-from taxcore.money import fmt
 
 router = make_router(prefix="/v1/notices", tags=["notices"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}
@@ -45,43 +44,10 @@ NoticeDep = Annotated[tuple[Notice, Facts], Depends(get_visible_notice)]
 
 
 async def to_out(session: SessionDep, notice: Notice, facts: Facts) -> NoticeOut:
-    term = law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction)
-    status = await service.status_of(session, facts=facts, notice=notice, on=clock.today())
-    decided = await cases_service.notice_outcome(session, notice_id=notice.id, on=clock.today())
-    if decided is not None and (
-        status["status"] == "disputed" or (status["status"] == "paid" and decided["status"] == "cancelled")
-    ):
-        status["status"] = decided["status"]  # what the case decided, not "disputed" for ever
-    status["case"] = decided["case"] if decided is not None else None
-    return NoticeOut.model_validate(
-        {
-            "id": notice.id,
-            "tax_account": notice.tax_account,
-            "jurisdiction": notice.jurisdiction,
-            "period": notice.period,
-            "kind": notice.kind,
-            "reason": notice.reason,
-            "section": notice.section,
-            "issued_on": notice.issued_on,
-            "response_deadline": notice.response_deadline,
-            "response_term": {
-                "days": term.value,
-                "section": term.section,
-                "provisional": term.provisional,
-                "note": term.note,
-            },
-            "amounts": {
-                "tax": fmt(notice.tax),
-                "impact_fee": fmt(notice.impact_fee),
-                "penalty": fmt(notice.penalty),
-                "interest": fmt(notice.interest),
-                "fine": fmt(notice.fine),
-                "total": fmt(notice.total),
-            },
-            **status,
-            "letter_url": f"/v1/notices/{notice.id}/letter.pdf",
-        }
-    )
+    today = clock.today()
+    standing = await service.status_of(session, facts=facts, notice=notice, on=today)
+    decided = await cases_service.notice_outcome(session, notice_id=notice.id, on=today)
+    return NoticeOut.of(notice, law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction), standing, decided)
 
 
 @router.post(

@@ -2,11 +2,18 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from taxcore.money import Money, SignedMoney
+from assessment.rows import from_row
+from taxcore.money import Money, SignedMoney, fmt
+
+if TYPE_CHECKING:
+    from assessment.cases.service import NoticeDecision
+    from assessment.law import Cited
+    from assessment.models import BondDrawRequest, Notice, NoticeResponse
+    from assessment.notices.service import NoticeStanding
 
 
 class NoticeCreate(BaseModel):
@@ -33,11 +40,21 @@ class ResponseOut(BaseModel):
     statement: str | None
     responded_on: date
 
+    @classmethod
+    def of(cls, r: NoticeResponse) -> ResponseOut:
+        return from_row(
+            cls, r, disputed_amount=fmt(r.disputed_amount), undisputed_amount=fmt(r.undisputed_amount)
+        )
+
 
 class BondDrawRequestOut(BaseModel):
     amount: Money
     requested_on: date
     bond_id: str
+
+    @classmethod
+    def of(cls, request: BondDrawRequest) -> BondDrawRequestOut:
+        return from_row(cls, request, amount=fmt(request.amount))
 
 
 class NoticeCaseOut(BaseModel):
@@ -47,6 +64,17 @@ class NoticeCaseOut(BaseModel):
     decided_on: date
     appeal_deadline: date
     decision_url: str
+
+    @classmethod
+    def of(cls, decided: NoticeDecision) -> NoticeCaseOut:
+        return cls(
+            case_id=decided.case.id,
+            status=decided.case_status,
+            outcome=decided.outcome,
+            decided_on=decided.decided_on,
+            appeal_deadline=decided.appeal_deadline,
+            decision_url=f"/v1/cases/{decided.case.id}/decision.pdf",
+        )
 
 
 class NoticeOut(BaseModel):
@@ -79,3 +107,29 @@ class NoticeOut(BaseModel):
     responses: list[ResponseOut]
     bond_draw_request: BondDrawRequestOut | None
     letter_url: str
+
+    @classmethod
+    def of(
+        cls, notice: Notice, term: Cited, standing: NoticeStanding, decided: NoticeDecision | None
+    ) -> NoticeOut:
+        """The notice, its response term and amounts, and where it stands (with its case's decision)."""
+        return from_row(
+            cls,
+            notice,
+            response_term={
+                "days": term.value,
+                "section": term.section,
+                "provisional": term.provisional,
+                "note": term.note,
+            },
+            amounts={
+                c: fmt(getattr(notice, c))
+                for c in ("tax", "impact_fee", "penalty", "interest", "fine", "total")
+            },
+            status=standing.shown_with(decided),
+            case=NoticeCaseOut.of(decided) if decided is not None else None,
+            balance=fmt(standing.balance),
+            responses=[ResponseOut.of(r) for r in standing.responses],
+            bond_draw_request=BondDrawRequestOut.of(standing.draw_request) if standing.draw_request else None,
+            letter_url=f"/v1/notices/{notice.id}/letter.pdf",
+        )

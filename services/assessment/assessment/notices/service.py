@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -119,7 +119,27 @@ async def issue_notice(
     return notice
 
 
-async def status_of(session: AsyncSession, *, facts: Facts, notice: Notice, on: date) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class NoticeStanding:
+    """Where a notice stands on a date: its status, what is still owed for its period, the
+    taxpayer's responses by then and the bond draw requested for it."""
+
+    status: str
+    balance: Decimal
+    responses: list[NoticeResponse]
+    draw_request: BondDrawRequest | None
+
+    def shown_with(self, decided: cases_service.NoticeDecision | None) -> str:
+        """A decided dispute shows what the case decided, not "disputed" for ever (a paid
+        notice whose case cancelled it shows "cancelled")."""
+        if decided is not None and (
+            self.status == "disputed" or (self.status == "paid" and decided.status == "cancelled")
+        ):
+            return decided.status
+        return self.status
+
+
+async def status_of(session: AsyncSession, *, facts: Facts, notice: Notice, on: date) -> NoticeStanding:
     responses = [r for r in await repository.responses_of(session, notice.id) if r.responded_on <= on]
     request = await repository.draw_request(session, notice.id)
     bal = period_balance(facts, notice.period, on)
@@ -137,26 +157,7 @@ async def status_of(session: AsyncSession, *, facts: Facts, notice: Notice, on: 
         status = "lapsed"
     else:
         status = "open"
-    return {
-        "status": status,
-        "balance": fmt(owed),
-        "responses": [
-            {
-                "id": r.id,
-                "kind": r.kind,
-                "disputed_amount": fmt(r.disputed_amount),
-                "undisputed_amount": fmt(r.undisputed_amount),
-                "statement": r.statement,
-                "responded_on": r.responded_on,
-            }
-            for r in responses
-        ],
-        "bond_draw_request": (
-            {"amount": fmt(request.amount), "requested_on": request.requested_on, "bond_id": request.bond_id}
-            if request is not None
-            else None
-        ),
-    }
+    return NoticeStanding(status=status, balance=owed, responses=responses, draw_request=request)
 
 
 async def respond(

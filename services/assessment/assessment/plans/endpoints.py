@@ -7,11 +7,8 @@ from typing import Annotated
 from fastapi import Depends, Path
 
 from assessment import clock
-from assessment.accounts import repository as accounts_repo
-from assessment.casework import approvals
-from assessment.casework import repository as casework_repo
-from assessment.casework.endpoints import SettingsDep
-from assessment.deps import FactsDep
+from assessment.casework import approvals, work
+from assessment.deps import FactsDep, WorkDep
 from assessment.plans import repository, service
 from assessment.plans.models import PaymentPlan, PlanRequest
 from assessment.plans.schemas import (
@@ -34,18 +31,14 @@ async def get_plan(
     session: SessionDep, principal: PrincipalDep, plan_id: Annotated[str, Path()]
 ) -> PaymentPlan:
     plan = await session.get(PaymentPlan, plan_id)
-    if plan is None or not await casework_repo.can_see(session, principal, plan.tax_account):
-        raise NotFound(f"no payment plan {plan_id!r}")
-    return plan
+    return await work.visible(session, principal, plan, f"no payment plan {plan_id!r}")
 
 
 async def get_request(
     session: SessionDep, principal: PrincipalDep, request_id: Annotated[str, Path()]
 ) -> PlanRequest:
     row = await session.get(PlanRequest, request_id)
-    if row is None or not await casework_repo.can_see(session, principal, row.tax_account):
-        raise NotFound(f"no plan request {request_id!r}")
-    return row
+    return await work.visible(session, principal, row, f"no plan request {request_id!r}")
 
 
 PlanDep = Annotated[PaymentPlan, Depends(get_plan)]
@@ -59,25 +52,10 @@ RequestDep = Annotated[PlanRequest, Depends(get_request)]
     responses=ERRORS,
     summary="Grant a payment plan for the balance of the account's periods as of a date",
 )
-async def grant_plan(
-    body: PlanCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> PlanOut:
-    approvals.require_agency_staff(principal, "grant a payment plan")
-    await accounts_repo.lock_account(session, facts.tax_account)
-    plan = await service.grant(
-        session,
-        facts=facts,
-        principal=principal,
-        settings=settings,
-        as_of=body.as_of or clock.today(),
-        periods=body.periods,
-        down_payment=service.Line(body.down_payment.due_on, body.down_payment.amount)
-        if body.down_payment
-        else None,
-        installments=[service.Line(x.due_on, x.amount) for x in body.installments],
-        request_id=body.request_id,
-    )
-    return PlanOut.model_validate(await service.out(session, facts=facts, plan=plan, on=clock.today()))
+async def grant_plan(body: PlanCreate, facts: FactsDep, w: WorkDep) -> PlanOut:
+    await w.staff_lock(facts.tax_account, what="grant a payment plan")
+    plan = await service.grant(w.session, facts=facts, principal=w.principal, settings=w.settings, grant=body)
+    return await service.view(w.session, facts=facts, plan=plan, on=clock.today())
 
 
 @router.get(
@@ -88,17 +66,13 @@ async def grant_plan(
 )
 async def list_plans(facts: FactsDep, session: SessionDep) -> list[PlanOut]:
     plans = await repository.account_plans(session, facts.tax_account)
-    return [
-        PlanOut.model_validate(await service.out(session, facts=facts, plan=p, on=clock.today()))
-        for p in plans
-    ]
+    return [await service.view(session, facts=facts, plan=p, on=clock.today()) for p in plans]
 
 
 @router.get("/plans/{plan_id}", response_model=PlanOut, responses=ERRORS, summary="One plan and its schedule")
 async def show_plan(plan: PlanDep, session: SessionDep) -> PlanOut:
-    facts = await accounts_repo.load_facts(session, plan.tax_account)
-    assert facts is not None
-    return PlanOut.model_validate(await service.out(session, facts=facts, plan=plan, on=clock.today()))
+    facts = await work.facts_of(session, plan.tax_account)
+    return await service.view(session, facts=facts, plan=plan, on=clock.today())
 
 
 @router.post(
@@ -108,17 +82,9 @@ async def show_plan(plan: PlanDep, session: SessionDep) -> PlanOut:
     responses=ERRORS,
     summary="The taxpayer asks for a payment plan (it goes to the agency's queue)",
 )
-async def request_plan(
-    body: PlanRequestCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep
-) -> PlanRequestOut:
-    row = await service.request(
-        session,
-        facts=facts,
-        principal=principal,
-        installments=body.installments,
-        explanation=body.explanation,
-    )
-    return PlanRequestOut.model_validate(await service.request_out(session, req=row))
+async def request_plan(body: PlanRequestCreate, facts: FactsDep, w: WorkDep) -> PlanRequestOut:
+    row = await service.request(w.session, facts=facts, principal=w.principal, ask=body)
+    return await service.request_view(w.session, req=row)
 
 
 @router.get(
@@ -128,8 +94,7 @@ async def request_plan(
     summary="The account's plan requests",
 )
 async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[PlanRequestOut]:
-    rows = await repository.account_requests(session, facts.tax_account)
-    return [PlanRequestOut.model_validate(await service.request_out(session, req=r)) for r in rows]
+    return await service.account_request_views(session, tax_account=facts.tax_account)
 
 
 @router.get(
@@ -141,14 +106,14 @@ async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[Pl
 async def queue(session: SessionDep, principal: PrincipalDep) -> list[PlanRequestOut]:
     approvals.require_agency_staff(principal, "work the plan request queue")
     rows = await repository.pending_requests(session)
-    return [PlanRequestOut.model_validate(await service.request_out(session, req=r)) for r in rows]
+    return [await service.request_view(session, req=r) for r in rows]
 
 
 @router.get(
     "/plan-requests/{request_id}", response_model=PlanRequestOut, responses=ERRORS, summary="One request"
 )
 async def show_request(req: RequestDep, session: SessionDep) -> PlanRequestOut:
-    return PlanRequestOut.model_validate(await service.request_out(session, req=req))
+    return await service.request_view(session, req=req)
 
 
 @router.post(
@@ -157,10 +122,9 @@ async def show_request(req: RequestDep, session: SessionDep) -> PlanRequestOut:
     responses=ERRORS,
     summary="Decline a taxpayer's plan request, with the reasons",
 )
-async def decline_request(
-    body: DeclineCreate, req: RequestDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> PlanRequestOut:
-    approvals.require_agency_staff(principal, "decline a plan request")
-    await accounts_repo.lock_account(session, req.tax_account)
-    await service.decline(session, req=req, principal=principal, settings=settings, reasons=body.reasons)
-    return PlanRequestOut.model_validate(await service.request_out(session, req=req))
+async def decline_request(body: DeclineCreate, req: RequestDep, w: WorkDep) -> PlanRequestOut:
+    await w.staff_lock(req.tax_account, what="decline a plan request")
+    await service.decline(
+        w.session, req=req, principal=w.principal, settings=w.settings, reasons=body.reasons
+    )
+    return await service.request_view(w.session, req=req)

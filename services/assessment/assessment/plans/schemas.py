@@ -1,11 +1,16 @@
 from __future__ import annotations
 
-from datetime import date
-from typing import Annotated, Any, Literal
+from datetime import date, timedelta
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money, PositiveMoney
+
+if TYPE_CHECKING:
+    from assessment.plans.models import PaymentPlan, PlanRequest, PlanStep
+    from assessment.plans.schedule import InstallmentState, PlanState
 
 
 class LineIn(BaseModel):
@@ -39,8 +44,20 @@ class InstallmentOut(BaseModel):
     status: Literal["paid", "due", "late", "missed"]
     grace_ends_on: date
 
+    @classmethod
+    def of(cls, i: InstallmentState, *, grace_days: int) -> InstallmentOut:
+        return from_row(
+            cls,
+            i.term,
+            paid=i.paid,
+            paid_on=i.paid_on,
+            status=i.status,
+            grace_ends_on=i.term.due_on + timedelta(days=grace_days),
+        )
+
 
 class PlanStepOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
     step: str
     on: date
     by: str
@@ -66,6 +83,21 @@ class PlanOut(BaseModel):
     remaining: Money
     schedule: list[InstallmentOut]
     steps: list[PlanStepOut]
+
+    @classmethod
+    def of(cls, plan: PaymentPlan, current: PlanState, steps: list[PlanStep], *, on: date) -> PlanOut:
+        """The plan as granted, and where its schedule stands on ``on``."""
+        return from_row(
+            cls,
+            plan,
+            as_of=on,
+            status=current.status,
+            status_since=current.since,
+            paid=current.paid,
+            remaining=plan.planned_amount - min(current.paid, plan.planned_amount),
+            schedule=[InstallmentOut.of(i, grace_days=plan.grace_days) for i in current.installments],
+            steps=[PlanStepOut.model_validate(s) for s in steps],
+        )
 
 
 class PlanRequestCreate(BaseModel):
@@ -95,3 +127,18 @@ class PlanRequestOut(BaseModel):
     status: Literal["pending", "granted", "declined"]
     plan_id: str | None
     declined: DeclinedOut | None
+
+    @classmethod
+    def of(cls, req: PlanRequest, plan: PaymentPlan | None, declined: PlanStep | None) -> PlanRequestOut:
+        """The request: granted once a plan names it, declined once its decline step exists."""
+        return from_row(
+            cls,
+            req,
+            status="granted" if plan is not None else "declined" if declined is not None else "pending",
+            plan_id=plan.id if plan is not None else None,
+            declined=(
+                DeclinedOut(on=declined.on, by=declined.by, reasons=declined.details["reasons"])
+                if declined
+                else None
+            ),
+        )

@@ -18,7 +18,7 @@ bond draw (PR §33).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -30,12 +30,15 @@ from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.accounts.service import recompute
 from assessment.cases import service as cases_service
-from assessment.casework import approvals
+from assessment.casework import approvals, work
 from assessment.casework.events import event_id
+from assessment.casework.schemas import Happened
 from assessment.notices.service import issue_notice
 from assessment.plans import repository
 from assessment.plans.hold import state
 from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
+from assessment.plans.schemas import PlanCreate, PlanOut, PlanRequestCreate, PlanRequestOut
+from assessment.rows import from_row
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
@@ -104,13 +107,13 @@ async def grant(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    as_of: date,
-    periods: list[str] | None,
-    down_payment: Line | None,
-    installments: list[Line],
-    request_id: str | None,
+    grant: PlanCreate,
 ) -> PaymentPlan:
     """Grant a plan; every check comes before the first write (a refusal changes nothing)."""
+    as_of, periods, request_id = grant.as_of or clock.today(), grant.periods, grant.request_id
+    down = grant.down_payment
+    down_payment = Line(down.due_on, down.amount) if down is not None else None
+    installments = [Line(x.due_on, x.amount) for x in grant.installments]
     who = approvals.may_propose(principal, settings)
     today = clock.today()
     if as_of > today:
@@ -194,8 +197,9 @@ async def grant(
 
 
 async def request(
-    session: AsyncSession, *, facts: Facts, principal: Principal, installments: int, explanation: str
+    session: AsyncSession, *, facts: Facts, principal: Principal, ask: PlanRequestCreate
 ) -> PlanRequest:
+    """The taxpayer's request, to the agency's queue (only while something is owed)."""
     if principal.role != "operator":
         raise Forbidden("the taxpayer (operator) requests a payment plan; the agency grants one directly")
     if not owed_on(facts, clock.today()):
@@ -203,26 +207,18 @@ async def request(
     row = PlanRequest(
         tax_account=facts.tax_account,
         jurisdiction=facts.jurisdiction,
-        installments=installments,
-        explanation=explanation,
+        installments=ask.installments,
+        explanation=ask.explanation,
         requested_on=clock.today(),
         requested_by=principal.actor,
     )
-    session.add(row)
-    await session.flush()
-    await emit(
-        session,
-        PlanRequested(
-            request_id=row.id,
-            tax_account=row.tax_account,
-            installments=installments,
-            requested_on=row.requested_on,
-            requested_by=row.requested_by,
-        ),
-        key=facts.tax_account,
-        event_id=event_id("plan-request", row.id),
+    return await work.add_and_emit(
+        session, row, requested_event, key=facts.tax_account, event_key=lambda r: ("plan-request", r.id)
     )
-    return row
+
+
+def requested_event(row: PlanRequest) -> PlanRequested:
+    return from_row(PlanRequested, row, request_id=row.id)
 
 
 async def decline(
@@ -248,21 +244,24 @@ async def decline(
         by=who,
         details={"reasons": reasons},
     )
-    session.add(step)
-    await session.flush()
-    await emit(
+    return await work.add_and_emit(
         session,
-        PlanRequestDeclined(
-            request_id=req.id,
-            tax_account=req.tax_account,
-            declined_on=step.on,
-            declined_by=who,
-            reasons=reasons,
-        ),
+        step,
+        declined_event,
         key=req.tax_account,
-        event_id=event_id("plan-request", req.id, "declined"),
+        event_key=lambda s: ("plan-request", s.subject_id, "declined"),
     )
-    return step
+
+
+def declined_event(step: PlanStep) -> PlanRequestDeclined:
+    return from_row(
+        PlanRequestDeclined,
+        step,
+        request_id=step.subject_id,
+        declined_on=step.on,
+        declined_by=step.by,
+        reasons=step.details["reasons"],
+    )
 
 
 async def _step(
@@ -441,115 +440,77 @@ async def get_plan(session: AsyncSession, *, plan_id: str) -> PaymentPlan:
     return plan
 
 
-async def out(session: AsyncSession, *, facts: Facts, plan: PaymentPlan, on: date) -> dict[str, Any]:
+async def view(session: AsyncSession, *, facts: Facts, plan: PaymentPlan, on: date) -> PlanOut:
+    """The plan and its schedule as they stand on ``on``."""
     schedule = (await repository.installments(session, [plan.id]))[plan.id]
-    current = state(facts, plan, schedule, on)
     steps = (await repository.steps(session, [plan.id]))[plan.id]
-    return {
-        "id": plan.id,
-        "tax_account": plan.tax_account,
-        "jurisdiction": plan.jurisdiction,
-        "periods": plan.periods,
-        "balance_as_of": plan.balance_as_of,
-        "planned_amount": plan.planned_amount,
-        "granted_on": plan.granted_on,
-        "granted_by": plan.granted_by,
-        "request_id": plan.request_id,
-        "grace_days": plan.grace_days,
-        "section": plan.section,
-        "as_of": on,
-        "status": current.status,
-        "status_since": current.since,
-        "paid": current.paid,
-        "remaining": plan.planned_amount - min(current.paid, plan.planned_amount),
-        "schedule": [
-            {
-                "number": i.term.number,
-                "due_on": i.term.due_on,
-                "amount": i.term.amount,
-                "paid": i.paid,
-                "paid_on": i.paid_on,
-                "status": i.status,
-                "grace_ends_on": i.term.due_on + timedelta(days=plan.grace_days),
-            }
-            for i in current.installments
-        ],
-        "steps": [{"step": s.step, "on": s.on, "by": s.by, "details": s.details} for s in steps],
-    }
+    return PlanOut.of(plan, state(facts, plan, schedule, on), steps, on=on)
 
 
-async def request_out(session: AsyncSession, *, req: PlanRequest) -> dict[str, Any]:
+async def request_view(session: AsyncSession, *, req: PlanRequest) -> PlanRequestOut:
     plan = await repository.plan_of_request(session, req.id)
     declined = next(
         (s for s in (await repository.steps(session, [req.id]))[req.id] if s.key == "declined"), None
     )
-    status = "granted" if plan is not None else "declined" if declined is not None else "pending"
-    return {
-        "id": req.id,
-        "tax_account": req.tax_account,
-        "installments": req.installments,
-        "explanation": req.explanation,
-        "requested_on": req.requested_on,
-        "requested_by": req.requested_by,
-        "status": status,
-        "plan_id": plan.id if plan is not None else None,
-        "declined": (
-            {"on": declined.on, "by": declined.by, "reasons": declined.details["reasons"]}
-            if declined
-            else None
-        ),
-    }
+    return PlanRequestOut.of(req, plan, declined)
 
 
-async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]]:
-    """The account's plan facts for its timeline (``timeline.endpoints._entry`` keywords)."""
+async def account_request_views(session: AsyncSession, *, tax_account: str) -> list[PlanRequestOut]:
+    """The account's plan requests, each as it stands."""
+    return [
+        await request_view(session, req=r) for r in await repository.account_requests(session, tax_account)
+    ]
+
+
+async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
+    """The account's plan facts for its timeline."""
     plans = await repository.account_plans(session, facts.tax_account)
     requests = await repository.account_requests(session, facts.tax_account)
     steps = await repository.steps(session, [p.id for p in plans] + [r.id for r in requests])
     schedules = await repository.installments(session, [p.id for p in plans])
-    out: list[dict[str, Any]] = []
+    out: list[Happened] = []
     for r in requests:
         out.append(
-            {
-                "on": r.requested_on,
-                "kind": "plan.requested",
-                "subject_id": r.id,
-                "by": r.requested_by,
-                "summary": f"payment plan requested in {r.installments} installments",
-                "written": r.created_at,
-                "seq": r.seq,
-            }
+            Happened(
+                on=r.requested_on,
+                kind="plan.requested",
+                subject_id=r.id,
+                by=r.requested_by,
+                summary=f"payment plan requested in {r.installments} installments",
+                written=r.created_at,
+                seq=r.seq,
+            )
         )
     for p in plans:
         terms = ", ".join(f"{fmt(i.amount)} due {i.due_on.isoformat()}" for i in schedules[p.id])
         out.append(
-            {
-                "on": p.granted_on,
-                "kind": "plan.granted",
-                "subject_id": p.id,
-                "by": p.granted_by,
-                "amount": p.planned_amount,
-                "section": p.section,
-                "written": p.created_at,
-                "seq": p.seq,
-                "summary": f"payment plan granted for {', '.join(p.periods)} (balance on "
+            Happened(
+                on=p.granted_on,
+                kind="plan.granted",
+                subject_id=p.id,
+                by=p.granted_by,
+                amount=p.planned_amount,
+                section=p.section,
+                written=p.created_at,
+                seq=p.seq,
+                summary=f"payment plan granted for {', '.join(p.periods)} (balance on "
                 f"{p.balance_as_of.isoformat()}): {terms}",
-            }
+            )
         )
     for subject, rows in steps.items():
         for s in rows:
             amount = s.details.get("amount") or s.details.get("unpaid") or s.details.get("paid")
             out.append(
-                {
-                    "on": s.on,
-                    "kind": f"plan.{s.step}",
-                    "subject_id": subject,
-                    "by": s.by,
-                    "amount": Decimal(amount) if amount else None,
-                    "written": s.created_at,
-                    "seq": s.seq,
-                    "summary": _step_summary(s),
-                }
+                Happened(
+                    on=s.on,
+                    kind=f"plan.{s.step}",
+                    subject_id=subject,
+                    by=s.by,
+                    amount=Decimal(amount) if amount else None,
+                    written=s.created_at,
+                    seq=s.seq,
+                    summary=_step_summary(s),
+                )
             )
     return out
 

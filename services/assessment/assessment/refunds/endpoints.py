@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from functools import partial
+from typing import Annotated, Protocol
 
 from fastapi import Depends, Path
 
-from assessment import clock
-from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
-from assessment.casework import approvals
-from assessment.casework.endpoints import SettingsDep
-from assessment.deps import FactsDep
+from assessment.casework import work
+from assessment.deps import CaseWork, FactsDep, WorkDep
 from assessment.models import Refund
 from assessment.refunds import service
 from assessment.refunds.schemas import RefundDecisionCreate, RefundPaymentCreate, RefundStatusOut
+from assessment.settings import AssessmentSettings
 from servicekit.app import router as make_router
-from servicekit.auth import PrincipalDep
+from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 
@@ -28,13 +27,26 @@ async def get_refund(
     session: SessionDep, principal: PrincipalDep, refund_id: Annotated[str, Path()]
 ) -> tuple[Refund, Facts]:
     refund = await session.get(Refund, refund_id)
-    facts = await accounts_repo.load_facts(session, refund.tax_account) if refund else None
-    if refund is None or facts is None or not accounts_repo.visible(principal, facts.lodging):
-        raise NotFound(f"no refund {refund_id!r}")
+    facts = await work.visible_facts(session, principal, refund, f"no refund {refund_id!r}")
+    assert refund is not None
     return refund, facts
 
 
 RefundDep = Annotated[tuple[Refund, Facts], Depends(get_refund)]
+
+
+class RefundWork(Protocol):
+    """A step of working a refund (``service.start_review``, ``decide``, ``propose_payment``)."""
+
+    async def __call__(
+        self,
+        session: SessionDep,
+        *,
+        facts: Facts,
+        refund: Refund,
+        principal: Principal,
+        settings: AssessmentSettings,
+    ) -> object: ...
 
 
 @router.get(
@@ -45,26 +57,28 @@ RefundDep = Annotated[tuple[Refund, Facts], Depends(get_refund)]
 )
 async def list_refunds(facts: FactsDep, session: SessionDep) -> list[RefundStatusOut]:
     rows = sorted(facts.refunds, key=lambda r: (r.requested_on, r.id))
-    return [RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=r)) for r in rows]
+    return [await service.view(session, facts=facts, refund=r) for r in rows]
 
 
 @router.get("/refunds/{refund_id}", response_model=RefundStatusOut, responses=ERRORS, summary="One refund")
 async def show_refund(found: RefundDep, session: SessionDep) -> RefundStatusOut:
     refund, facts = found
-    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
+    return await service.view(session, facts=facts, refund=refund)
+
+
+async def _work_refund(found: tuple[Refund, Facts], w: CaseWork, step: RefundWork) -> RefundStatusOut:
+    """Agency staff, under the account's lock: the step, then the refund as it now stands."""
+    refund, facts = found
+    await w.staff_lock(refund.tax_account, what="work a refund")
+    await step(w.session, facts=facts, refund=refund, principal=w.principal, settings=w.settings)
+    return await service.view(w.session, facts=facts, refund=refund)
 
 
 @router.post(
     "/refunds/{refund_id}/review", response_model=RefundStatusOut, responses=ERRORS, summary="Review"
 )
-async def review_refund(
-    found: RefundDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> RefundStatusOut:
-    approvals.require_agency_staff(principal, "work a refund")
-    refund, facts = found
-    await accounts_repo.lock_account(session, refund.tax_account)
-    await service.start_review(session, facts=facts, refund=refund, principal=principal, settings=settings)
-    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
+async def review_refund(found: RefundDep, w: WorkDep) -> RefundStatusOut:
+    return await _work_refund(found, w, service.start_review)
 
 
 @router.post(
@@ -73,26 +87,8 @@ async def review_refund(
     responses=ERRORS,
     summary="Deny, or propose the approval for another agency person",
 )
-async def decide_refund(
-    body: RefundDecisionCreate,
-    found: RefundDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> RefundStatusOut:
-    approvals.require_agency_staff(principal, "work a refund")
-    refund, facts = found
-    await accounts_repo.lock_account(session, refund.tax_account)
-    await service.decide(
-        session,
-        facts=facts,
-        refund=refund,
-        principal=principal,
-        settings=settings,
-        outcome=body.outcome,
-        reasons=body.reasons,
-    )
-    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
+async def decide_refund(body: RefundDecisionCreate, found: RefundDep, w: WorkDep) -> RefundStatusOut:
+    return await _work_refund(found, w, partial(service.decide, decision=body))
 
 
 @router.post(
@@ -101,24 +97,5 @@ async def decide_refund(
     responses=ERRORS,
     summary="Propose the disbursement (method, reference, date) for another agency person's approval",
 )
-async def pay_refund(
-    body: RefundPaymentCreate,
-    found: RefundDep,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-) -> RefundStatusOut:
-    approvals.require_agency_staff(principal, "work a refund")
-    refund, facts = found
-    await accounts_repo.lock_account(session, refund.tax_account)
-    await service.propose_payment(
-        session,
-        facts=facts,
-        refund=refund,
-        principal=principal,
-        settings=settings,
-        method=body.method,
-        reference=body.reference,
-        paid_on=body.paid_on or clock.today(),
-    )
-    return RefundStatusOut.model_validate(await service.out(session, facts=facts, refund=refund))
+async def pay_refund(body: RefundPaymentCreate, found: RefundDep, w: WorkDep) -> RefundStatusOut:
+    return await _work_refund(found, w, partial(service.propose_payment, payment=body))

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.rows import from_row
 from taxcore.money import Money
+
+if TYPE_CHECKING:
+    from assessment.casework.models import Proposal, RefundStep
+    from assessment.models import Refund
 
 
 class RefundDecisionCreate(BaseModel):
@@ -28,6 +33,7 @@ class Disbursement(BaseModel):
 
 
 class RefundStepOut(BaseModel):
+    model_config = ConfigDict(from_attributes=True)
     step: str
     on: date
     by: str
@@ -45,3 +51,24 @@ class RefundStatusOut(BaseModel):
     pending_action: Literal["refund.approve", "refund.pay"] | None
     steps: list[RefundStepOut]
     disbursement: Disbursement | None
+
+    @classmethod
+    def of(cls, refund: Refund, steps: list[RefundStep], pending: Proposal | None) -> RefundStatusOut:
+        """The refund where its steps (in write order) leave it; only a paid one has a disbursement."""
+        paid = next((s for s in steps if s.step == "paid"), None)
+        return from_row(
+            cls,
+            refund,
+            refund_id=refund.id,
+            status=steps[-1].step if steps else "requested",
+            pending_proposal_id=pending.id if pending else None,
+            pending_action=pending.action if pending else None,
+            steps=[RefundStepOut.model_validate(s) for s in steps],
+            disbursement=(
+                Disbursement(
+                    method=paid.details["method"], reference=paid.details["reference"], paid_on=paid.on
+                )
+                if paid
+                else None
+            ),
+        )

@@ -23,6 +23,7 @@ from assessment.accounts.ledger import Facts, account_state
 from assessment.casework import approvals
 from assessment.casework.models import Proposal, ProposalReview, RefundStep
 from assessment.models import Refund
+from assessment.refunds.schemas import RefundDecisionCreate, RefundPaymentCreate, RefundStatusOut
 from assessment.refunds.steps import FINAL, emit_step, status, steps_of
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
@@ -78,10 +79,10 @@ async def decide(
     refund: Refund,
     principal: Principal,
     settings: AssessmentSettings,
-    outcome: str,
-    reasons: str,
+    decision: RefundDecisionCreate,
 ) -> RefundStep | Proposal:
     """Deny now (one person), or propose the approval for a second person."""
+    outcome, reasons = decision.outcome, decision.reasons
     who = approvals.may_propose(principal, settings)
     current = status(facts, refund.id)
     if current != "under_review":
@@ -125,10 +126,10 @@ async def propose_payment(
     refund: Refund,
     principal: Principal,
     settings: AssessmentSettings,
-    method: str,
-    reference: str,
-    paid_on: date,
+    payment: RefundPaymentCreate,
 ) -> Proposal:
+    """Propose the disbursement (on ``payment.paid_on``, default today) for a second person."""
+    method, reference, paid_on = payment.method, payment.reference, payment.paid_on or clock.today()
     approvals.may_propose(principal, settings)
     if status(facts, refund.id) != "approved":
         raise _conflict(f"the refund is {status(facts, refund.id)}: only an approved refund is paid")
@@ -218,26 +219,9 @@ async def _pay(session: AsyncSession, proposal: Proposal, review: ProposalReview
     await recompute(session, refund.tax_account, facts=facts, refund_id=refund.id)
 
 
-async def out(session: AsyncSession, *, facts: Facts, refund: Refund) -> dict[str, Any]:
+async def view(session: AsyncSession, *, facts: Facts, refund: Refund) -> RefundStatusOut:
+    """The refund as it stands, with the approval or payment awaiting a second person if any."""
     pending = None
     for action in ("refund.approve", "refund.pay"):
         pending = pending or await approvals.pending_of(session, refund.id, action)
-    paid = next((s for s in steps_of(facts, refund.id) if s.step == "paid"), None)
-    return {
-        "refund_id": refund.id,
-        "tax_account": refund.tax_account,
-        "amount": refund.amount,
-        "requested_on": refund.requested_on,
-        "requested_by": refund.requested_by,
-        "status": status(facts, refund.id),
-        "pending_proposal_id": pending.id if pending else None,
-        "pending_action": pending.action if pending else None,
-        "steps": [
-            {"step": s.step, "on": s.on, "by": s.by, "details": s.details} for s in steps_of(facts, refund.id)
-        ],
-        "disbursement": (
-            {"method": paid.details["method"], "reference": paid.details["reference"], "paid_on": paid.on}
-            if paid
-            else None
-        ),
-    }
+    return RefundStatusOut.of(refund, steps_of(facts, refund.id), pending)

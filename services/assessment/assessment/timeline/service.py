@@ -2,62 +2,27 @@
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
-from decimal import Decimal
-from typing import Any
-
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts.ledger import Facts
 from assessment.audits import service as audits
 from assessment.casework import repository
+from assessment.casework.schemas import Happened
 from assessment.crosschecks import service as crosschecks
 from assessment.plans import service as plans
 from taxcore.money import fmt
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
-
-def _entry(
-    on: date,
-    kind: str,
-    subject_id: str,
-    summary: str,
-    *,
-    period: str | None = None,
-    by: str | None = None,
-    amount: Decimal | None = None,
-    section: str | None = None,
-    written: datetime | None = None,
-    seq: int = 0,
-) -> tuple[date, datetime, int, dict[str, Any]]:
-    return (
-        on,
-        written or _EPOCH,
-        seq,
-        {
-            "on": on,
-            "kind": kind,
-            "subject_id": subject_id,
-            "period": period,
-            "by": by,
-            "amount": amount,
-            "section": section,
-            "summary": summary,
-        },
-    )
-
-
-async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]]:
+async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
     account = facts.tax_account
-    out: list[tuple[date, datetime, int, dict[str, Any]]] = []
+    out: list[Happened] = []
     for n in facts.notices:
         out.append(
-            _entry(
-                n.issued_on,
-                "notice.issued",
-                n.id,
-                f"{n.kind} notice: {fmt(n.total)} owed",
+            Happened(
+                on=n.issued_on,
+                kind="notice.issued",
+                subject_id=n.id,
+                summary=f"{n.kind} notice: {fmt(n.total)} owed",
                 period=n.period,
                 by=n.issued_by,
                 amount=n.total,
@@ -67,11 +32,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
         )
     for p in facts.payments:
         out.append(
-            _entry(
-                p.received_on,
-                "payment.received",
-                p.payment_id,
-                f"payment by {p.method}",
+            Happened(
+                on=p.received_on,
+                kind="payment.received",
+                subject_id=p.payment_id,
+                summary=f"payment by {p.method}",
                 by=p.payer_id,
                 amount=p.amount,
                 written=p.created_at,
@@ -79,22 +44,22 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
         )
     for r in facts.reversals:
         out.append(
-            _entry(
-                r.reversed_on,
-                "payment.reversed",
-                r.payment_id,
-                f"payment returned: {r.reason}",
+            Happened(
+                on=r.reversed_on,
+                kind="payment.reversed",
+                subject_id=r.payment_id,
+                summary=f"payment returned: {r.reason}",
                 amount=r.amount,
                 written=r.created_at,
             )
         )
     for rf in facts.refunds:
         out.append(
-            _entry(
-                rf.requested_on,
-                "refund.requested",
-                rf.id,
-                "refund of credit requested",
+            Happened(
+                on=rf.requested_on,
+                kind="refund.requested",
+                subject_id=rf.id,
+                summary="refund of credit requested",
                 by=rf.requested_by,
                 amount=rf.amount,
                 written=rf.created_at,
@@ -103,11 +68,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
     amounts = {rf.id: rf.amount for rf in facts.refunds}
     for st in facts.refund_steps:
         out.append(
-            _entry(
-                st.on,
-                f"refund.{st.step}",
-                st.refund_id,
-                f"refund {st.step.replace('_', ' ')}"
+            Happened(
+                on=st.on,
+                kind=f"refund.{st.step}",
+                subject_id=st.refund_id,
+                summary=f"refund {st.step.replace('_', ' ')}"
                 + (f" by {st.details['method']} ({st.details['reference']})" if st.step == "paid" else ""),
                 by=st.by,
                 amount=amounts.get(st.refund_id),
@@ -120,11 +85,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
         case = cases.get(s.case_id)
         detail = s.details.get("outcome") or s.details.get("hearing_on") or ""
         out.append(
-            _entry(
-                s.on,
-                f"case.{s.step}",
-                s.case_id,
-                f"case {s.step.replace('_', ' ')} {detail}".strip(),
+            Happened(
+                on=s.on,
+                kind=f"case.{s.step}",
+                subject_id=s.case_id,
+                summary=f"case {s.step.replace('_', ' ')} {detail}".strip(),
                 period=case.period if case else None,
                 by=s.by,
                 written=s.created_at,
@@ -135,11 +100,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
     reviews = await repository.reviews_of(session, [prop.id for prop in proposals])
     for prop in proposals:
         out.append(
-            _entry(
-                prop.proposed_on,
-                "proposal.made",
-                prop.id,
-                f"{prop.action} proposed",
+            Happened(
+                on=prop.proposed_on,
+                kind="proposal.made",
+                subject_id=prop.id,
+                summary=f"{prop.action} proposed",
                 period=prop.period,
                 by=f"user:{prop.proposed_by}",
                 amount=prop.amount,
@@ -150,11 +115,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
         review = reviews.get(prop.id)
         if review is not None:
             out.append(
-                _entry(
-                    review.reviewed_on,
-                    f"proposal.{review.outcome}",
-                    prop.id,
-                    f"{prop.action} {review.outcome}" + (f": {review.note}" if review.note else ""),
+                Happened(
+                    on=review.reviewed_on,
+                    kind=f"proposal.{review.outcome}",
+                    subject_id=prop.id,
+                    summary=f"{prop.action} {review.outcome}" + (f": {review.note}" if review.note else ""),
                     period=prop.period,
                     by=f"user:{review.reviewed_by}",
                     amount=prop.amount,
@@ -165,11 +130,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
     abatements = await repository.account_abatements(session, account)
     for a in abatements:
         out.append(
-            _entry(
-                a.requested_on,
-                "abatement.requested",
-                a.id,
-                f"abatement of the {a.component} requested ({a.ground})",
+            Happened(
+                on=a.requested_on,
+                kind="abatement.requested",
+                subject_id=a.id,
+                summary=f"abatement of the {a.component} requested ({a.ground})",
                 period=a.period,
                 by=a.requested_by,
                 amount=a.amount,
@@ -182,11 +147,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
         periods = {a.id: a.period for a in abatements}
         for d in decided:
             out.append(
-                _entry(
-                    d.decided_on,
-                    f"abatement.{d.outcome}",
-                    d.abatement_id,
-                    f"abatement {d.outcome}: {d.reasons}",
+                Happened(
+                    on=d.decided_on,
+                    kind=f"abatement.{d.outcome}",
+                    subject_id=d.abatement_id,
+                    summary=f"abatement {d.outcome}: {d.reasons}",
                     period=periods.get(d.abatement_id),
                     by=f"user:{d.decided_by}",
                     amount=d.amount,
@@ -197,11 +162,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
     for f in facts.adjustments:
         what = f"{f.kind} {f.component or ''}".strip()
         out.append(
-            _entry(
-                f.effective_on,
-                f"adjustment.{f.kind}",
-                f.id,
-                f"{what}: {f.reason} (approved by {f.approved_by})",
+            Happened(
+                on=f.effective_on,
+                kind=f"adjustment.{f.kind}",
+                subject_id=f.id,
+                summary=f"{what}: {f.reason} (approved by {f.approved_by})",
                 period=f.period,
                 by=f"user:{f.approved_by}",
                 amount=f.amount,
@@ -214,11 +179,11 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
     for rv in facts.adjustment_reversals:
         fact = by_fact.get(rv.fact_id)
         out.append(
-            _entry(
-                rv.reversed_on,
-                "adjustment.reversed",
-                rv.fact_id,
-                f"write-off reversed: {rv.reason}",
+            Happened(
+                on=rv.reversed_on,
+                kind="adjustment.reversed",
+                subject_id=rv.fact_id,
+                summary=f"write-off reversed: {rv.reason}",
                 period=fact.period if fact else None,
                 by=f"user:{rv.approved_by}",
                 section=fact.section if fact else None,
@@ -226,8 +191,8 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[dict[str, Any]
                 seq=rv.seq,
             )
         )
-    out.extend(_entry(**e) for e in await plans.timeline_entries(session, facts=facts))
-    out.extend(_entry(**e) for e in await audits.timeline_entries(session, tax_account=account))
-    out.extend(_entry(**e) for e in await crosschecks.timeline_entries(session, tax_account=account))
-    out.sort(key=lambda e: (e[0], e[1], e[2]))
-    return [e[3] for e in out]
+    out.extend(await plans.timeline_entries(session, facts=facts))
+    out.extend(await audits.timeline_entries(session, tax_account=account))
+    out.extend(await crosschecks.timeline_entries(session, tax_account=account))
+    out.sort(key=Happened.order)
+    return out

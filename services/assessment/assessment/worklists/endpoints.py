@@ -45,10 +45,7 @@ async def open_cases(
         current = await cases_service.view(session, case=case)
         if current.status not in wanted:
             continue
-        hold = await cases_service.collection_hold(
-            session, tax_account=case.tax_account, period=case.period, on=today
-        )
-        out.append(CaseOut.model_validate({**cases_service.out(current), "collection_hold": hold}))
+        out.append(await cases_service.shown(session, current=current, on=today))
         if len(out) == repository.QUEUE_LIMIT:
             break
     return out
@@ -67,9 +64,7 @@ async def open_refunds(session: SessionDep, principal: AgencyReadDep) -> list[Re
             facts = await accounts_repo.load_facts(session, refund.tax_account)
             assert facts is not None
             accounts[refund.tax_account] = facts
-        shown = RefundStatusOut.model_validate(
-            await refunds_service.out(session, facts=accounts[refund.tax_account], refund=refund)
-        )
+        shown = await refunds_service.view(session, facts=accounts[refund.tax_account], refund=refund)
         if shown.status in OPEN_REFUND:
             out.append(shown)
         if len(out) == repository.QUEUE_LIMIT:

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated
 
-from fastapi import Path
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import Depends, Path
 
-from assessment.accounts import repository as accounts_repo
-from assessment.casework import approvals
-from assessment.casework.endpoints import SettingsDep
+from assessment.accounts.ledger import Facts
+from assessment.casework import work
+from assessment.casework.models import AdjustmentFact
 from assessment.casework.schemas import ProposalOut
-from assessment.deps import FactsDep
+from assessment.deps import FactsDep, WorkDep
 from assessment.writeoffs import service
+from assessment.writeoffs.schemas import ReversalCreate, WriteOffCreate, WriteOffOut
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -23,29 +22,14 @@ router = make_router(prefix="/v1", tags=["write-offs"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
 
 
-class WriteOffCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    period: str = Field(pattern=r"^\d{4}-\d{2}$")
-    reason: Literal["business_closed", "bankrupt", "uncollectible", "limitation_passed"]
-    explanation: str = Field(min_length=1, max_length=10_000)
+async def get_write_off(
+    session: SessionDep, principal: PrincipalDep, write_off_id: Annotated[str, Path()]
+) -> tuple[AdjustmentFact, Facts]:
+    fact = await service.get_fact(session, fact_id=write_off_id)
+    return fact, await work.visible_facts(session, principal, fact, f"no write-off {write_off_id!r}")
 
 
-class ReversalCreate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    reason: str = Field(min_length=1, max_length=10_000)
-
-
-class WriteOffOut(BaseModel):
-    write_off_id: str
-    tax_account: str
-    period: str
-    effective_on: date
-    reason: str
-    section: str
-    proposed_by: str | None
-    approved_by: str
-    reversed_on: date | None
-    reversal_reason: str | None
+WriteOffDep = Annotated[tuple[AdjustmentFact, Facts], Depends(get_write_off)]
 
 
 @router.post(
@@ -55,32 +39,17 @@ class WriteOffOut(BaseModel):
     responses=ERRORS,
     summary="Propose writing off a period's uncollectible balance (another agency person approves)",
 )
-async def propose_write_off(
-    body: WriteOffCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
-) -> ProposalOut:
-    approvals.require_agency_staff(principal, "write off a balance")
-    await accounts_repo.lock_account(session, facts.tax_account)
+async def propose_write_off(body: WriteOffCreate, facts: FactsDep, w: WorkDep) -> ProposalOut:
+    await w.staff_lock(facts.tax_account, what="write off a balance")
     proposal = await service.propose(
-        session,
-        facts=facts,
-        principal=principal,
-        settings=settings,
-        period=body.period,
-        reason=body.reason,
-        explanation=body.explanation,
+        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body
     )
-    return ProposalOut.model_validate(approvals.out(proposal, None, settings))
+    return ProposalOut.of(proposal, None, w.settings)
 
 
 @router.get("/write-offs/{write_off_id}", response_model=WriteOffOut, responses=ERRORS, summary="A write-off")
-async def show_write_off(
-    session: SessionDep, principal: PrincipalDep, write_off_id: Annotated[str, Path()]
-) -> WriteOffOut:
-    fact = await service.get_fact(session, fact_id=write_off_id)
-    facts = await accounts_repo.load_facts(session, fact.tax_account)
-    if facts is None or not accounts_repo.visible(principal, facts.lodging):
-        raise NotFound(f"no write-off {write_off_id!r}")
-    return WriteOffOut.model_validate(await service.out(session, fact=fact))
+async def show_write_off(found: WriteOffDep, session: SessionDep) -> WriteOffOut:
+    return await service.view(session, fact=found[0])
 
 
 @router.post(
@@ -89,20 +58,10 @@ async def show_write_off(
     responses=ERRORS,
     summary="Reverse a write-off (money appeared): owed again and accruing from today",
 )
-async def reverse_write_off(
-    body: ReversalCreate,
-    session: SessionDep,
-    principal: PrincipalDep,
-    settings: SettingsDep,
-    write_off_id: Annotated[str, Path()],
-) -> WriteOffOut:
-    fact = await service.get_fact(session, fact_id=write_off_id)
-    facts = await accounts_repo.load_facts(session, fact.tax_account)
-    if facts is None or not accounts_repo.visible(principal, facts.lodging):
-        raise NotFound(f"no write-off {write_off_id!r}")
-    approvals.require_agency_staff(principal, "write off a balance")
-    await accounts_repo.lock_account(session, fact.tax_account)
+async def reverse_write_off(body: ReversalCreate, found: WriteOffDep, w: WorkDep) -> WriteOffOut:
+    fact, facts = found
+    await w.staff_lock(fact.tax_account, what="write off a balance")
     await service.reverse(
-        session, facts=facts, fact=fact, principal=principal, settings=settings, reason=body.reason
+        w.session, facts=facts, fact=fact, principal=w.principal, settings=w.settings, reason=body.reason
     )
-    return WriteOffOut.model_validate(await service.out(session, fact=fact))
+    return await service.view(w.session, fact=fact)

@@ -11,8 +11,6 @@ open case or appeal is not written off (409).
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment import clock
@@ -24,6 +22,7 @@ from assessment.casework import facts as adjustments
 from assessment.casework.facts import balances_on
 from assessment.casework.models import AdjustmentFact, Proposal, ProposalReview
 from assessment.settings import AssessmentSettings
+from assessment.writeoffs.schemas import WriteOffCreate, WriteOffOut
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 from taxcore.money import fmt
@@ -49,10 +48,10 @@ async def propose(
     facts: Facts,
     principal: Principal,
     settings: AssessmentSettings,
-    period: str,
-    reason: str,
-    explanation: str,
+    ask: WriteOffCreate,
 ) -> Proposal:
+    """Propose writing off the period's balance today (another agency person approves)."""
+    period, reason, explanation = ask.period, ask.reason, ask.explanation
     approvals.may_propose(principal, settings)
     today = clock.today()
     bal = balances_on(facts, period, today)
@@ -140,17 +139,5 @@ async def get_fact(session: AsyncSession, *, fact_id: str) -> AdjustmentFact:
     return fact
 
 
-async def out(session: AsyncSession, *, fact: AdjustmentFact) -> dict[str, Any]:
-    reversal = await repository.reversal_of(session, fact.id)
-    return {
-        "write_off_id": fact.id,
-        "tax_account": fact.tax_account,
-        "period": fact.period,
-        "effective_on": fact.effective_on,
-        "reason": fact.reason,
-        "section": fact.section,
-        "proposed_by": fact.proposed_by,
-        "approved_by": fact.approved_by,
-        "reversed_on": reversal.reversed_on if reversal else None,
-        "reversal_reason": reversal.reason if reversal else None,
-    }
+async def view(session: AsyncSession, *, fact: AdjustmentFact) -> WriteOffOut:
+    return WriteOffOut.of(fact, await repository.reversal_of(session, fact.id))

@@ -11,25 +11,12 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from servicekit.migrations import MONEY, created_at_column, sequence_column
+
 revision: str = "0006_case_work"
 down_revision: str | None = "0005_job_runs"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
-
-MONEY = sa.Numeric(precision=18, scale=2)
-
-
-def _created() -> sa.Column[object]:
-    return sa.Column(
-        "created_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False
-    )
-
-
-def _seq() -> sa.Column[object]:
-    """The case-work write order (one sequence over all its tables)."""
-    return sa.Column(
-        "seq", sa.BigInteger(), server_default=sa.text("nextval('casework_seq')"), nullable=False
-    )
 
 
 def upgrade() -> None:
@@ -51,8 +38,8 @@ def upgrade() -> None:
         sa.Column("approved_by", sa.Text(), nullable=False),
         sa.Column("source_kind", sa.Text(), nullable=False),
         sa.Column("source_id", sa.Text(), nullable=False),
-        _created(),
-        _seq(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.CheckConstraint(
             "amount IS NULL OR amount >= 0", name=op.f("ck_adjustment_facts_amount_not_negative")
         ),
@@ -76,8 +63,8 @@ def upgrade() -> None:
         sa.Column("reason", sa.Text(), nullable=False),
         sa.Column("proposed_by", sa.Text(), nullable=True),
         sa.Column("approved_by", sa.Text(), nullable=False),
-        _created(),
-        _seq(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.PrimaryKeyConstraint("fact_id", name=op.f("pk_adjustment_reversals")),
     )
     op.create_index(op.f("ix_adjustment_reversals_tax_account"), "adjustment_reversals", ["tax_account"])
@@ -93,8 +80,8 @@ def upgrade() -> None:
         sa.Column("proposed_by", sa.Text(), nullable=False),
         sa.Column("proposed_role", sa.Text(), nullable=False),
         sa.Column("proposed_on", sa.Date(), nullable=False),
-        _created(),
-        _seq(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.CheckConstraint("amount >= 0", name=op.f("ck_proposals_amount_not_negative")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_proposals")),
     )
@@ -108,8 +95,8 @@ def upgrade() -> None:
         sa.Column("reviewed_role", sa.Text(), nullable=False),
         sa.Column("reviewed_on", sa.Date(), nullable=False),
         sa.Column("note", sa.Text(), nullable=True),
-        _created(),
-        _seq(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.PrimaryKeyConstraint("proposal_id", name=op.f("pk_proposal_reviews")),
     )
     op.create_table(
@@ -123,7 +110,7 @@ def upgrade() -> None:
         sa.Column("disputed_amount", MONEY, nullable=False),
         sa.Column("opened_on", sa.Date(), nullable=False),
         sa.Column("opened_by", sa.Text(), nullable=False),
-        _created(),
+        created_at_column(),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_cases")),
         sa.UniqueConstraint("notice_id", name=op.f("uq_cases_notice_id")),
         sa.UniqueConstraint("response_id", name=op.f("uq_cases_response_id")),
@@ -138,8 +125,8 @@ def upgrade() -> None:
         sa.Column("on", sa.Date(), nullable=False),
         sa.Column("by", sa.Text(), nullable=False),
         sa.Column("details", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
-        _created(),
-        _seq(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_case_steps")),
     )
     op.create_index("ix_case_steps_case", "case_steps", ["case_id", "seq"])
@@ -156,8 +143,8 @@ def upgrade() -> None:
         sa.Column("explanation", sa.Text(), nullable=False),
         sa.Column("requested_on", sa.Date(), nullable=False),
         sa.Column("requested_by", sa.Text(), nullable=False),
-        _created(),
-        _seq(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.CheckConstraint("amount > 0", name=op.f("ck_abatement_requests_amount_positive")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_abatement_requests")),
     )
@@ -172,8 +159,8 @@ def upgrade() -> None:
         sa.Column("decided_on", sa.Date(), nullable=False),
         sa.Column("decided_by", sa.Text(), nullable=False),
         sa.Column("proposed_by", sa.Text(), nullable=True),
-        _created(),
-        _seq(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.PrimaryKeyConstraint("abatement_id", name=op.f("pk_abatement_decisions")),
     )
     op.create_index(op.f("ix_abatement_decisions_tax_account"), "abatement_decisions", ["tax_account"])
@@ -186,8 +173,8 @@ def upgrade() -> None:
         sa.Column("on", sa.Date(), nullable=False),
         sa.Column("by", sa.Text(), nullable=False),
         sa.Column("details", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
-        _created(),
-        _seq(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_refund_steps")),
     )
     op.create_index(op.f("ix_refund_steps_refund_id"), "refund_steps", ["refund_id"])

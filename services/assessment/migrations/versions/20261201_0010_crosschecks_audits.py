@@ -11,19 +11,12 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
+from servicekit.migrations import MONEY, created_at_column, sequence_column
+
 revision: str = "0010_crosschecks_audits"
 down_revision: str | None = "0009_lodging_documents"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
-
-MONEY = sa.Numeric(precision=18, scale=2)
-
-
-def _common() -> list[sa.Column[object]]:
-    return [
-        sa.Column("created_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False),
-        sa.Column("seq", sa.BigInteger(), server_default=sa.text("nextval('casework_seq')"), nullable=False),
-    ]
 
 
 def upgrade() -> None:
@@ -39,7 +32,8 @@ def upgrade() -> None:
         sa.Column("intermediaries_key", sa.Text(), nullable=False),
         sa.Column("checked_on", sa.Date(), nullable=False),
         sa.Column("findings", sa.Integer(), nullable=False),
-        *_common(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_crosscheck_runs")),
         sa.UniqueConstraint(
             "declaration_id",
@@ -64,7 +58,8 @@ def upgrade() -> None:
         sa.Column("difference", MONEY, nullable=False),
         sa.Column("section", sa.Text(), nullable=False),
         sa.Column("parameters", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
-        *_common(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.ForeignKeyConstraint(
             ["run_id"], ["crosscheck_runs.id"], name=op.f("fk_crosscheck_findings_run_id_crosscheck_runs")
         ),
@@ -83,7 +78,8 @@ def upgrade() -> None:
         sa.Column("opened_on", sa.Date(), nullable=False),
         sa.Column("opened_by", sa.Text(), nullable=False),
         sa.Column("section", sa.Text(), nullable=False),
-        *_common(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_audits")),
     )
     op.create_index(op.f("ix_audits_tax_account"), "audits", ["tax_account"])
@@ -96,7 +92,8 @@ def upgrade() -> None:
         sa.Column("data", postgresql.JSONB(astext_type=sa.Text()), nullable=False),
         sa.Column("recorded_on", sa.Date(), nullable=False),
         sa.Column("recorded_by", sa.Text(), nullable=False),
-        *_common(),
+        created_at_column(),
+        sequence_column("casework_seq"),
         sa.ForeignKeyConstraint(["audit_id"], ["audits.id"], name=op.f("fk_audit_steps_audit_id_audits")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_audit_steps")),
     )

@@ -15,34 +15,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.models import Authorization, Certificate, Lodging, Party
 from servicekit.consumer import Handler, handler_map, handles
-from servicekit.projections import upsert_latest
+from servicekit.projections import lodging_values, upsert_authorization, upsert_latest, upsert_party
 from taxcore.events import CloudEvent
 from taxcore.events import registry as ev
 
 
 @handles(ev.LodgingRegistered, ev.LodgingUpdated, ev.LodgingStatusChanged, ev.LodgingAttributesChanged)
 async def on_lodging_snapshot(session: AsyncSession, snap: ev.LodgingSnapshot, event: CloudEvent) -> None:
-    values = {
-        "lodging_id": snap.lodging_id,
-        "tax_account": snap.tax_account,
-        "jurisdiction": snap.jurisdiction,
-        "lodging_class": snap.lodging_class,
-        "casino": snap.casino,
-        "name": snap.name,
-        "municipality": snap.municipality,
-        "operator_id": snap.operator_id,
-        "registered_on": snap.registered_on,
-        "statuses": [s.model_dump(mode="json") for s in snap.statuses],
-        "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
-        "as_of": event.time,
-    }
+    values = {**lodging_values(snap), "municipality": snap.municipality, "as_of": event.time}
     await upsert_latest(session, Lodging, values, key=["lodging_id"], as_of="as_of")
 
 
 @handles(ev.AuthorizationGranted, ev.AuthorizationEnded)
 async def on_authorization(session: AsyncSession, auth: ev.AuthorizationGranted, event: CloudEvent) -> None:
-    values = {**auth.model_dump(), "as_of": event.time}
-    await upsert_latest(session, Authorization, values, key=["authorization_id"], as_of="as_of")
+    await upsert_authorization(session, Authorization, auth, event)
 
 
 @handles(ev.CertificateIssued)
@@ -52,8 +38,7 @@ async def on_certificate_issued(session: AsyncSession, cert: ev.CertificateIssue
 
 
 async def _party(session: AsyncSession, kind: str, party_id: str, name: str, event: CloudEvent) -> None:
-    values = {"kind": kind, "party_id": party_id, "name": name, "as_of": event.time}
-    await upsert_latest(session, Party, values, key=["kind", "party_id"], as_of="as_of")
+    await upsert_party(session, Party, {"kind": kind, "party_id": party_id, "name": name}, event)
 
 
 @handles(ev.OperatorRegistered)

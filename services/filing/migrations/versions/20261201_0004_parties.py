@@ -7,8 +7,9 @@ Create Date: 2026-12-01 09:50:00
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
 from alembic import op
+
+from servicekit.migrations import create_parties_projection
 
 revision: str = "0004_parties"
 down_revision: str | None = "0003_lodging_attributes"
@@ -17,14 +18,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.create_table(
-        "parties",
-        sa.Column("kind", sa.Text(), nullable=False),
-        sa.Column("party_id", sa.Text(), nullable=False),
-        sa.Column("name", sa.Text(), nullable=False),
-        sa.Column("as_of", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("kind", "party_id", name=op.f("pk_parties")),
-    )
+    create_parties_projection()
 
 
 def downgrade() -> None:

@@ -12,8 +12,11 @@ from alembic import op
 from sqlalchemy.dialects import postgresql
 
 from servicekit.migrations import (
+    create_authorizations_projection,
     create_chassis_tables,
     create_outbox_dead_letters,
+    create_parties_projection,
+    drop_authorizations_projection,
     drop_chassis_tables,
     drop_outbox_dead_letters,
 )
@@ -31,21 +34,7 @@ def upgrade() -> None:
     create_outbox_dead_letters()
     create_revocations_table()
     create_job_runs_table()
-    op.create_table(
-        "authorizations",
-        sa.Column("authorization_id", sa.Text(), nullable=False),
-        sa.Column("lodging_id", sa.Text(), nullable=False),
-        sa.Column("tax_account", sa.Text(), nullable=False),
-        sa.Column("facilitator_id", sa.Text(), nullable=False),
-        sa.Column("starts_on", sa.Date(), nullable=False),
-        sa.Column("ends_on", sa.Date(), nullable=True),
-        sa.Column("as_of", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("authorization_id", name=op.f("pk_authorizations")),
-    )
-    op.create_index(
-        op.f("ix_authorizations_facilitator_id"), "authorizations", ["facilitator_id"], unique=False
-    )
-    op.create_index(op.f("ix_authorizations_lodging_id"), "authorizations", ["lodging_id"], unique=False)
+    create_authorizations_projection()
     op.create_table(
         "emails",
         sa.Column("id", sa.Text(), nullable=False),
@@ -132,15 +121,7 @@ def upgrade() -> None:
         sa.UniqueConstraint("tax_account", name=op.f("uq_lodgings_tax_account")),
     )
     op.create_index(op.f("ix_lodgings_operator_id"), "lodgings", ["operator_id"], unique=False)
-    op.create_table(
-        "parties",
-        sa.Column("kind", sa.Text(), nullable=False),
-        sa.Column("party_id", sa.Text(), nullable=False),
-        sa.Column("name", sa.Text(), nullable=False),
-        sa.Column("email", sa.Text(), nullable=True),
-        sa.Column("as_of", sa.DateTime(timezone=True), nullable=False),
-        sa.PrimaryKeyConstraint("kind", "party_id", name=op.f("pk_parties")),
-    )
+    create_parties_projection(sa.Column("email", sa.Text(), nullable=True))
     op.create_table(
         "payments",
         sa.Column("payment_id", sa.Text(), nullable=False),
@@ -269,9 +250,7 @@ def downgrade() -> None:
     op.drop_index("ix_emails_recipient", table_name="emails")
     op.drop_index("ix_emails_due", table_name="emails", postgresql_where="status = 'pending'")
     op.drop_table("emails")
-    op.drop_index(op.f("ix_authorizations_lodging_id"), table_name="authorizations")
-    op.drop_index(op.f("ix_authorizations_facilitator_id"), table_name="authorizations")
-    op.drop_table("authorizations")
+    drop_authorizations_projection()
     drop_job_runs_table()
     drop_revocations_table()
     drop_outbox_dead_letters()

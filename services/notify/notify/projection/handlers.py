@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from notify.models import Authorization, Lodging, Party
 from notify.projection import repository
+from servicekit.projections import lodging_values, upsert_authorization, upsert_latest, upsert_party
 from taxcore.events import CloudEvent
 from taxcore.events import filing as fe
 from taxcore.events import registry as ev
@@ -19,40 +20,29 @@ async def project_lodging(session: AsyncSession, event: CloudEvent) -> ev.Lodgin
     snap = ev.LodgingSnapshot.model_validate(event.data)
     language = getattr(snap, "preferred_language", None) or event.data.get("preferred_language")
     values = {
-        "lodging_id": snap.lodging_id,
-        "tax_account": snap.tax_account,
-        "jurisdiction": snap.jurisdiction,
-        "name": snap.name,
-        "operator_id": snap.operator_id,
-        "registered_on": snap.registered_on,
-        "lodging_class": snap.lodging_class,
-        "casino": snap.casino,
-        "statuses": [s.model_dump(mode="json") for s in snap.statuses],
-        "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
+        **lodging_values(snap),
         "language": str(language) if language else None,
         "as_of": event.time,
     }
-    await repository.upsert_newer(session, Lodging, ["lodging_id"], values)
+    await upsert_latest(session, Lodging, values, key=["lodging_id"], as_of="as_of")
     return snap
 
 
 async def project_authorization(session: AsyncSession, event: CloudEvent) -> None:
     auth = ev.AuthorizationGranted.model_validate(event.data)
-    await repository.upsert_newer(
-        session, Authorization, ["authorization_id"], {**auth.model_dump(), "as_of": event.time}
-    )
+    await upsert_authorization(session, Authorization, auth, event)
 
 
 async def project_operator(session: AsyncSession, event: CloudEvent) -> None:
     op = ev.OperatorRegistered.model_validate(event.data)
     values = {"kind": "operator", "party_id": op.operator_id, "name": op.name, "email": op.email}
-    await repository.upsert_newer(session, Party, ["kind", "party_id"], {**values, "as_of": event.time})
+    await upsert_party(session, Party, values, event)
 
 
 async def project_facilitator(session: AsyncSession, event: CloudEvent) -> None:
     fac = ev.FacilitatorRegistered.model_validate(event.data)
     values = {"kind": "facilitator", "party_id": fac.facilitator_id, "name": fac.name, "email": fac.email}
-    await repository.upsert_newer(session, Party, ["kind", "party_id"], {**values, "as_of": event.time})
+    await upsert_party(session, Party, values, event)
 
 
 async def project_declaration(session: AsyncSession, event: CloudEvent) -> fe.DeclarationFiled:

@@ -13,19 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from notify.models import Authorization, Filing, Lodging, Party, Payment
 
 
-async def upsert_newer(
-    session: AsyncSession, model: Any, keys: Sequence[str], values: dict[str, Any]
-) -> None:
-    """Insert or update a projected row, never letting an older snapshot replace a newer one."""
-    stmt = insert(model).values(**values)
-    stmt = stmt.on_conflict_do_update(
-        index_elements=list(keys),
-        set_={k: stmt.excluded[k] for k in values if k not in keys},
-        where=model.as_of <= stmt.excluded.as_of,
-    )
-    await session.execute(stmt)
-
-
 async def lodging_by_account(session: AsyncSession, tax_account: str) -> Lodging | None:
     return (
         await session.execute(select(Lodging).where(Lodging.tax_account == tax_account))

@@ -18,16 +18,7 @@ router = make_router(prefix="/v1/lodgings/{lodging_id}/certificates", tags=["exe
 
 
 def to_out(c: ExemptionCertificate) -> CertificateOut:
-    return CertificateOut(
-        id=c.id,
-        lodging_id=c.lodging_id,
-        kind=c.kind,
-        certificate_number=c.certificate_number,
-        production=c.production,
-        valid_from=c.valid_from,
-        valid_to=c.valid_to,
-        created_at=c.created_at,
-    )
+    return CertificateOut.model_validate(c, from_attributes=True)
 
 
 @router.post(

@@ -3,6 +3,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import Select, and_, exists, false, or_, select
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from registry.models import AccountSequence, Authorization, Lodging, LodgingAttribute, LodgingStatus
@@ -39,14 +40,23 @@ async def by_tax_account(session: AsyncSession, tax_account: str) -> Lodging | N
 
 
 async def next_serial(session: AsyncSession, jurisdiction: str) -> int:
-    """Allocate the next serial; the row lock serializes registrations per jurisdiction."""
-    row = await session.get(AccountSequence, jurisdiction, with_for_update=True)
-    if row is None:
-        row = AccountSequence(jurisdiction=jurisdiction, last_serial=0)
-        session.add(row)
-    row.last_serial += 1
-    await session.flush()
-    return row.last_serial
+    """Allocate the next serial of the jurisdiction's tax account numbers (PR §26).
+
+    One statement: the first registration of a jurisdiction inserts its counter, every
+    later one increments it. ``INSERT ... ON CONFLICT DO UPDATE`` waits for a concurrent
+    transaction that holds the row (or is inserting it) and then increments what that one
+    committed, so concurrent registrations get distinct, consecutive serials (a
+    ``SELECT ... FOR UPDATE`` locks nothing while the row does not exist yet: two first
+    registrations both inserted it and one failed on the primary key, a 409). The
+    increment commits or rolls back with the lodging, so no serial is skipped.
+    """
+    table = AccountSequence.__table__
+    first = insert(AccountSequence).values(jurisdiction=jurisdiction, last_serial=1)
+    increment = first.on_conflict_do_update(
+        index_elements=[table.c.jurisdiction], set_={"last_serial": table.c.last_serial + 1}
+    ).returning(table.c.last_serial)
+    serial: int = (await session.execute(increment)).scalar_one()
+    return serial
 
 
 async def list_page(

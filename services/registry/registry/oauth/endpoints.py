@@ -19,16 +19,7 @@ router = make_router(prefix="/v1", tags=["oauth"])
 
 
 def to_out(c: OAuthClient) -> ClientOut:
-    return ClientOut(
-        client_id=c.client_id,
-        name=c.name,
-        role=c.role,
-        operator_id=c.operator_id,
-        facilitator_id=c.facilitator_id,
-        created_at=c.created_at,
-        rotated_at=c.rotated_at,
-        revoked_at=c.revoked_at,
-    )
+    return ClientOut.model_validate(c, from_attributes=True)
 
 
 def _basic(authorization: str | None) -> tuple[str, str] | None:

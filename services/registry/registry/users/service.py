@@ -35,20 +35,7 @@ WRONG = "unknown e-mail address or wrong password"
 
 
 def to_out(u: User) -> UserOut:
-    return UserOut(
-        id=u.id,
-        email=u.email,
-        name=u.name,
-        role=u.role,
-        operator_id=u.operator_id,
-        facilitator_id=u.facilitator_id,
-        locale=u.locale,
-        created_at=u.created_at,
-        created_by=u.created_by,
-        password_changed_at=u.password_changed_at,
-        disabled_at=u.disabled_at,
-        disabled_by=u.disabled_by,
-    )
+    return UserOut.model_validate(u, from_attributes=True)
 
 
 def principal_of(user: User) -> Principal:

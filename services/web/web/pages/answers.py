@@ -7,14 +7,14 @@ a refusal comes back as problem+json and is shown next to the field it names.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
-from web.backend import ApiError
-from web.core import Api, ApiDep, CsrfDep, PortalDep, lang_of, redirect, render
-from web.forms import AMOUNT_HINT, dollars
+from web.core import Api, ApiDep, CsrfDep, PortalDep, lang_of, render
+from web.forms import AMOUNT_HINT, act, dollars
 from web.i18n import N_
 from web.session import Person
 
@@ -87,14 +87,12 @@ async def respond(
         body["disputed_amount"] = str(value)
     if errors:
         return await _notice_page(request, person, api, notice_id, form, errors, 422)
-    try:
-        await api.post("assessment", f"/v1/notices/{notice_id}/responses", body)
-    except ApiError as exc:
-        if exc.status not in (403, 409, 422):
-            raise
-        fields = {**exc.field_errors(), "_form": exc.detail}
-        return await _notice_page(request, person, api, notice_id, form, fields, exc.status)
-    return redirect(f"/portal/notices/{notice_id}", request)
+    return await act(
+        request,
+        lambda: api.post("assessment", f"/v1/notices/{notice_id}/responses", body),
+        partial(_notice_page, request, person, api, notice_id, form),
+        f"/portal/notices/{notice_id}",
+    )
 
 
 async def _refund_page(
@@ -135,11 +133,11 @@ async def request_refund(
         errors = {"amount": _(AMOUNT_HINT)}
         return await _refund_page(request, person, api, lodging_id, {"amount": amount}, errors, 422)
     lodging = await api.get("registry", f"/v1/lodgings/{lodging_id}")
-    try:
-        await api.post("assessment", f"/v1/accounts/{lodging['tax_account']}/refunds", {"amount": str(value)})
-    except ApiError as exc:
-        if exc.status not in (403, 409, 422):
-            raise
-        fields = {**exc.field_errors(), "_form": exc.detail}
-        return await _refund_page(request, person, api, lodging_id, {"amount": amount}, fields, exc.status)
-    return redirect(f"/portal/lodgings/{lodging_id}#refunds", request)
+    return await act(
+        request,
+        lambda: api.post(
+            "assessment", f"/v1/accounts/{lodging['tax_account']}/refunds", {"amount": str(value)}
+        ),
+        partial(_refund_page, request, person, api, lodging_id, {"amount": amount}),
+        f"/portal/lodgings/{lodging_id}#refunds",
+    )

@@ -20,7 +20,8 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from web.backend import ApiError
-from web.core import AgencyDep, Api, ApiDep, CsrfDep, lang_of, redirect, render
+from web.core import AgencyDep, Api, ApiDep, CsrfDep, lang_of, render
+from web.forms import act
 from web.i18n import N_
 from web.session import Person
 
@@ -122,22 +123,6 @@ async def queues(request: Request, person: AgencyDep, api: ApiDep) -> Response:
     )
 
 
-async def _act(
-    request: Request,
-    call: Callable[[], Awaitable[Any]],
-    page: Callable[[dict[str, str], int], Awaitable[Response]],
-    done: str,
-) -> Response:
-    """Post an action; on a refusal show the page again with the service's reasons."""
-    try:
-        await call()
-    except ApiError as exc:
-        if exc.status not in (403, 409, 422):
-            raise
-        return await page({**exc.field_errors(), "_form": exc.detail}, exc.status)
-    return redirect(done, request)
-
-
 # ---- cases ----------------------------------------------------------------------------
 
 
@@ -176,7 +161,7 @@ async def case_page(request: Request, case_id: str, person: AgencyDep, api: ApiD
 def _case_action(
     request: Request, person: Person, api: Api, case_id: str, path: str, body: dict[str, Any] | None
 ) -> Awaitable[Response]:
-    return _act(
+    return act(
         request,
         lambda: api.post("assessment", f"/v1/cases/{case_id}/{path}", body),
         partial(_case_page, request, person, api, case_id),
@@ -334,7 +319,7 @@ def _routes(kind: str) -> None:
         form |= {"reference": reference, "amount": amount}
         body = body_of({k: v.strip() for k, v in form.items()})
         path = f"/v1/{kind}s/{object_id}/{step}"
-        return await _act(
+        return await act(
             request,
             lambda: api.post("assessment", path, body),
             partial(_subject_page, request, person, api, kind, object_id),
