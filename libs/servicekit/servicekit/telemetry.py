@@ -16,9 +16,11 @@ Configuration is the standard ``OTEL_*`` environment (read by the SDK itself):
 production and to ``none`` elsewhere: in development and tests nothing is traced (no
 spans, no cost) unless ``OTEL_TRACES_EXPORTER`` asks for it.
 
-When tracing is on, the FastAPI, SQLAlchemy, asyncpg, httpx and aiokafka
-instrumentations are installed, and every JSON log line written inside a span carries
-its ``trace_id`` and ``span_id`` (:mod:`servicekit.logs`).
+When tracing is on, the FastAPI, asyncpg, httpx and aiokafka instrumentations are
+installed (every SQL statement is an asyncpg span, SQLAlchemy's included: the SQLAlchemy
+instrumentation would only repeat them, and its releases do not cover SQLAlchemy 2.1),
+and every JSON log line written inside a span carries its ``trace_id`` and ``span_id``
+(:mod:`servicekit.logs`).
 """
 
 from __future__ import annotations
@@ -103,10 +105,8 @@ def _instrument_libraries() -> None:
     from opentelemetry.instrumentation.aiokafka import AIOKafkaInstrumentor
     from opentelemetry.instrumentation.asyncpg import AsyncPGInstrumentor
     from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
-    from opentelemetry.instrumentation.sqlalchemy import SQLAlchemyInstrumentor
 
-    SQLAlchemyInstrumentor().instrument()  # engines created from now on (create_async_engine too)
-    AsyncPGInstrumentor().instrument()  # type: ignore[no-untyped-call] # the relay's and the listeners' raw connections
+    AsyncPGInstrumentor().instrument()  # type: ignore[no-untyped-call] # every statement, through SQLAlchemy or not
     HTTPXClientInstrumentor().instrument()
     AIOKafkaInstrumentor().instrument()  # producer spans inject the traceparent header
 
