@@ -121,7 +121,13 @@ async def file_declaration(
         raise NotFound(f"no lodging {body.lodging!r}")
     period = parse_period(body.period)
     declaration = await service.file_declaration(
-        session, principal, lodging=lodging, body=body, period=period, filer=body.filer, today=clock.today()
+        session,
+        principal=principal,
+        lodging=lodging,
+        body=body,
+        period=period,
+        filer=body.filer,
+        today=clock.today(),
     )
     return to_out(declaration, latest=True, explain=explain)
 
@@ -140,7 +146,9 @@ async def amend_declaration(
     principal: PrincipalDep,
     explain: ExplainQuery = False,
 ) -> DeclarationOut:
-    declaration = await service.amend(session, principal, original=found[0], body=body, today=clock.today())
+    declaration = await service.amend(
+        session, principal=principal, original=found[0], body=body, today=clock.today()
+    )
     return to_out(declaration, latest=True, explain=explain)
 
 

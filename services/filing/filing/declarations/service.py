@@ -76,7 +76,7 @@ def received_date(principal: Principal, received_on: date | None, today: date) -
 
 
 async def resolve_filer(
-    session: AsyncSession, principal: Principal, lodging: Lodging, period: Period, filer: Filer | None
+    session: AsyncSession, *, principal: Principal, lodging: Lodging, period: Period, filer: Filer | None
 ) -> Filer:
     """Who files: the caller (operator or facilitator), or for the agency the filer it names.
 
@@ -219,14 +219,14 @@ def _concurrent_versions() -> Iterator[None]:
         raise
 
 
-async def store(session: AsyncSession, versions: Sequence[NewVersion]) -> None:
+async def store(session: AsyncSession, *, versions: Sequence[NewVersion]) -> None:
     """Insert the versions and queue their events in the caller's transaction."""
     with _concurrent_versions():
         await repository.insert_many(session, [v.row for v in versions])
     await emit_many(session, [v.event for v in versions])
 
 
-async def store_one(session: AsyncSession, version: NewVersion) -> Declaration:
+async def store_one(session: AsyncSession, *, version: NewVersion) -> Declaration:
     """Insert one version (returned as stored) and queue its event in the caller's transaction,
     in one statement."""
     with _concurrent_versions():
@@ -235,8 +235,8 @@ async def store_one(session: AsyncSession, version: NewVersion) -> Declaration:
 
 async def file_declaration(
     session: AsyncSession,
-    principal: Principal,
     *,
+    principal: Principal,
     lodging: Lodging,
     body: DeclarationCreate | DeclarationAmend,
     period: Period,
@@ -248,7 +248,7 @@ async def file_declaration(
     """File a return (or the next version of the caller's filing for the lodging-period)."""
     filed_on = received_date(principal, body.received_on, today)
     check_period(lodging, period, filed_on)
-    chosen = await resolve_filer(session, principal, lodging, period, filer)
+    chosen = await resolve_filer(session, principal=principal, lodging=lodging, period=period, filer=filer)
     fid = filing_id(lodging.lodging_id, period, chosen.kind, chosen.id)
     certificates, latest = await repository.certificates_and_latest(
         session, lodging_id=lodging.lodging_id, period=period, filing_id=fid
@@ -279,13 +279,13 @@ async def file_declaration(
         submitted_by=principal.client_id,
         declaration_id=str(uuid.uuid4()),
     )
-    return await store_one(session, version)
+    return await store_one(session, version=version)
 
 
 async def amend(
     session: AsyncSession,
-    principal: Principal,
     *,
+    principal: Principal,
     original: Declaration,
     body: DeclarationAmend,
     today: date,
@@ -303,7 +303,7 @@ async def amend(
     as_agency = principal.can_write_all
     return await file_declaration(
         session,
-        principal,
+        principal=principal,
         lodging=lodging,
         body=body,
         period=Period.parse(original.period),

@@ -227,7 +227,7 @@ async def accept_schedule(
     )
     session.add(schedule)
     await session.flush()
-    await store(session, versions)
+    await store(session, versions=versions)
     return schedule
 
 
