@@ -16,7 +16,6 @@ from filing.declarations.schemas import (
 )
 from filing.lodging_periods import parse_period
 from filing.models import Declaration
-from filing.projection import repository as projection
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -116,16 +115,12 @@ async def file_declaration(
 ) -> DeclarationOut:
     if not (principal.can_write_all or principal.role in ("operator", "facilitator")):
         raise Forbidden(f"role {principal.role!r} may not file declarations")
-    lodging = await projection.get_visible(session, principal, body.lodging)
-    if lodging is None:
-        raise NotFound(f"no lodging {body.lodging!r}")
-    period = parse_period(body.period)
     declaration = await service.file_declaration(
         session,
         principal=principal,
-        lodging=lodging,
+        lodging=body.lodging,
         body=body,
-        period=period,
+        period=parse_period(body.period),
         filer=body.filer,
         today=clock.today(),
     )
