@@ -18,7 +18,7 @@ from filing.deps import SettingsDep
 from filing.lodging_periods import parse_period
 from filing.models import RemittanceSchedule
 from filing.schedules import service
-from filing.schedules.schemas import ROW_COLUMNS, ScheduleCreate, ScheduleOut
+from filing.schedules.schemas import ROW_COLUMNS, ROWS_MAX, ScheduleCreate, ScheduleOut
 from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
@@ -98,13 +98,21 @@ async def _document(request: Request, query: dict[str, str | None]) -> tuple[str
             raw = json.loads(await request.body())
         except ValueError as exc:
             raise ValidationFailed.on("body", "not valid JSON") from exc
+        rows = raw.get("rows") if isinstance(raw, dict) else None
+        # the rows as parsed (each validated on its own later), not a validated copy of them:
+        # the envelope is validated without them, unless they are not a list of objects
+        plain = isinstance(rows, list) and len(rows) <= ROWS_MAX and all(isinstance(r, dict) for r in rows)
         try:
-            body = ScheduleCreate.model_validate(raw)
+            body = ScheduleCreate.model_validate({**raw, "rows": []} if plain else raw)
         except ValidationError as exc:
             raise RequestValidationError(
                 [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
             ) from exc
-        return "json", body.model_dump(exclude={"rows"}), body.rows
+        return (
+            "json",
+            body.model_dump(exclude={"rows"}),
+            rows if plain and isinstance(rows, list) else body.rows,
+        )
     raise ValidationFailed.on(
         "content-type", "send application/json, text/csv or multipart/form-data", root="header"
     )

@@ -3,9 +3,9 @@
 Each valid row becomes the lodging's facilitator-filed declaration (or the next
 version of it); a row that cannot be accepted is rejected on its own with its
 row number and reason, and the rest is accepted. A 10,000-row document is one
-transaction with a constant number of queries: one for the lodgings and the
-facilitator's authorizations, one for certificates, one for earlier versions, a
-bulk insert of the declarations and one of their events.
+transaction with a constant number of queries per chunk of rows: one for the
+lodgings and the facilitator's authorizations, one for certificates, one for
+earlier versions, a bulk insert of the declarations and one of their events.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from filing.bulk import pausing_collection
 from filing.declarations import repository as declarations
 from filing.declarations.compute import CERTIFIED_EXEMPTIONS, recompute
 from filing.declarations.schemas import Filer
@@ -50,9 +49,13 @@ def _rejected(row: int, account: str | None, errors: list[dict[str, Any]]) -> di
     return {"row": row, "tax_account": account, "status": "rejected", "errors": errors}
 
 
-def _parse(rows: Sequence[Any], results: list[dict[str, Any] | None]) -> list[tuple[int, ScheduleRow]]:
+def _parse(
+    rows: Sequence[Any], results: list[dict[str, Any] | None], *, start: int, stop: int
+) -> list[tuple[int, ScheduleRow]]:
+    """Rows ``start`` to ``stop`` (0-based, ``stop`` excluded) validated; the others rejected."""
     parsed: list[tuple[int, ScheduleRow]] = []
-    for i, raw in enumerate(rows):
+    for i in range(start, stop):
+        raw = rows[i]
         if not isinstance(raw, dict):
             results[i] = _rejected(i + 1, None, [{"field": None, "reason": "a row must be an object"}])
             continue
@@ -70,12 +73,13 @@ def _screen(
     period: Period,
     received_on: date,
     results: list[dict[str, Any] | None],
+    first_row: dict[str, int],
 ) -> list[tuple[int, ScheduleRow, Lodging]]:
-    """Rows whose lodging authorized the facilitator for the period and may file for it.
+    """Rows whose lodging authorized the facilitator for the period and may file for it
+    (``first_row``: tax account -> the first row naming it, over the chunks so far).
 
     An unknown lodging and one that never authorized the facilitator get the same
     reason, so a schedule cannot be used to learn which tax accounts exist."""
-    first_row: dict[str, int] = {}
     candidates: list[tuple[int, ScheduleRow, Lodging]] = []
     for i, row in parsed:
         account = row.tax_account
@@ -168,7 +172,12 @@ def _compute(
     return versions
 
 
-@pausing_collection
+#: rows parsed, computed and written at a time: the process holds one chunk's lodgings,
+#: computations, traces and events at once, whatever the schedule's size (issue 12: a
+#: 50,000-row schedule within ~200 MB), and the cost per row stays flat
+CHUNK_ROWS = 2_000
+
+
 async def accept_schedule(
     session: AsyncSession,
     *,
@@ -182,37 +191,47 @@ async def accept_schedule(
     parameters: ParameterTree | None = None,
 ) -> RemittanceSchedule:
     """Accept each valid row as the lodging's facilitator-filed declaration (or its next
-    version); reject the others one by one. Returns the schedule with per-row results."""
+    version); reject the others one by one. Returns the schedule with per-row results.
+
+    The rows go through in chunks of :data:`CHUNK_ROWS` (their lodgings, certificates and
+    earlier versions looked up, computed, their declarations and events written), then
+    the schedule's own row with every row's result: the declarations' reference to it is
+    checked at commit, so the document is still one transaction."""
     tree = parameters or default_tree()
-    results: list[dict[str, Any] | None] = [None] * len(rows)
-    parsed = _parse(rows, results)
-    lodgings = await projection.lodgings_for_facilitator(
-        session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
-    )
-    candidates = _screen(parsed, lodgings, period, received_on, results)
-    certified = [
-        lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
-    ]
-    certificates = await projection.certificates_valid_in(session, certified, period)
     filer = Filer(kind="facilitator", id=facilitator_id)
-    previous = await declarations.latest_of_many(
-        session, [filing_id(lodging.lodging_id, period, filer.kind, filer.id) for _, _, lodging in candidates]
-    )
     schedule_id = str(uuid.uuid4())
-    versions = _compute(
-        candidates,
-        filer=filer,
-        period=period,
-        certificates=certificates,
-        previous=previous,
-        received_on=received_on,
-        today=today,
-        tree=tree,
-        schedule_id=schedule_id,
-        submitted_by=principal.client_id,
-        results=results,
-    )
-    final = [r for r in results if r is not None]
+    results: list[dict[str, Any] | None] = [None] * len(rows)
+    first_row: dict[str, int] = {}
+    accepted = 0
+    for start in range(0, len(rows), CHUNK_ROWS):
+        parsed = _parse(rows, results, start=start, stop=min(start + CHUNK_ROWS, len(rows)))
+        lodgings = await projection.lodgings_for_facilitator(
+            session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
+        )
+        candidates = _screen(parsed, lodgings, period, received_on, results, first_row)
+        certified = [
+            lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
+        ]
+        certificates = await projection.certificates_valid_in(session, certified, period)
+        previous = await declarations.latest_of_many(
+            session,
+            [filing_id(lodging.lodging_id, period, filer.kind, filer.id) for _, _, lodging in candidates],
+        )
+        versions = _compute(
+            candidates,
+            filer=filer,
+            period=period,
+            certificates=certificates,
+            previous=previous,
+            received_on=received_on,
+            today=today,
+            tree=tree,
+            schedule_id=schedule_id,
+            submitted_by=principal.client_id,
+            results=results,
+        )
+        await store(session, versions=versions)
+        accepted += len(versions)
     schedule = RemittanceSchedule(
         id=schedule_id,
         facilitator_id=facilitator_id,
@@ -220,14 +239,13 @@ async def accept_schedule(
         received_on=received_on,
         source_format=source_format,
         rows_total=len(rows),
-        accepted=len(versions),
-        rejected=len(rows) - len(versions),
-        results=final,
+        accepted=accepted,
+        rejected=len(rows) - accepted,
+        results=[r for r in results if r is not None],
         submitted_by=principal.client_id,
     )
     session.add(schedule)
     await session.flush()
-    await store(session, versions=versions)
     return schedule
 
 
