@@ -48,7 +48,7 @@ import httpx
 from bench_filing_api import wait_ready
 from filing_seed import seed_lodgings
 
-from servicekit.testing import fresh_database, free_port, token
+from servicekit.testing import free_port, fresh_database, token
 
 ROOT = Path(__file__).resolve().parent.parent
 FACILITATOR, OPERATOR = "fac-bench", "op-bench"
@@ -134,6 +134,16 @@ class Tree:
     raw: dict[int, list[float]] = field(default_factory=dict)
 
 
+def start_api(port: int, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "filing", "api", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+
+
 async def start(tree: Tree, n: int) -> None:
     tree.url = await fresh_database(
         f"roomtax_bench_schedule_{tree.name}", tree.src / "services" / "filing" / "migrations"
@@ -141,17 +151,10 @@ async def start(tree: Tree, n: int) -> None:
     tree.dsn = tree.url.replace("postgresql+asyncpg://", "postgresql://")
     await seed(tree.dsn, n)
     path = [str(tree.src / d) for d in ("libs/servicekit", "libs/taxcore", "services/filing")]
-    env = dict(
-        os.environ, FILING_DATABASE_URL=tree.url, ROOMTAX_LOG_LEVEL="WARNING", PYTHONPATH=os.pathsep.join(path)
-    )
+    env = dict(os.environ, FILING_DATABASE_URL=tree.url, ROOMTAX_LOG_LEVEL="WARNING")
+    env["PYTHONPATH"] = os.pathsep.join(path)
     port = free_port()
-    tree.proc = subprocess.Popen(
-        [sys.executable, "-m", "filing", "api", "--port", str(port)],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    tree.proc = start_api(port, env)
     tree.base = f"http://127.0.0.1:{port}"
     await wait_ready(tree.base, tree.proc)
 
@@ -175,9 +178,7 @@ async def single_posts(client: httpx.AsyncClient, tree: Tree, accounts: list[str
     tree.single_ms = statistics.mean(times) * 1000
 
 
-async def schedule(
-    client: httpx.AsyncClient, tree: Tree, rows: list[dict[str, object]], period: str
-) -> None:
+async def schedule(client: httpx.AsyncClient, tree: Tree, rows: list[dict[str, object]], period: str) -> None:
     assert tree.proc is not None
     n = len(rows)
     as_fac = {"Authorization": f"Bearer {token('facilitator', facilitator_id=FACILITATOR)}"}
@@ -241,7 +242,10 @@ class _Undo(Exception):  # noqa: N818 - rolls the raw insert back (the next roun
 
 async def main(args: argparse.Namespace) -> None:
     sizes: list[int] = sorted(args.rows)
-    trees = [Tree("after", ROOT)] + [Tree(n, Path(d).resolve()) for n, d in (t.split("=", 1) for t in args.tree)]
+    trees = [Tree("after", ROOT)] + [
+        Tree(name, Path(os.path.abspath(d)))  # noqa: ASYNC240 - once, before any load
+        for name, d in (t.split("=", 1) for t in args.tree)
+    ]
     periods = [f"{2020 + k // 12:04d}-{k % 12 + 1:02d}" for k in range(1, 1 + args.repeats * len(sizes))]
     accounts = [f"PR-{i:07d}-0" for i in range(1, max(sizes) + 1)]
     try:

@@ -113,7 +113,8 @@ class TestDeclarationRoundTrips:
             second = await file(client, declaration(hotel), as_operator(hotel.operator_id))
         assert (second["version"], second["supersedes"]) == (2, first["id"])
         assert kinds(sql) == ["SELECT lodgings", "INSERT declarations"]
-        latest = sql[0].split("(SELECT ARRAY[d.id, CAST(d.version AS text)] FROM declarations d")[1].split(" AS latest")[0]
+        lookup = "(SELECT ARRAY[d.id, CAST(d.version AS text)] FROM declarations d"
+        latest = sql[0].split(lookup)[1].split(" AS latest")[0]
         assert latest.startswith(" WHERE d.lodging_id = l.lodging_id")
         assert "trace" not in sql[0]
 
