@@ -6,7 +6,7 @@ import json
 from datetime import date
 from typing import Annotated, Any
 
-from fastapi import Query, Request
+from fastapi import Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
@@ -132,23 +132,38 @@ def _facilitator(principal: Principal, given: str | None) -> str:
     raise Forbidden("only online intermediaries (facilitators) and the agency file remittance schedules")
 
 
+def _fields(s: RemittanceSchedule) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "facilitator_id": s.facilitator_id,
+        "period": s.period,
+        "received_on": s.received_on,
+        "source_format": s.source_format,
+        "status": service.status_of(s),
+        "rows": s.rows_total,
+        "accepted": s.accepted,
+        "rejected": s.rejected,
+        "results": s.results,
+        "submitted_by": s.submitted_by,
+        "created_at": s.created_at,
+    }
+
+
 def to_out(s: RemittanceSchedule) -> ScheduleOut:
-    return ScheduleOut.model_validate(
-        {
-            "id": s.id,
-            "facilitator_id": s.facilitator_id,
-            "period": s.period,
-            "received_on": s.received_on,
-            "source_format": s.source_format,
-            "status": service.status_of(s),
-            "rows": s.rows_total,
-            "accepted": s.accepted,
-            "rejected": s.rejected,
-            "results": s.results,
-            "submitted_by": s.submitted_by,
-            "created_at": s.created_at,
-        }
-    )
+    return ScheduleOut.model_validate(_fields(s))
+
+
+_NO_RESULTS = b'"results":[]'
+
+
+def created(s: RemittanceSchedule) -> Response:
+    """The 201 of a schedule just accepted, the same JSON as :func:`to_out` gives: the
+    envelope through ``ScheduleOut``, the per-row results (built by the service with every
+    ``RowResult`` field, in order) written as they are, not as 50,000 validated models."""
+    envelope = ScheduleOut.model_validate({**_fields(s), "results": []}).model_dump_json().encode()
+    results = json.dumps(s.results, separators=(",", ":"), ensure_ascii=False).encode()
+    body = envelope.replace(_NO_RESULTS, b'"results":' + results, 1)
+    return Response(content=body, status_code=201, media_type="application/json")
 
 
 @router.post(
@@ -175,7 +190,7 @@ async def file_schedule(
     period: Annotated[PeriodStr | None, Query(description="CSV form: the period")] = None,
     facilitator_id: Annotated[str | None, Query(description="CSV form, agency-admin only")] = None,
     received_on: Annotated[date | None, Query(description="CSV form, agency-admin only")] = None,
-) -> ScheduleOut:
+) -> Response:
     query = {
         "period": period,
         "facilitator_id": facilitator_id,
@@ -214,7 +229,7 @@ async def file_schedule(
         source_format=source_format,
         today=today,
     )
-    return to_out(schedule)
+    return created(schedule)
 
 
 @router.get("/{schedule_id}", response_model=ScheduleOut, responses=NotFound.openapi())

@@ -28,7 +28,7 @@ from filing.projection import repository as projection
 from filing.schedules.schemas import ScheduleRow
 from servicekit.auth import Principal
 from taxcore.errors import TaxcoreError
-from taxcore.money import MoneyError
+from taxcore.money import MoneyError, fmt
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period, due_date
 
@@ -46,7 +46,19 @@ def _errors(exc: ValidationError) -> list[dict[str, Any]]:
 
 
 def _rejected(row: int, account: str | None, errors: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"row": row, "tax_account": account, "status": "rejected", "errors": errors}
+    """A rejected row's result, every field of ``RowResult`` in its order (the response is
+    written from these dicts as they are, :func:`filing.schedules.endpoints.created`)."""
+    return {
+        "row": row,
+        "tax_account": account,
+        "status": "rejected",
+        "declaration_id": None,
+        "version": None,
+        "tax": None,
+        "total_due": None,
+        "flagged": None,
+        "errors": errors,
+    }
 
 
 def _parse(
@@ -164,8 +176,8 @@ def _compute(
             "status": "accepted",
             "declaration_id": version.row["id"],
             "version": version.row["version"],
-            "tax": str(rec.result.tax),
-            "total_due": str(rec.result.total_due),
+            "tax": fmt(rec.result.tax),
+            "total_due": fmt(rec.result.total_due),
             "flagged": version.row["flagged"],
             "errors": [],
         }
@@ -185,7 +197,7 @@ async def accept_schedule(
     facilitator_id: str,
     period: Period,
     received_on: date,
-    rows: Sequence[Any],
+    rows: list[Any],
     source_format: str,
     today: date,
     parameters: ParameterTree | None = None,
@@ -196,7 +208,8 @@ async def accept_schedule(
     The rows go through in chunks of :data:`CHUNK_ROWS` (their lodgings, certificates and
     earlier versions looked up, computed, their declarations and events written), then
     the schedule's own row with every row's result: the declarations' reference to it is
-    checked at commit, so the document is still one transaction."""
+    checked at commit, so the document is still one transaction. ``rows`` is consumed: each
+    chunk's rows are dropped from it once written."""
     tree = parameters or default_tree()
     filer = Filer(kind="facilitator", id=facilitator_id)
     schedule_id = str(uuid.uuid4())
@@ -232,6 +245,7 @@ async def accept_schedule(
         )
         await store(session, versions=versions)
         accepted += len(versions)
+        rows[start : start + CHUNK_ROWS] = [None] * (min(start + CHUNK_ROWS, len(rows)) - start)
     schedule = RemittanceSchedule(
         id=schedule_id,
         facilitator_id=facilitator_id,
