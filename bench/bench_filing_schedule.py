@@ -45,7 +45,7 @@ from pathlib import Path
 
 import asyncpg
 import httpx
-from bench_filing_api import wait_ready
+from bench_filing_api import cpu_seconds, wait_ready
 from filing_seed import seed_lodgings
 
 from servicekit.testing import free_port, fresh_database, token
@@ -130,7 +130,8 @@ class Tree:
     proc: subprocess.Popen[bytes] | None = None
     base: str = ""
     single_ms: float = 0.0
-    runs: dict[tuple[int, str], list[tuple[float, float]]] = field(default_factory=dict)
+    #: (rows, "json" | "csv") -> [(seconds, extra RSS MB, API CPU seconds)]
+    runs: dict[tuple[int, str], list[tuple[float, float, float]]] = field(default_factory=dict)
     raw: dict[int, list[float]] = field(default_factory=dict)
 
 
@@ -178,10 +179,13 @@ async def single_posts(client: httpx.AsyncClient, tree: Tree, accounts: list[str
     tree.single_ms = statistics.mean(times) * 1000
 
 
-async def schedule(client: httpx.AsyncClient, tree: Tree, rows: list[dict[str, object]], period: str) -> None:
+async def schedule(
+    client: httpx.AsyncClient, tree: Tree, rows: list[dict[str, object]], period: str, *, csv: bool
+) -> None:
     assert tree.proc is not None
     n = len(rows)
     as_fac = {"Authorization": f"Bearer {token('facilitator', facilitator_id=FACILITATOR)}"}
+    cpu0 = cpu_seconds(tree.proc.pid)
     with PeakRss(tree.proc.pid) as mem:
         t0 = time.perf_counter()
         r = await client.post(
@@ -191,10 +195,21 @@ async def schedule(client: httpx.AsyncClient, tree: Tree, rows: list[dict[str, o
     assert r.status_code == 201, r.text[:500]
     out = r.json()
     assert out["accepted"] == n, (out["accepted"], str(out)[:500])
-    tree.runs.setdefault((n, "json"), []).append((seconds, mem.extra))
+    tree.runs.setdefault((n, "json"), []).append((seconds, mem.extra, cpu_seconds(tree.proc.pid) - cpu0))
     schedule_id = out["id"]
     del out, r
+    if csv:
+        await amend_by_csv(client, tree, rows, period, as_fac)
+    await raw_insert(tree, n, schedule_id)
 
+
+async def amend_by_csv(
+    client: httpx.AsyncClient, tree: Tree, rows: list[dict[str, object]], period: str, as_fac: dict[str, str]
+) -> None:
+    assert tree.proc is not None
+    n = len(rows)
+
+    cpu0 = cpu_seconds(tree.proc.pid)
     header = list(rows[0])
     csv_text = ",".join(header) + "\n" + "\n".join(",".join(str(x[h]) for h in header) for x in rows) + "\n"
     with PeakRss(tree.proc.pid) as mem:
@@ -208,8 +223,10 @@ async def schedule(client: httpx.AsyncClient, tree: Tree, rows: list[dict[str, o
         seconds = time.perf_counter() - t0
     assert r.status_code == 201, r.text[:500]
     assert r.json()["accepted"] == n
-    tree.runs.setdefault((n, "csv"), []).append((seconds, mem.extra))
+    tree.runs.setdefault((n, "csv"), []).append((seconds, mem.extra, cpu_seconds(tree.proc.pid) - cpu0))
 
+
+async def raw_insert(tree: Tree, n: int, schedule_id: str) -> None:
     conn = await asyncpg.connect(tree.dsn)
     try:
         names = ", ".join(
@@ -260,34 +277,41 @@ async def main(args: argparse.Namespace) -> None:
                 for n in sizes:
                     rows = [row(i, a) for i, a in enumerate(accounts[:n])]
                     for tree in trees:
-                        await schedule(client, tree, rows, periods[k])
-                        (js, jm), (cs, cm) = tree.runs[(n, "json")][-1], tree.runs[(n, "csv")][-1]
-                        print(
-                            f"round {rep + 1} {n:>6} rows {tree.name:10}: JSON {js:7.2f} s (+{jm:6.0f} MB)  "
-                            f"CSV amend {cs:7.2f} s (+{cm:6.0f} MB)  raw insert {tree.raw[n][-1]:6.3f} s",
-                            flush=True,
+                        await schedule(client, tree, rows, periods[k], csv=args.csv)
+                        js, jm, jc = tree.runs[(n, "json")][-1]
+                        line = (
+                            f"round {rep + 1} {n:>6} rows {tree.name:10}: "
+                            f"JSON {js:7.2f} s, CPU {jc:6.2f} s (+{jm:5.0f} MB)"
                         )
+                        if args.csv:
+                            cs, cm, cc = tree.runs[(n, "csv")][-1]
+                            line += f"  CSV amend {cs:7.2f} s, CPU {cc:6.2f} s (+{cm:5.0f} MB)"
+                        print(f"{line}  raw insert {tree.raw[n][-1]:6.3f} s", flush=True)
                     k += 1
         print(f"load after: {os.getloadavg()[0]:.1f}")
         print()
         print(
-            "| rows | tree | JSON s | JSON rows/s | s per 1k rows | extra RSS MB (median / max) "
-            "| CSV amend s | CSV extra MB (median / max) | raw insert s | JSON / raw | "
-            "JSON / single POSTs |"
+            "| rows | tree | JSON s | API CPU s | CPU s per 1k rows | rows/s | extra RSS MB (median / max) "
+            "| CSV amend s, CPU s | CSV extra MB (max) | raw insert s | JSON / raw | JSON / single POSTs |"
         )
-        print("|---|---|---|---|---|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|")
         for n in sizes:
             for tree in trees:
-                js = statistics.median(s for s, _ in tree.runs[(n, "json")])
-                jm = [m for _, m in tree.runs[(n, "json")]]
-                cs = statistics.median(s for s, _ in tree.runs[(n, "csv")])
-                cm = [m for _, m in tree.runs[(n, "csv")]]
+                runs = tree.runs[(n, "json")]
+                js = statistics.median(s for s, _, _ in runs)
+                jc = statistics.median(c for _, _, c in runs)
+                jm = [m for _, m, _ in runs]
+                csv_runs = tree.runs.get((n, "csv"), [])
+                csv_cell, csv_mem = "-", "-"
+                if csv_runs:
+                    cs = statistics.median(s for s, _, _ in csv_runs)
+                    cc = statistics.median(c for _, _, c in csv_runs)
+                    csv_cell, csv_mem = f"{cs:.2f}, {cc:.2f}", f"{max(m for _, m, _ in csv_runs):.0f}"
                 raw = statistics.median(tree.raw[n])
                 print(
-                    f"| {n:,} | {tree.name} | {js:.2f} | {n / js:,.0f} | {js * 1000 / n:.3f} "
-                    f"| {statistics.median(jm):.0f} / {max(jm):.0f} | {cs:.2f} "
-                    f"| {statistics.median(cm):.0f} / {max(cm):.0f} | {raw:.3f} | {js / raw:.1f} "
-                    f"| {js / (tree.single_ms / 1000 * n):.3f} |"
+                    f"| {n:,} | {tree.name} | {js:.2f} | {jc:.2f} | {jc * 1000 / n:.3f} | {n / js:,.0f} "
+                    f"| {statistics.median(jm):.0f} / {max(jm):.0f} | {csv_cell} | {csv_mem} "
+                    f"| {raw:.3f} | {js / raw:.1f} | {js / (tree.single_ms / 1000 * n):.3f} |"
                 )
         for tree in trees:
             print(f"single-row POST /v1/declarations, {tree.name}: {tree.single_ms:.2f} ms")
@@ -306,4 +330,5 @@ if __name__ == "__main__":
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000, 50_000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tree", action="append", default=[], help="NAME=DIR: another source tree")
+    parser.add_argument("--no-csv", dest="csv", action="store_false", help="only the JSON schedules")
     asyncio.run(main(parser.parse_args()))
