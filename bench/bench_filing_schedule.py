@@ -45,7 +45,7 @@ from pathlib import Path
 
 import asyncpg
 import httpx
-from bench_filing_api import cpu_seconds, wait_ready
+from bench_filing_api import cpu_seconds, stop, wait_ready
 from filing_seed import seed_lodgings
 
 from servicekit.testing import free_port, fresh_database, token
@@ -259,7 +259,7 @@ class _Undo(Exception):  # noqa: N818 - rolls the raw insert back (the next roun
 
 async def main(args: argparse.Namespace) -> None:
     sizes: list[int] = sorted(args.rows)
-    trees = [Tree("after", ROOT)] + [
+    trees = [Tree(args.name, ROOT)] + [
         Tree(name, Path(os.path.abspath(d)))  # noqa: ASYNC240 - once, before any load
         for name, d in (t.split("=", 1) for t in args.tree)
     ]
@@ -318,11 +318,7 @@ async def main(args: argparse.Namespace) -> None:
     finally:
         for tree in trees:
             if tree.proc is not None:
-                tree.proc.terminate()
-                try:
-                    tree.proc.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    tree.proc.kill()
+                stop(tree.proc)
 
 
 if __name__ == "__main__":
@@ -330,5 +326,6 @@ if __name__ == "__main__":
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000, 10_000, 50_000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--tree", action="append", default=[], help="NAME=DIR: another source tree")
+    parser.add_argument("--name", default="after", help="this checkout's name (and its database's)")
     parser.add_argument("--no-csv", dest="csv", action="store_false", help="only the JSON schedules")
     asyncio.run(main(parser.parse_args()))
