@@ -2,7 +2,7 @@
 process, with the process's peak extra memory.
 
     uv run python -u bench/bench_filing_schedule.py [--rows 1000 10000 50000] [--repeats 3]
-        [--tree NAME=DIR ...]
+        [--tree NAME=DIR ...] [--no-csv] [--name after]
 
 For each source tree (``after``: this checkout; ``--tree NAME=DIR`` adds another, e.g.
 ``git archive main | tar -x -C DIR``; its ``libs/servicekit``, ``libs/taxcore`` and
@@ -15,7 +15,11 @@ projection with one PR hotel per row, all authorizing one facilitator, and start
 * one JSON schedule of ``rows`` rows (new declarations), then the same document as
   ``text/csv`` (amends every row: version 2). Each is timed from the request to the
   response read, and the API process's RSS (``/proc/<pid>/status`` VmRSS, sampled every
-  10 ms) is read during it: "extra" is its peak minus its RSS just before the request.
+  10 ms) is read during it: "extra" is its peak minus its RSS just before the request;
+  and the process's CPU seconds (``/proc/<pid>/stat``) it spent on the request: on a
+  shared machine the wall time follows the share of the cores the process gets, its CPU
+  time much less. ``--no-csv``: the JSON schedules only. ``--name``: this checkout's name
+  (two benches at once need two names: it names their databases).
 
 Baselines in the same run, per tree:
 
@@ -157,7 +161,7 @@ async def start(tree: Tree, n: int) -> None:
     port = free_port()
     tree.proc = start_api(port, env)
     tree.base = f"http://127.0.0.1:{port}"
-    await wait_ready(tree.base, tree.proc)
+    await wait_ready(tree.base, tree.proc, timeout=900)  # seeding and start-up on a loaded machine
 
 
 async def single_posts(client: httpx.AsyncClient, tree: Tree, accounts: list[str]) -> None:
