@@ -10,10 +10,8 @@ earlier versions, a bulk insert of the declarations and one of their events.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import date
 from typing import Any
 
@@ -186,24 +184,6 @@ def _compute(
     return versions
 
 
-@contextlib.contextmanager
-def collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector off for a synchronous stretch of a chunk (no ``await``
-    inside: no other request runs meanwhile, so nothing else goes without collection).
-
-    A chunk allocates tens of thousands of container objects (rows, taxcore results and
-    traces, event models) that live until the chunk is written; each young-generation
-    collection would rescan them. Reference counting still frees what is not cyclic; the
-    collector runs again (if it was on) before the chunk's first ``await``."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
 #: rows parsed, computed and written at a time: the process holds one chunk's lodgings,
 #: computations, traces and events at once, whatever the schedule's size (issue 12: a
 #: 50,000-row schedule within ~200 MB), and the cost per row stays flat
@@ -237,8 +217,7 @@ async def accept_schedule(
     first_row: dict[str, int] = {}
     accepted = 0
     for start in range(0, len(rows), CHUNK_ROWS):
-        with collection_paused():
-            parsed = _parse(rows, results, start=start, stop=min(start + CHUNK_ROWS, len(rows)))
+        parsed = _parse(rows, results, start=start, stop=min(start + CHUNK_ROWS, len(rows)))
         lodgings = await projection.lodgings_for_facilitator(
             session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
         )
@@ -251,20 +230,19 @@ async def accept_schedule(
             session,
             [filing_id(lodging.lodging_id, period, filer.kind, filer.id) for _, _, lodging in candidates],
         )
-        with collection_paused():
-            versions = _compute(
-                candidates,
-                filer=filer,
-                period=period,
-                certificates=certificates,
-                previous=previous,
-                received_on=received_on,
-                today=today,
-                tree=tree,
-                schedule_id=schedule_id,
-                submitted_by=principal.client_id,
-                results=results,
-            )
+        versions = _compute(
+            candidates,
+            filer=filer,
+            period=period,
+            certificates=certificates,
+            previous=previous,
+            received_on=received_on,
+            today=today,
+            tree=tree,
+            schedule_id=schedule_id,
+            submitted_by=principal.client_id,
+            results=results,
+        )
         await store(session, versions=versions)
         accepted += len(versions)
         rows[start : start + CHUNK_ROWS] = [None] * (min(start + CHUNK_ROWS, len(rows)) - start)
