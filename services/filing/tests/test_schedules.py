@@ -162,17 +162,12 @@ class TestLargeSchedule:
             for i, lodging in enumerate(lodgings)
         ]
         rows.append({"tax_account": lodgings[1].tax_account, "room_revenue": "1.00"})  # row 10, chunk 3
-        r = await client.post(
-            "/v1/remittance-schedules", json={"period": "2026-10", "rows": rows}, headers=as_facilitator(fac)
-        )
+        document = {"period": "2026-10", "rows": rows}
+        r = await client.post("/v1/remittance-schedules", headers=as_facilitator(fac), json=document)
         assert r.status_code == 201, r.text
         out = r.json()
-        assert (out["status"], out["rows"], out["accepted"], out["rejected"]) == (
-            "partially_accepted",
-            10,
-            9,
-            1,
-        )
+        counts = [out[k] for k in ("status", "rows", "accepted", "rejected")]
+        assert counts == ["partially_accepted", 10, 9, 1]
         assert [x["row"] for x in out["results"]] == list(range(1, 11))
         assert out["results"][9]["errors"] == [
             {"field": "tax_account", "reason": "the lodging is already on row 2 of this schedule"}
