@@ -16,7 +16,6 @@ ROOT = Path(__file__).resolve().parent.parent
 NOT_YET = frozenset(
     {
         "services/assessment/assessment/accounts/service.py",
-        "services/filing/filing/declarations/service.py",
     }
 )
 

@@ -117,9 +117,11 @@ async def _idempotency_scope(request: Request) -> str | None:
     auth = request.headers.get("authorization", "")
     if verifier is not None and auth.lower().startswith("bearer "):
         try:
-            return str((await verifier.verify_fresh(auth[7:])).client_id)
+            principal = await verifier.verify_fresh(auth[7:])
         except Exception:  # noqa: BLE001 - an invalid token fails later, in the endpoint
             return None
+        request.state.principal = principal  # verified once: get_principal takes it from here
+        return str(principal.client_id)
     return None
 
 

@@ -122,7 +122,10 @@ class Declaration(Base):
     period: Mapped[str] = mapped_column(Text)
     filer_kind: Mapped[str] = mapped_column(Text)
     filer_id: Mapped[str] = mapped_column(Text)
-    schedule_id: Mapped[str | None] = mapped_column(ForeignKey("remittance_schedules.id"), index=True)
+    #: checked at commit: a schedule writes its declarations before its own row (its results)
+    schedule_id: Mapped[str | None] = mapped_column(
+        ForeignKey("remittance_schedules.id", deferrable=True, initially="DEFERRED"), index=True
+    )
     schedule_row: Mapped[int | None] = mapped_column(Integer)
     filed_on: Mapped[date] = mapped_column(Date)
     due_date: Mapped[date] = mapped_column(Date)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 from filing_factories import (
     ADMIN,
     DB,
@@ -12,6 +13,8 @@ from filing_factories import (
     outbox,
     scalar,
 )
+
+from filing.schedules import service as schedules_service
 
 
 class TestRemittanceSchedule:
@@ -90,6 +93,7 @@ class TestRemittanceSchedule:
         )
         again = await client.get(f"/v1/remittance-schedules/{out['id']}", headers=as_facilitator(fac))
         assert again.json()["results"] == out["results"]
+        assert again.json() == out  # the 201 (written without a model per row) is the schedule as read
         assert (
             await client.get(f"/v1/remittance-schedules/{out['id']}", headers=as_facilitator(new_id("fac")))
         ).status_code == 404
@@ -224,6 +228,41 @@ class TestListSchedules:
 
 
 class TestLargeSchedule:
+    async def test_a_schedule_goes_through_in_chunks_as_one_document(
+        self, client: httpx.AsyncClient, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Chunks of 4 rows: a lodging named again in a later chunk is still refused, rows keep
+        their numbers, every accepted row has its declaration and event."""
+        monkeypatch.setattr(schedules_service, "CHUNK_ROWS", 4)
+        fac = new_id("fac")
+        lodgings = [await make_lodging(db, name=f"C{i}") for i in range(9)]
+        for lodging in lodgings:
+            await authorize(db, lodging, fac)
+        rows = [
+            {"tax_account": lodging.tax_account, "room_revenue": f"{1000 + i}.00"}
+            for i, lodging in enumerate(lodgings)
+        ]
+        rows.append({"tax_account": lodgings[1].tax_account, "room_revenue": "1.00"})  # row 10, chunk 3
+        document = {"period": "2026-10", "rows": rows}
+        r = await client.post("/v1/remittance-schedules", headers=as_facilitator(fac), json=document)
+        assert r.status_code == 201, r.text
+        out = r.json()
+        counts = [out[k] for k in ("status", "rows", "accepted", "rejected")]
+        assert counts == ["partially_accepted", 10, 9, 1]
+        assert [x["row"] for x in out["results"]] == list(range(1, 11))
+        assert out["results"][9]["errors"] == [
+            {"field": "tax_account", "reason": "the lodging is already on row 2 of this schedule"}
+        ]
+        assert [x["tax"] for x in out["results"][:2]] == ["90.00", "90.09"]
+        listed = await client.get(
+            "/v1/declarations", params={"schedule_id": out["id"], "limit": 50}, headers=ADMIN
+        )
+        assert sorted(d["schedule_row"] for d in listed.json()["items"]) == list(range(1, 10))
+        filed = await scalar(
+            db, "SELECT count(*) FROM outbox WHERE payload->'data'->>'schedule_id' = :s", s=out["id"]
+        )
+        assert filed == 9
+
     async def test_a_large_schedule_is_written_in_bulk(self, client: httpx.AsyncClient, db: DB) -> None:
         fac = new_id("fac")
         lodgings = [await make_lodging(db, name=f"L{i}") for i in range(150)]

@@ -16,7 +16,6 @@ from filing.declarations.schemas import (
 )
 from filing.lodging_periods import parse_period
 from filing.models import Declaration
-from filing.projection import repository as projection
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -116,12 +115,14 @@ async def file_declaration(
 ) -> DeclarationOut:
     if not (principal.can_write_all or principal.role in ("operator", "facilitator")):
         raise Forbidden(f"role {principal.role!r} may not file declarations")
-    lodging = await projection.get_visible(session, principal, body.lodging)
-    if lodging is None:
-        raise NotFound(f"no lodging {body.lodging!r}")
-    period = parse_period(body.period)
     declaration = await service.file_declaration(
-        session, principal, lodging=lodging, body=body, period=period, filer=body.filer, today=clock.today()
+        session,
+        principal=principal,
+        lodging=body.lodging,
+        body=body,
+        period=parse_period(body.period),
+        filer=body.filer,
+        today=clock.today(),
     )
     return to_out(declaration, latest=True, explain=explain)
 
@@ -140,7 +141,9 @@ async def amend_declaration(
     principal: PrincipalDep,
     explain: ExplainQuery = False,
 ) -> DeclarationOut:
-    declaration = await service.amend(session, principal, original=found[0], body=body, today=clock.today())
+    declaration = await service.amend(
+        session, principal=principal, original=found[0], body=body, today=clock.today()
+    )
     return to_out(declaration, latest=True, explain=explain)
 
 

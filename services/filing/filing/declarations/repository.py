@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import asyncpg
@@ -14,7 +16,6 @@ from sqlalchemy import (
     Text,
     and_,
     any_,
-    bindparam,
     case,
     exists,
     false,
@@ -23,7 +24,6 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    text,
     true,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, distinct_on
@@ -93,16 +93,56 @@ COPY_THRESHOLD = 100
 _JSON_COLUMNS = frozenset({"submitted", "input", "findings", "trace"})
 
 
+class DriverStatement:
+    """A statement written with ``:name`` parameters, run on the session's asyncpg
+    connection itself as ``$1, $2, ...``: asyncpg prepares it once per connection and
+    caches it; no SQLAlchemy compile, execution context or result proxy on the hot path."""
+
+    def __init__(self, sql: str) -> None:
+        names: list[str] = []
+
+        def positional(m: re.Match[str]) -> str:
+            if m[1] not in names:
+                names.append(m[1])
+            return f"${names.index(m[1]) + 1}"
+
+        self.sql = re.sub(r"(?<![:\w]):(\w+)", positional, sql)
+        self.names = tuple(names)
+
+    def args(self, params: Mapping[str, Any]) -> list[Any]:
+        return [params[n] for n in self.names]
+
+
+async def driver(session: AsyncSession) -> asyncpg.Connection:
+    """The asyncpg connection of the session's transaction, the transaction begun.
+
+    SQLAlchemy's asyncpg adapter sends BEGIN lazily, before its first statement; a
+    statement sent on the driver connection first would run outside the transaction,
+    so the adapter's transaction is started here (the adapter then commits or rolls it
+    back with the session, as if it had begun it itself)."""
+    connection = await session.connection()
+    raw = await connection.get_raw_connection()
+    adapted: Any = raw.dbapi_connection
+    if adapted._transaction is None:  # noqa: SLF001 - see the docstring
+        await adapted._start_transaction()  # noqa: SLF001
+    conn: asyncpg.Connection = raw.driver_connection
+    return conn
+
+
 _TABLE: Table = Declaration.__table__  # type: ignore[assignment]
 #: the columns a new version is inserted with (the server fills ``seq`` and ``created_at``)
-_INSERTED = [c for c in _TABLE.columns if c.name not in ("seq", "created_at")]
-#: one statement, built once: the declaration row and its events (servicekit's outbox CTEs,
-#: NOTIFY included), returning what the server filled in: ONE round trip per new version
-_INSERT_WITH_EVENTS = text(
+_INSERTED = [c.name for c in _TABLE.columns if c.name not in ("seq", "created_at")]
+#: one statement: the declaration row and its events (servicekit's outbox CTEs, NOTIFY
+#: included), returning what the server filled in: ONE round trip per new version
+_INSERT_WITH_EVENTS = DriverStatement(
     QUEUE_CTES
-    + f"INSERT INTO declarations ({', '.join(c.name for c in _INSERTED)}) "
-    + f"VALUES ({', '.join(':' + c.name for c in _INSERTED)}) RETURNING seq, created_at"
-).bindparams(*(bindparam(c.name, type_=c.type) for c in _INSERTED))
+    + f"INSERT INTO declarations ({', '.join(_INSERTED)}) "
+    + f"VALUES ({', '.join(':' + c for c in _INSERTED)}) RETURNING seq, created_at"
+)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 async def insert_one(
@@ -111,34 +151,94 @@ async def insert_one(
     """Insert one declaration row and queue its events in one statement; the row comes back
     as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other
     column what was inserted (no second round trip, no ORM identity map)."""
-    params = {**queue_params(session, events), **{c.name: row[c.name] for c in _INSERTED}}
-    seq, created_at = (await session.execute(_INSERT_WITH_EVENTS, params)).one()
-    return Declaration(**row, seq=seq, created_at=created_at)
+    params = {**queue_params(session, events), **row}
+    for name in _JSON_COLUMNS:
+        params[name] = _json(row[name])
+    conn = await driver(session)
+    stored = await conn.fetchrow(_INSERT_WITH_EVENTS.sql, *_INSERT_WITH_EVENTS.args(params))
+    assert stored is not None
+    return Declaration(**row, seq=stored[0], created_at=stored[1])
 
 
-#: the certificates valid in a period and the latest version of a filing, in one round trip
-_CERTIFICATES_AND_LATEST = text(
-    "SELECT kind, certificate_number, NULL::int AS version FROM certificates "
-    "WHERE lodging_id = :lodging AND valid_from <= :last AND valid_to >= :first "
-    "UNION ALL (SELECT NULL, id, version FROM declarations WHERE filing_id = :filing "
-    "ORDER BY version DESC LIMIT 1)"
+@dataclass(frozen=True, slots=True)
+class FilingContext:
+    """What filing a return for a lodging-period needs to know, read in one statement."""
+
+    lodging: Lodging
+    #: ``{(kind, number)}`` of the lodging's certificates valid on a day of the period
+    certificates: set[tuple[str, str]]
+    #: ``(id, version)`` of the filer's latest version for the lodging-period, None for a first
+    latest: tuple[str, int] | None
+    #: the filer is a facilitator the lodging authorized for (part of) the period
+    authorized: bool
+
+
+_LODGING_COLUMNS = [c.name for c in Lodging.__table__.columns]
+#: the lodging named by its tax account or id (if visible), its certificates valid in the
+#: period, the filer's latest version (found by the filing's own columns: ``filing_id`` is
+#: derived from them, but from the lodging's id, which the caller may not have sent) and
+#: whether a facilitator filer is authorized for the period: ONE round trip (text arrays, not
+#: records: a record type costs asyncpg a type introspection per connection)
+_FILING_CONTEXT = DriverStatement(
+    f"SELECT {', '.join('l.' + c for c in _LODGING_COLUMNS)}, "
+    "ARRAY(SELECT ARRAY[c.kind, c.certificate_number] FROM certificates c "
+    "WHERE c.lodging_id = l.lodging_id AND c.valid_from <= :last AND c.valid_to >= :first) AS certificates, "
+    "(SELECT ARRAY[d.id, CAST(d.version AS text)] FROM declarations d WHERE d.lodging_id = l.lodging_id "
+    "AND d.period = :period AND d.filer_kind = :filer_kind AND d.filer_id = :filer_id "
+    "ORDER BY d.version DESC LIMIT 1) AS latest, "
+    "(CAST(:filer_kind AS text) = 'facilitator' AND EXISTS (SELECT 1 FROM authorizations a "
+    "WHERE a.lodging_id = l.lodging_id AND a.facilitator_id = :filer_id AND a.starts_on <= :last "
+    "AND (a.ends_on IS NULL OR a.ends_on >= :first))) AS authorized "
+    "FROM lodgings l WHERE (l.tax_account = :ref OR l.lodging_id = :ref) "
+    "AND (CAST(:all AS boolean) OR l.operator_id = :operator OR EXISTS (SELECT 1 FROM authorizations v "
+    "WHERE v.lodging_id = l.lodging_id AND v.facilitator_id = :facilitator))"
 )
 
 
-async def certificates_and_latest(
-    session: AsyncSession, *, lodging_id: str, period: Period, filing_id: str
-) -> tuple[set[tuple[str, str]], tuple[str, int] | None]:
-    """The lodging's certificates ``{(kind, number)}`` valid on a day of ``period``, and
-    ``(id, version)`` of the filing's latest version (None for a first filing)."""
-    rows = (
-        await session.execute(
-            _CERTIFICATES_AND_LATEST,
-            {"lodging": lodging_id, "first": period.first_day, "last": period.last_day, "filing": filing_id},
-        )
-    ).all()
-    certificates = {(kind, number) for kind, number, version in rows if version is None}
-    latest = next(((number, version) for _, number, version in rows if version is not None), None)
-    return certificates, latest
+async def filing_context(
+    session: AsyncSession,
+    *,
+    ref: str,
+    period: Period,
+    filer_kind: str | None,
+    filer_id: str | None,
+    visible_to: Principal | None,
+) -> FilingContext | None:
+    """The lodging ``ref`` (tax account or id) and what filing for ``period`` needs, None if
+    there is no such lodging or ``visible_to`` may not see it (None: no restriction).
+    Visibility as :func:`filing.projection.repository.visible_lodgings`."""
+    see_all = visible_to is None or visible_to.is_agency
+    operator = None
+    facilitator = None
+    if visible_to is not None and visible_to.role == "operator":
+        operator = visible_to.operator_id or ""
+    elif visible_to is not None and visible_to.role == "facilitator":
+        facilitator = visible_to.facilitator_id or ""
+    params = {
+        "ref": ref,
+        "first": period.first_day,
+        "last": period.last_day,
+        "period": str(period),
+        "filer_kind": filer_kind,
+        "filer_id": filer_id,
+        "all": see_all,
+        "operator": operator,
+        "facilitator": facilitator,
+    }
+    conn = await driver(session)
+    row = await conn.fetchrow(_FILING_CONTEXT.sql, *_FILING_CONTEXT.args(params))
+    if row is None:
+        return None
+    values = tuple(row)
+    n = len(_LODGING_COLUMNS)
+    lodging = Lodging(**dict(zip(_LODGING_COLUMNS, values[:n], strict=True)))
+    certificates, latest, authorized = values[n:]
+    return FilingContext(
+        lodging=lodging,
+        certificates={(kind, number) for kind, number in certificates},
+        latest=None if latest is None else (latest[0], int(latest[1])),
+        authorized=bool(authorized),
+    )
 
 
 async def insert_many(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:

@@ -26,7 +26,7 @@ from filing.lodging_periods import filing_id
 from filing.models import Declaration, Lodging
 from filing.projection import repository as projection
 from servicekit.auth import Principal
-from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.errors import Conflict, DomainError, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
 from taxcore import obligations
 from taxcore.events import filing as ev
@@ -75,41 +75,37 @@ def received_date(principal: Principal, received_on: date | None, today: date) -
     return received_on
 
 
-async def resolve_filer(
-    session: AsyncSession, principal: Principal, lodging: Lodging, period: Period, filer: Filer | None
-) -> Filer:
-    """Who files: the caller (operator or facilitator), or for the agency the filer it names.
-
-    A facilitator must be authorized by the lodging for (part of) the period; one the
-    lodging never authorized does not get here (the lodging is a 404 to it).
-    """
+def claimed_filer(principal: Principal, filer: Filer | None) -> Filer:
+    """Who files: the caller (operator or facilitator), or for the agency the filer it names."""
     if principal.role == "agency-admin":
         if filer is None:
             raise ValidationFailed.on(
                 "filer", "the agency files on behalf of an operator or facilitator: say which"
             )
-        chosen = filer
-    elif filer is not None:
+        return filer
+    if filer is not None:
         raise Forbidden(
             "only the agency files on behalf of another filer",
             errors=[{"pointer": "#/body/filer", "detail": "agency-admin only"}],
         )
-    elif principal.role == "operator":
-        chosen = Filer(kind="operator", id=principal.operator_id or "")
-    elif principal.role == "facilitator":
-        chosen = Filer(kind="facilitator", id=principal.facilitator_id or "")
-    else:
-        raise Forbidden(f"role {principal.role!r} may not file declarations")
-    if chosen.kind == "operator" and chosen.id != lodging.operator_id:
+    if principal.role == "operator":
+        return Filer(kind="operator", id=principal.operator_id or "")
+    if principal.role == "facilitator":
+        return Filer(kind="facilitator", id=principal.facilitator_id or "")
+    raise Forbidden(f"role {principal.role!r} may not file declarations")
+
+
+def check_filer(chosen: Filer, context: repository.FilingContext, period: Period) -> None:
+    """The operator filer is the lodging's; a facilitator is authorized by the lodging for
+    (part of) the period (one the lodging never authorized does not get here: the lodging
+    is a 404 to it)."""
+    if chosen.kind == "operator" and chosen.id != context.lodging.operator_id:
         raise ValidationFailed.on("filer.id", "is not the lodging's operator")
-    if chosen.kind == "facilitator" and not await projection.is_authorized(
-        session, lodging_id=lodging.lodging_id, facilitator_id=chosen.id, period=period
-    ):
+    if chosen.kind == "facilitator" and not context.authorized:
         raise Forbidden(
             f"the facilitator is not authorized by this lodging for {period}",
             errors=[{"pointer": "#/body/period", "detail": "outside the facilitator's authorization"}],
         )
-    return chosen
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,14 +215,14 @@ def _concurrent_versions() -> Iterator[None]:
         raise
 
 
-async def store(session: AsyncSession, versions: Sequence[NewVersion]) -> None:
+async def store(session: AsyncSession, *, versions: Sequence[NewVersion]) -> None:
     """Insert the versions and queue their events in the caller's transaction."""
     with _concurrent_versions():
         await repository.insert_many(session, [v.row for v in versions])
     await emit_many(session, [v.event for v in versions])
 
 
-async def store_one(session: AsyncSession, version: NewVersion) -> Declaration:
+async def store_one(session: AsyncSession, *, version: NewVersion) -> Declaration:
     """Insert one version (returned as stored) and queue its event in the caller's transaction,
     in one statement."""
     with _concurrent_versions():
@@ -235,9 +231,9 @@ async def store_one(session: AsyncSession, version: NewVersion) -> Declaration:
 
 async def file_declaration(
     session: AsyncSession,
-    principal: Principal,
     *,
-    lodging: Lodging,
+    principal: Principal,
+    lodging: str,
     body: DeclarationCreate | DeclarationAmend,
     period: Period,
     filer: Filer | None,
@@ -245,20 +241,38 @@ async def file_declaration(
     today: date,
     parameters: ParameterTree | None = None,
 ) -> Declaration:
-    """File a return (or the next version of the caller's filing for the lodging-period)."""
-    filed_on = received_date(principal, body.received_on, today)
-    check_period(lodging, period, filed_on)
-    chosen = await resolve_filer(session, principal, lodging, period, filer)
-    fid = filing_id(lodging.lodging_id, period, chosen.kind, chosen.id)
-    certificates, latest = await repository.certificates_and_latest(
-        session, lodging_id=lodging.lodging_id, period=period, filing_id=fid
+    """File a return for ``lodging`` (tax account or id; a 404 unless the caller sees it, or
+    the lodging of ``amends``) or the next version of the filer's filing for the
+    lodging-period. Two statements: the lodging with its lookups, the row with its event."""
+    try:
+        chosen: Filer | None = claimed_filer(principal, filer)
+        refused: DomainError | None = None
+    except DomainError as exc:  # raised after the 404 and the period's checks, as before
+        chosen, refused = None, exc
+    context = await repository.filing_context(
+        session,
+        ref=lodging,
+        period=period,
+        filer_kind=None if chosen is None else chosen.kind,
+        filer_id=None if chosen is None else chosen.id,
+        visible_to=None if amends is not None else principal,
     )
+    if context is None:
+        if amends is not None:  # pragma: no cover - the projection never drops a lodging
+            raise NotFound("the lodging of this declaration is unknown")
+        raise NotFound(f"no lodging {lodging!r}")
+    filed_on = received_date(principal, body.received_on, today)
+    check_period(context.lodging, period, filed_on)
+    if refused is not None or chosen is None:
+        raise refused or Forbidden("no filer")
+    check_filer(chosen, context, period)
+    latest = context.latest
     rec = recompute(
-        lodging=lodging,
+        lodging=context.lodging,
         period=period,
         lines=body,
         declared=body.declared,
-        certificates=certificates,
+        certificates=context.certificates,
         parameters=parameters or default_tree(),
         today=today,
     )
@@ -268,24 +282,24 @@ async def file_declaration(
             + (f"; amend {latest[0]} (version {latest[1]})" if latest else "")
         )
     version = new_version(
-        lodging=lodging,
+        lodging=context.lodging,
         period=period,
         rec=rec,
         declared=body.declared,
         filer=chosen,
         previous=latest,
         filed_on=filed_on,
-        due=due_date(lodging.jurisdiction, period),
+        due=due_date(context.lodging.jurisdiction, period),
         submitted_by=principal.client_id,
         declaration_id=str(uuid.uuid4()),
     )
-    return await store_one(session, version)
+    return await store_one(session, version=version)
 
 
 async def amend(
     session: AsyncSession,
-    principal: Principal,
     *,
+    principal: Principal,
     original: Declaration,
     body: DeclarationAmend,
     today: date,
@@ -296,15 +310,12 @@ async def amend(
     )
     if not (own or principal.can_write_all):
         raise Forbidden("only the filer of a declaration (or the agency) amends it")
-    lodging = await projection.get(session, original.lodging_id)
-    if lodging is None:  # pragma: no cover - the projection never drops a lodging
-        raise NotFound("the lodging of this declaration is unknown")
     filer = Filer(kind=original.filer_kind, id=original.filer_id)
     as_agency = principal.can_write_all
     return await file_declaration(
         session,
-        principal,
-        lodging=lodging,
+        principal=principal,
+        lodging=original.lodging_id,
         body=body,
         period=Period.parse(original.period),
         filer=filer if as_agency else None,

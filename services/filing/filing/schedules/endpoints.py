@@ -6,7 +6,7 @@ import json
 from datetime import date
 from typing import Annotated, Any
 
-from fastapi import Query, Request
+from fastapi import Query, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
@@ -18,7 +18,7 @@ from filing.deps import SettingsDep
 from filing.lodging_periods import parse_period
 from filing.models import RemittanceSchedule
 from filing.schedules import repository, service
-from filing.schedules.schemas import ROW_COLUMNS, ScheduleCreate, ScheduleOut, ScheduleSummary
+from filing.schedules.schemas import ROW_COLUMNS, ROWS_MAX, ScheduleCreate, ScheduleOut, ScheduleSummary
 from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
@@ -99,13 +99,21 @@ async def _document(request: Request, query: dict[str, str | None]) -> tuple[str
             raw = json.loads(await request.body())
         except ValueError as exc:
             raise ValidationFailed.on("body", "not valid JSON") from exc
+        rows = raw.get("rows") if isinstance(raw, dict) else None
+        # the rows as parsed (each validated on its own later), not a validated copy of them:
+        # the envelope is validated without them, unless they are not a list of objects
+        plain = isinstance(rows, list) and len(rows) <= ROWS_MAX and all(isinstance(r, dict) for r in rows)
         try:
-            body = ScheduleCreate.model_validate(raw)
+            body = ScheduleCreate.model_validate({**raw, "rows": []} if plain else raw)
         except ValidationError as exc:
             raise RequestValidationError(
                 [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
             ) from exc
-        return "json", body.model_dump(exclude={"rows"}), body.rows
+        return (
+            "json",
+            body.model_dump(exclude={"rows"}),
+            rows if plain and isinstance(rows, list) else body.rows,
+        )
     raise ValidationFailed.on(
         "content-type", "send application/json, text/csv or multipart/form-data", root="header"
     )
@@ -183,6 +191,19 @@ async def list_schedules(
     )
 
 
+_NO_RESULTS = b'"results":[]'
+
+
+def created(s: RemittanceSchedule) -> Response:
+    """The 201 of a schedule just accepted, the same JSON as :func:`to_out` gives: the
+    envelope through ``ScheduleOut``, the per-row results (built by the service with every
+    ``RowResult`` field, in order) written as they are, not as 50,000 validated models."""
+    envelope = ScheduleOut.model_validate({**_summary(s), "results": []}).model_dump_json().encode()
+    results = json.dumps(s.results, separators=(",", ":"), ensure_ascii=False).encode()
+    body = envelope.replace(_NO_RESULTS, b'"results":' + results, 1)
+    return Response(content=body, status_code=201, media_type="application/json")
+
+
 @router.post(
     "",
     status_code=201,
@@ -207,7 +228,7 @@ async def file_schedule(
     period: Annotated[PeriodStr | None, Query(description="CSV form: the period")] = None,
     facilitator_id: Annotated[str | None, Query(description="CSV form, agency-admin only")] = None,
     received_on: Annotated[date | None, Query(description="CSV form, agency-admin only")] = None,
-) -> ScheduleOut:
+) -> Response:
     query = {
         "period": period,
         "facilitator_id": facilitator_id,
@@ -246,7 +267,7 @@ async def file_schedule(
         source_format=source_format,
         today=today,
     )
-    return to_out(schedule)
+    return created(schedule)
 
 
 @router.get("/{schedule_id}", response_model=ScheduleOut, responses=NotFound.openapi())

@@ -3,9 +3,9 @@
 Each valid row becomes the lodging's facilitator-filed declaration (or the next
 version of it); a row that cannot be accepted is rejected on its own with its
 row number and reason, and the rest is accepted. A 10,000-row document is one
-transaction with a constant number of queries: one for the lodgings and the
-facilitator's authorizations, one for certificates, one for earlier versions, a
-bulk insert of the declarations and one of their events.
+transaction with a constant number of queries per chunk of rows: one for the
+lodgings and the facilitator's authorizations, one for certificates, one for
+earlier versions, a bulk insert of the declarations and one of their events.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from filing.bulk import pausing_collection
 from filing.declarations import repository as declarations
 from filing.declarations.compute import CERTIFIED_EXEMPTIONS, recompute
 from filing.declarations.schemas import Filer
@@ -29,7 +28,7 @@ from filing.projection import repository as projection
 from filing.schedules.schemas import ScheduleRow
 from servicekit.auth import Principal
 from taxcore.errors import TaxcoreError
-from taxcore.money import MoneyError
+from taxcore.money import MoneyError, fmt
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period, due_date
 
@@ -50,12 +49,28 @@ def _errors(exc: ValidationError) -> list[dict[str, Any]]:
 
 
 def _rejected(row: int, account: str | None, errors: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"row": row, "tax_account": account, "status": "rejected", "errors": errors}
+    """A rejected row's result, every field of ``RowResult`` in its order (the response is
+    written from these dicts as they are, :func:`filing.schedules.endpoints.created`)."""
+    return {
+        "row": row,
+        "tax_account": account,
+        "status": "rejected",
+        "declaration_id": None,
+        "version": None,
+        "tax": None,
+        "total_due": None,
+        "flagged": None,
+        "errors": errors,
+    }
 
 
-def _parse(rows: Sequence[Any], results: list[dict[str, Any] | None]) -> list[tuple[int, ScheduleRow]]:
+def _parse(
+    rows: Sequence[Any], results: list[dict[str, Any] | None], *, start: int, stop: int
+) -> list[tuple[int, ScheduleRow]]:
+    """Rows ``start`` to ``stop`` (0-based, ``stop`` excluded) validated; the others rejected."""
     parsed: list[tuple[int, ScheduleRow]] = []
-    for i, raw in enumerate(rows):
+    for i in range(start, stop):
+        raw = rows[i]
         if not isinstance(raw, dict):
             results[i] = _rejected(
                 i + 1, None, [{"field": None, "reason": "a row must be an object", "code": "not_an_object"}]
@@ -75,12 +90,13 @@ def _screen(
     period: Period,
     received_on: date,
     results: list[dict[str, Any] | None],
+    first_row: dict[str, int],
 ) -> list[tuple[int, ScheduleRow, Lodging]]:
-    """Rows whose lodging authorized the facilitator for the period and may file for it.
+    """Rows whose lodging authorized the facilitator for the period and may file for it
+    (``first_row``: tax account -> the first row naming it, over the chunks so far).
 
     An unknown lodging and one that never authorized the facilitator get the same
     reason, so a schedule cannot be used to learn which tax accounts exist."""
-    first_row: dict[str, int] = {}
     candidates: list[tuple[int, ScheduleRow, Lodging]] = []
     for i, row in parsed:
         account = row.tax_account
@@ -179,15 +195,20 @@ def _compute(
             "status": "accepted",
             "declaration_id": version.row["id"],
             "version": version.row["version"],
-            "tax": str(rec.result.tax),
-            "total_due": str(rec.result.total_due),
+            "tax": fmt(rec.result.tax),
+            "total_due": fmt(rec.result.total_due),
             "flagged": version.row["flagged"],
             "errors": [],
         }
     return versions
 
 
-@pausing_collection
+#: rows parsed, computed and written at a time: the process holds one chunk's lodgings,
+#: computations, traces and events at once, whatever the schedule's size (issue 12: a
+#: 50,000-row schedule within ~200 MB), and the cost per row stays flat
+CHUNK_ROWS = 2_000
+
+
 async def accept_schedule(
     session: AsyncSession,
     *,
@@ -195,43 +216,55 @@ async def accept_schedule(
     facilitator_id: str,
     period: Period,
     received_on: date,
-    rows: Sequence[Any],
+    rows: list[Any],
     source_format: str,
     today: date,
     parameters: ParameterTree | None = None,
 ) -> RemittanceSchedule:
     """Accept each valid row as the lodging's facilitator-filed declaration (or its next
-    version); reject the others one by one. Returns the schedule with per-row results."""
+    version); reject the others one by one. Returns the schedule with per-row results.
+
+    The rows go through in chunks of :data:`CHUNK_ROWS` (their lodgings, certificates and
+    earlier versions looked up, computed, their declarations and events written), then
+    the schedule's own row with every row's result: the declarations' reference to it is
+    checked at commit, so the document is still one transaction. ``rows`` is consumed: each
+    chunk's rows are dropped from it once written."""
     tree = parameters or default_tree()
-    results: list[dict[str, Any] | None] = [None] * len(rows)
-    parsed = _parse(rows, results)
-    lodgings = await projection.lodgings_for_facilitator(
-        session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
-    )
-    candidates = _screen(parsed, lodgings, period, received_on, results)
-    certified = [
-        lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
-    ]
-    certificates = await projection.certificates_valid_in(session, certified, period)
     filer = Filer(kind="facilitator", id=facilitator_id)
-    previous = await declarations.latest_of_many(
-        session, [filing_id(lodging.lodging_id, period, filer.kind, filer.id) for _, _, lodging in candidates]
-    )
     schedule_id = str(uuid.uuid4())
-    versions = _compute(
-        candidates,
-        filer=filer,
-        period=period,
-        certificates=certificates,
-        previous=previous,
-        received_on=received_on,
-        today=today,
-        tree=tree,
-        schedule_id=schedule_id,
-        submitted_by=principal.client_id,
-        results=results,
-    )
-    final = [r for r in results if r is not None]
+    results: list[dict[str, Any] | None] = [None] * len(rows)
+    first_row: dict[str, int] = {}
+    accepted = 0
+    for start in range(0, len(rows), CHUNK_ROWS):
+        parsed = _parse(rows, results, start=start, stop=min(start + CHUNK_ROWS, len(rows)))
+        lodgings = await projection.lodgings_for_facilitator(
+            session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
+        )
+        candidates = _screen(parsed, lodgings, period, received_on, results, first_row)
+        certified = [
+            lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
+        ]
+        certificates = await projection.certificates_valid_in(session, certified, period)
+        previous = await declarations.latest_of_many(
+            session,
+            [filing_id(lodging.lodging_id, period, filer.kind, filer.id) for _, _, lodging in candidates],
+        )
+        versions = _compute(
+            candidates,
+            filer=filer,
+            period=period,
+            certificates=certificates,
+            previous=previous,
+            received_on=received_on,
+            today=today,
+            tree=tree,
+            schedule_id=schedule_id,
+            submitted_by=principal.client_id,
+            results=results,
+        )
+        await store(session, versions=versions)
+        accepted += len(versions)
+        rows[start : start + CHUNK_ROWS] = [None] * (min(start + CHUNK_ROWS, len(rows)) - start)
     schedule = RemittanceSchedule(
         id=schedule_id,
         facilitator_id=facilitator_id,
@@ -239,14 +272,13 @@ async def accept_schedule(
         received_on=received_on,
         source_format=source_format,
         rows_total=len(rows),
-        accepted=len(versions),
-        rejected=len(rows) - len(versions),
-        results=final,
+        accepted=accepted,
+        rejected=len(rows) - accepted,
+        results=[r for r in results if r is not None],
         submitted_by=principal.client_id,
     )
     session.add(schedule)
     await session.flush()
-    await store(session, versions)
     return schedule
 
 
