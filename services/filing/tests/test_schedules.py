@@ -251,7 +251,11 @@ class TestLargeSchedule:
         assert counts == ["partially_accepted", 10, 9, 1]
         assert [x["row"] for x in out["results"]] == list(range(1, 11))
         assert out["results"][9]["errors"] == [
-            {"field": "tax_account", "reason": "the lodging is already on row 2 of this schedule"}
+            {
+                "field": "tax_account",
+                "reason": "the lodging is already on row 2 of this schedule",
+                "code": "duplicate_lodging",
+            }
         ]
         assert [x["tax"] for x in out["results"][:2]] == ["90.00", "90.09"]
         listed = await client.get(
