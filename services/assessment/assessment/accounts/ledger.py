@@ -425,27 +425,50 @@ def refundable_until(facts: Facts, pay: Payment) -> tuple[date, str]:
 
 
 class _Allocator:
-    def __init__(self, facts: Facts, periods: dict[str, PeriodBasis]) -> None:
+    """Payments to periods in the documented order (module docstring, steps 1-4).
+
+    What a period owes on a payment's day is taxcore's balance of the period with the
+    pieces already applied to it (memoized). Money received on the day a period's
+    balance was taken does not change what the period assessed by that day (taxcore
+    accrues and assesses a day before it applies that day's money, and applies money up
+    to what is outstanding), so a further piece of the same day is given what the period
+    owed less what the day's pieces took: one taxcore walk per period and day, not per
+    payment. ``same_day=False`` walks taxcore again for every piece (the reference the
+    tests compare with).
+    """
+
+    def __init__(self, facts: Facts, periods: dict[str, PeriodBasis], *, same_day: bool = True) -> None:
         self.facts = facts
         self.periods = periods
         self.order = sorted(periods)
         self.pieces: dict[str, dict[str, tuple[date, Decimal]]] = defaultdict(dict)
         self.settled: set[str] = set()
+        self.same_day = same_day
+        self.owed_on: dict[str, tuple[date, Decimal]] = {}  # period -> (day, balance less that day's pieces)
 
     def owed(self, period: str, on: date) -> Decimal:
         if period in self.settled:
             return ZERO
         basis = self.periods[period]
-        bal = balance(basis.history(self.facts.jurisdiction, self.pieces[period], decided_by=on), on)
-        owed = bal.balance
+        known = self.owed_on.get(period)
+        if known is not None and known[0] == on:
+            owed = known[1]
+        else:
+            history = basis.history(self.facts.jurisdiction, self.pieces[period], decided_by=on)
+            owed = balance(history, on).balance
         filed = basis.declaration_filed_on
         if owed <= 0 and filed is not None and filed <= on:
             self.settled.add(period)  # nothing unpaid can accrue again on a paid, filed account
+        if self.same_day:
+            self.owed_on[period] = (on, owed)
         return max(ZERO, owed)
 
     def assign(self, period: str, piece: Piece, amount: Decimal) -> None:
         on, already = self.pieces[period].get(piece.piece_id, (piece.payment.received_on, ZERO))
         self.pieces[period][piece.piece_id] = (on, already + amount)
+        known = self.owed_on.get(period)
+        if known is not None and known[0] == piece.payment.received_on:
+            self.owed_on[period] = (known[0], known[1] - amount)
 
     def pay(self, piece: Piece, budget: dict[str, Decimal]) -> Decimal:
         on = piece.payment.received_on
@@ -471,12 +494,12 @@ class _Allocator:
 
 
 def _allocate(
-    facts: Facts, as_of: date | None, taken: Mapping[str, Decimal]
+    facts: Facts, as_of: date | None, taken: Mapping[str, Decimal], *, same_day: bool = True
 ) -> tuple[dict[str, PeriodBasis], _Allocator, list[Credit], dict[str, str]]:
     """Allocate the payments known on ``as_of`` (less what refunds already ``taken`` out of
     each) to the periods known on ``as_of``; what a payment leaves over is credit."""
     periods = period_bases(facts, as_of)
-    alloc = _Allocator(facts, periods)
+    alloc = _Allocator(facts, periods, same_day=same_day)
     budgets: dict[str, dict[str, Decimal]] = {}
     credits: list[Credit] = []
     piece_payment: dict[str, str] = {}
@@ -496,7 +519,7 @@ def _allocate(
     return periods, alloc, credits, piece_payment
 
 
-def account_state(facts: Facts, as_of: date | None) -> AccountState:
+def account_state(facts: Facts, as_of: date | None, *, same_day: bool = True) -> AccountState:
     """Allocate the payments known on ``as_of`` to the periods known on ``as_of``.
 
     A paid refund takes the credit as it stood on the day it was paid out (each refund in
@@ -514,7 +537,7 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
     shortfall = ZERO
     for refund in refunds:
         want = refund.amount
-        for credit in _allocate(facts, paid_on[refund.id], taken)[2]:
+        for credit in _allocate(facts, paid_on[refund.id], taken, same_day=same_day)[2]:
             if credit.refundable_until < refund.requested_on:
                 continue  # past the PR §42 limit: not refundable
             take = min(want, credit.amount)
@@ -522,7 +545,7 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
             want -= take
         refunded += refund.amount - want
         shortfall += want
-    periods, alloc, credits, piece_payment = _allocate(facts, as_of, taken)
+    periods, alloc, credits, piece_payment = _allocate(facts, as_of, taken, same_day=same_day)
     return AccountState(
         as_of=as_of,
         jurisdiction=facts.jurisdiction,
