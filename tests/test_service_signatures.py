@@ -15,7 +15,6 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Service modules still taking positional arguments after the session (issue 11, item 8).
 NOT_YET = frozenset(
     {
-        "services/assessment/assessment/accounts/service.py",
         "services/filing/filing/declarations/service.py",
     }
 )

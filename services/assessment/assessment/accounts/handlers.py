@@ -72,7 +72,7 @@ async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudE
     if not await upsert_latest(session, LodgingView, values, key=["tax_account"], as_of="snapshot_at"):
         return  # an older snapshot delivered late
     await repository.lock_account(session, snap.tax_account)
-    await recompute_after_batch(session, snap.tax_account)
+    await recompute_after_batch(session, tax_account=snap.tax_account)
 
 
 @handles(BondPosted)
@@ -129,7 +129,7 @@ async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEven
         )
     )
     await session.flush()
-    await recompute_after_batch(session, draw.tax_account)
+    await recompute_after_batch(session, tax_account=draw.tax_account)
 
 
 # --------------------------------------------------------------------------- filing
@@ -240,7 +240,7 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
             issued_by="assessment",
             source_declaration_id=data.declaration_id,
         )
-    await recompute_after_batch(session, data.tax_account)
+    await recompute_after_batch(session, tax_account=data.tax_account)
     await run_crosschecks(session, tax_account=data.tax_account, period=data.period, checked_on=data.filed_on)
 
 
@@ -264,7 +264,7 @@ async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudE
         )
     )
     await session.flush()
-    await recompute_after_batch(session, data.tax_account)
+    await recompute_after_batch(session, tax_account=data.tax_account)
     await plans.on_payment(session, tax_account=data.tax_account, on=data.received_on)  # installments it paid
 
 
@@ -284,4 +284,4 @@ async def on_reversal(session: AsyncSession, data: PaymentReversed, event: Cloud
     session.add(reversal)
     await session.flush()
     if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
-        await recompute_after_batch(session, data.tax_account)
+        await recompute_after_batch(session, tax_account=data.tax_account)

@@ -190,14 +190,14 @@ def summary_rows(
     return rows
 
 
-async def refresh_summary(session: AsyncSession, facts: Facts, *, as_of: date | None = None) -> None:
+async def refresh_summary(session: AsyncSession, *, facts: Facts, as_of: date | None = None) -> None:
     """Re-materialize the account's per-period balances as of today (dashboards read them)."""
     on = as_of or clock.today()
     await repository.upsert_summaries(session, summary_rows(facts, on), facts.tax_account)
 
 
 async def recompute(
-    session: AsyncSession, tax_account: str, *, facts: Facts | None = None, refund_id: str | None = None
+    session: AsyncSession, *, tax_account: str, facts: Facts | None = None, refund_id: str | None = None
 ) -> Facts | None:
     """After any change of an account's facts: post collections, refresh its summary.
 
@@ -258,7 +258,7 @@ async def _recompute_loaded(
 _BATCH_ACCOUNTS = "assessment.recompute"
 
 
-async def recompute_after_batch(session: AsyncSession, tax_account: str) -> None:
+async def recompute_after_batch(session: AsyncSession, *, tax_account: str) -> None:
     """:func:`recompute` the account once the consumer's batch is applied (once however
     many of its events touched the account, and every account of the batch together:
     :func:`recompute_accounts`); right away outside a consumer."""
@@ -443,7 +443,7 @@ def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
 
 
 async def request_refund(
-    session: AsyncSession, facts: Facts, *, amount: Decimal, requested_on: date, requested_by: str
+    session: AsyncSession, *, facts: Facts, amount: Decimal, requested_on: date, requested_by: str
 ) -> tuple[Refund, AccountState]:
     """Refund credit still within PR §42 (4 years from the declaration it came with, else 3 from payment)."""
     if requested_on > clock.today():
@@ -469,7 +469,7 @@ async def request_refund(
     return refund, account_state(facts, requested_on)
 
 
-async def get_facts(session: AsyncSession, tax_account: str) -> Facts:
+async def get_facts(session: AsyncSession, *, tax_account: str) -> Facts:
     facts = await repository.load_facts(session, tax_account)
     if facts is None:
         raise NotFound(f"no account {tax_account!r}")

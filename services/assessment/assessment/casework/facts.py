@@ -86,7 +86,7 @@ async def record(
             for row in rows
         ],
     )
-    await recompute(session, facts.tax_account, facts=facts)
+    await recompute(session, tax_account=facts.tax_account, facts=facts)
     return rows
 
 
@@ -135,5 +135,5 @@ async def reverse(
             )
         ],
     )
-    await recompute(session, facts.tax_account, facts=facts)
+    await recompute(session, tax_account=facts.tax_account, facts=facts)
     return row
