@@ -7,6 +7,7 @@ own (unique ids), so a replay through another consumer name changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -135,6 +136,26 @@ async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEven
 # --------------------------------------------------------------------------- filing
 
 
+_DECLARATIONS = {DeclarationFiled.event_type, DeclarationAmended.event_type}
+
+
+async def prepare_filing_batch(session: AsyncSession, events: Sequence[CloudEvent]) -> None:
+    """Before a batch of filing events: every account it touches locked, and what its
+    handlers look up (recorded or not, the lodging) fetched for the whole batch at once.
+    The handlers do not depend on it (they lock and look up again what was not fetched)."""
+
+    def field(event: CloudEvent, name: str) -> str | None:
+        value = event.data.get(name)
+        return value if isinstance(value, str) else None
+
+    accounts = [a for e in events if (a := field(e, "tax_account"))]
+    declarations = [d for e in events if e.type in _DECLARATIONS and (d := field(e, "declaration_id"))]
+    payments = [p for e in events if e.type == PaymentReceived.event_type and (p := field(e, "payment_id"))]
+    await repository.prepare_batch(
+        session, tax_accounts=accounts, declarations=declarations, payments=payments
+    )
+
+
 def recompute_declaration(inp: DeclarationInput) -> DeclarationResult:
     """taxcore's figures from the declared lines.
 
@@ -247,7 +268,7 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
 @handles(PaymentReceived)
 async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudEvent) -> None:
     await repository.lock_account(session, data.tax_account)
-    if await session.get(Payment, data.payment_id) is not None:
+    if await repository.payment_recorded(session, data.payment_id):
         return
     session.add(
         Payment(

@@ -10,10 +10,10 @@ from typing import Any, TypeVar
 
 from sqlalchemy import ARRAY, BindParameter, Text, any_, bindparam, func, select, text, union
 from sqlalchemy.dialects.postgresql import distinct_on
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import defer
 
-from assessment.accounts.ledger import Facts
+from assessment.accounts.ledger import BalanceCache, Facts
 from assessment.casework.models import AdjustmentFact, AdjustmentReversal, RefundStep
 from assessment.models import (
     CollectionPosting,
@@ -30,15 +30,103 @@ from servicekit.auth import Principal
 _T = TypeVar("_T")
 
 
+#: where :func:`attach` keeps the cache in a sessionmaker's ``info`` (each session sees it)
+BALANCES = "assessment.balances"
+
+
+def attach(sessionmaker: async_sessionmaker[AsyncSession], cache: BalanceCache) -> BalanceCache:
+    """Give the sessions of ``sessionmaker`` (a worker's, an app's) ``cache``: the facts
+    loaded through them use it (:func:`load_facts`)."""
+    sessionmaker.configure(info={**sessionmaker.kw.get("info", {}), BALANCES: cache})
+    return cache
+
+
+def cache_of(session: AsyncSession) -> BalanceCache:
+    """The cache of the session's owner (:func:`attach`), else a new one for this computation."""
+    found = session.info.get(BALANCES)
+    return found if isinstance(found, BalanceCache) else BalanceCache()
+
+
+_LOCKED = "assessment.locked"  # session.info: (transaction, accounts it holds the lock of)
+_ABSENT = "assessment.absent"  # session.info: (transaction, ids known not recorded)
+_PREFETCHED = "assessment.prefetched"  # session.info: the batch's lodgings (kept in the identity map)
+
+
+def _of_transaction(session: AsyncSession, key: str) -> set[tuple[str, str]]:
+    """A set kept in ``session.info`` for the session's current transaction only."""
+    tx = session.sync_session.get_transaction()
+    held: tuple[object, set[tuple[str, str]]] | None = session.info.get(key)
+    if held is None or held[0] is not tx:
+        held = session.info[key] = (tx, set())
+    return held[1]
+
+
 async def lock_account(session: AsyncSession, tax_account: str) -> None:
     """Serialize every change of one tax account (consumers, jobs and requests alike)."""
+    if ("account", tax_account) in _of_transaction(session, _LOCKED):
+        return  # this transaction holds it already (a consumer batch locks its accounts first)
     await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": tax_account})
+    _of_transaction(session, _LOCKED).add(("account", tax_account))
+
+
+_LOCK_MANY = text(
+    "SELECT count(pg_advisory_xact_lock(hashtext(a))) FROM "
+    "(SELECT a FROM unnest(CAST(:a AS text[])) WITH ORDINALITY AS u(a, n) ORDER BY n) AS s"
+)
+_RECORDED = text(
+    "SELECT 'liability', declaration_id FROM liabilities WHERE declaration_id = ANY (CAST(:d AS text[])) "
+    "UNION ALL SELECT 'payment', payment_id FROM payments WHERE payment_id = ANY (CAST(:p AS text[]))"
+)
+
+
+async def prepare_batch(
+    session: AsyncSession,
+    *,
+    tax_accounts: Sequence[str],
+    declarations: Sequence[str],
+    payments: Sequence[str],
+) -> None:
+    """A consumer batch's set-up, in three statements: lock its accounts (in sorted order),
+    learn which of its declaration versions and payments are not recorded yet, and load
+    its lodgings (the handlers then find them in the session)."""
+    accounts = sorted(set(tax_accounts))
+    if not accounts:
+        return
+    await session.execute(_LOCK_MANY, {"a": accounts})
+    _of_transaction(session, _LOCKED).update(("account", a) for a in accounts)
+    recorded = await session.execute(_RECORDED, {"d": list(declarations), "p": list(payments)})
+    found = {(str(r[0]), str(r[1])) for r in recorded}
+    wanted = {("liability", d) for d in declarations} | {("payment", p) for p in payments}
+    _of_transaction(session, _ABSENT).update(wanted - found)
+    views = await session.execute(
+        select(LodgingView).where(LodgingView.tax_account == any_(_accounts_param(accounts)))
+    )
+    session.info[_PREFETCHED] = list(views.scalars())
+
+
+def _known_absent(session: AsyncSession, kind: str, key: str) -> bool:
+    """Whether the batch's set-up found ``key`` not recorded; true once only (the caller
+    records it now, so the next question goes to the database)."""
+    absent = _of_transaction(session, _ABSENT)
+    if (kind, key) in absent:
+        absent.discard((kind, key))
+        return True
+    return False
 
 
 async def liability_recorded(session: AsyncSession, declaration_id: str) -> bool:
     """Whether the declaration version's liability is already on the account."""
+    if _known_absent(session, "liability", declaration_id):
+        return False
     stmt = select(Liability.id).where(Liability.declaration_id == declaration_id)
     return (await session.execute(stmt)).first() is not None
+
+
+async def payment_recorded(session: AsyncSession, payment_id: str) -> bool:
+    """Whether the payment is already on the account."""
+    if _known_absent(session, "payment", payment_id):
+        return False
+    return await session.get(Payment, payment_id) is not None
 
 
 _FACT_TABLES = (
@@ -125,6 +213,7 @@ async def load_facts_many(
     adjustment_reversals = await rows(AdjustmentReversal)
     refund_steps = await rows(RefundStep)
     out: dict[str, Facts] = {}
+    balances = cache_of(session)
     for a in accounts:
         lodging = lodgings.get(a)
         known: list[str] = [lodging.jurisdiction] if lodging is not None else []
@@ -145,6 +234,7 @@ async def load_facts_many(
             adjustments=adjustments[a],
             adjustment_reversals=adjustment_reversals[a],
             refund_steps=refund_steps[a],
+            balances=balances,
         )
     return out
 

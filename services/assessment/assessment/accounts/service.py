@@ -17,7 +17,6 @@ from assessment.accounts.ledger import (
     Facts,
     PeriodStatement,
     account_state,
-    balance,
     current_applications,
     final_balances,
     latest_fact_date,
@@ -169,7 +168,7 @@ def summary_rows(
         if final is not None and final[0] <= on and settled(basis, final[0], final[1]):
             bal = final[1]
         else:
-            bal = balance(state.history(period), on)
+            bal = facts.balances.balance(state.history(period), on)
         principal = sum((c.assessed for c in bal.components if c.component in ("tax", "impact_fee")), ZERO)
         rows.append(
             {
