@@ -31,42 +31,19 @@ from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
 
-from aiokafka import ConsumerRecord
 from bench_assessment import MIGRATIONS, bench_id, ce, declaration_event, lodging_event, noop, payment_event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
-from servicekit.testing import fresh_database
+from servicekit.testing import consumer_records, fresh_database
 from taxcore.events import CloudEvent
 from taxcore.periods import Period, due_date
 from taxcore.rules.declaration import DeclarationInput, compute_declaration
 
 POLL = 500  # records per partition per poll (EventConsumer.run's max_records)
 HANDLERS = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
-
-
-def records(events: Sequence[CloudEvent]) -> list[ConsumerRecord[bytes, bytes]]:
-    out = []
-    for i, ev in enumerate(events):
-        value = ev.model_dump_json().encode()
-        out.append(
-            ConsumerRecord(
-                topic="bench",
-                partition=0,
-                offset=i,
-                timestamp=0,
-                timestamp_type=0,
-                key=(ev.subject or "").encode(),
-                value=value,
-                checksum=None,
-                serialized_key_size=0,
-                serialized_value_size=len(value),
-                headers=(),
-            )  # fmt: skip
-        )
-    return out
 
 
 async def consume(
@@ -79,7 +56,7 @@ async def consume(
         name=name, bootstrap="unused:0", topics=[], sessionmaker=sm, handlers=handlers,
         batch_size=batch, max_attempts=1,
     )  # fmt: skip
-    recs = records(events)
+    recs = consumer_records(events, topic="bench")
     t = time.perf_counter()
     for start in range(0, len(recs), POLL):
         await consumer.handle_records(recs[start : start + POLL])

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from aiokafka import ConsumerRecord
 from assessment_factories import cloud_event, due
 from sqlalchemy import text
 
@@ -30,7 +28,7 @@ from assessment.consumers import consumers
 from assessment.settings import AssessmentSettings
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
-from servicekit.testing import fresh_database
+from servicekit.testing import consumer_records, fresh_database
 from taxcore.events import CloudEvent
 from taxcore.rules.declaration import DeclarationInput, compute_allowed
 
@@ -49,35 +47,30 @@ def _declaration(account: str, period: str, n: int, version: int, rng: random.Ra
     res = compute_allowed(inp)
     d = due("PR", period)
     filed = d + timedelta(days=rng.randrange(-5, 40) + 20 * (version - 1))
-    return cloud_event(
-        "roomtax.filing.declaration.filed.v1" if version == 1 else "roomtax.filing.declaration.amended.v1",
-        {
-            "declaration_id": f"decl-{account}-{n}-{version}",
-            "filing_id": f"filing-{account}-{n}",
-            "version": version,
-            "supersedes": f"decl-{account}-{n}-{version - 1}" if version > 1 else None,
-            "tax_account": account,
-            "lodging_id": f"lodging-{account}",
-            "jurisdiction": "PR",
-            "lodging_class": "hotel",
-            "period": period,
-            "filer_kind": "operator",
-            "filer_id": "op-1",
-            "filed_on": filed.isoformat(),
-            "due_date": d.isoformat(),
-            "late": filed > d,
-            "input": inp.model_dump(mode="json"),
-            "taxable_base": str(res.taxable_base),
-            "tax": str(res.tax),
-            "impact_fee": str(res.impact_fee),
-            "total_due": str(res.total_due),
-            "declared_tax": str(res.tax),
-            "declared_total": str(res.total_due - (Decimal("10.00") if rng.random() < 0.3 else 0)),
-            "findings": [],
-        },
-        key=account,
-        event_id=f"ev-decl-{account}-{n}-{version}",
+    data = dict(
+        declaration_id=f"decl-{account}-{n}-{version}",
+        filing_id=f"filing-{account}-{n}",
+        version=version,
+        supersedes=f"decl-{account}-{n}-{version - 1}" if version > 1 else None,
+        tax_account=account,
+        lodging_id=f"lodging-{account}",
+        jurisdiction="PR",
+        lodging_class="hotel",
+        period=period,
+        filer_kind="operator",
+        filer_id="op-1",
+        filed_on=filed.isoformat(),
+        due_date=d.isoformat(),
+        late=filed > d,
+        input=inp.model_dump(mode="json"),
+        findings=[],
     )
+    amounts = {"taxable_base": res.taxable_base, "tax": res.tax, "impact_fee": res.impact_fee}
+    amounts |= {"total_due": res.total_due, "declared_tax": res.tax}
+    amounts["declared_total"] = res.total_due - (Decimal("10.00") if rng.random() < 0.3 else 0)
+    data |= {name: str(amount) for name, amount in amounts.items()}
+    etype = "roomtax.filing.declaration.filed.v1" if version == 1 else "roomtax.filing.declaration.amended.v1"
+    return cloud_event(etype, data, key=account, event_id=f"ev-decl-{account}-{n}-{version}")
 
 
 def _payment(account: str, k: int, on: date, rng: random.Random, periods: list[str]) -> CloudEvent:
@@ -163,28 +156,6 @@ def interleaved() -> tuple[list[CloudEvent], list[CloudEvent]]:
     return list(lodgings), out
 
 
-def records(events: Sequence[CloudEvent]) -> list[ConsumerRecord[bytes, bytes]]:
-    out = []
-    for i, ev in enumerate(events):
-        value = ev.model_dump_json().encode()
-        out.append(
-            ConsumerRecord(
-                topic="test",
-                partition=0,
-                offset=i,
-                timestamp=0,
-                timestamp_type=0,
-                key=(ev.subject or "").encode(),
-                value=value,
-                checksum=None,
-                serialized_key_size=0,
-                serialized_value_size=len(value),
-                headers=(),
-            )  # fmt: skip
-        )
-    return out
-
-
 async def consume(name: str, batch: int) -> dict[str, Any]:
     url = await fresh_database(f"roomtax_test_assessment_batches_{name}", MIGRATIONS)
     engine = make_engine(url, application_name=f"batches-{name}", pool_size=2)
@@ -195,8 +166,8 @@ async def consume(name: str, batch: int) -> dict[str, Any]:
     filing.batch_size = batch
     filing.max_attempts = 1
     lodgings, events = interleaved()
-    await registry.handle_records(records(lodgings))
-    recs = records(events)
+    await registry.handle_records(consumer_records(lodgings))
+    recs = consumer_records(events)
     cut = len(recs) * 2 // 3
     await filing.handle_records(recs[:cut])
     await filing.handle_records(recs[cut - 5 :])  # the last five redelivered

@@ -35,6 +35,25 @@ def _cents(rng: random.Random, low: int, high: int) -> Decimal:
     return Decimal(rng.randrange(low * 100, high * 100)) / 100
 
 
+def _fact(
+    facts: Facts, fact_id: str, seq: int, period: str, kind: str, component: str, amount: Decimal, on: date
+) -> AdjustmentFact:
+    return AdjustmentFact(
+        id=fact_id,
+        seq=seq,
+        tax_account=facts.tax_account,
+        jurisdiction=facts.jurisdiction,
+        period=period,
+        kind=kind,
+        component=component,
+        amount=amount,
+        effective_on=on,
+        section=kind,
+        reason="case work",
+        approved_by="u",
+    )
+
+
 def random_facts(seed: int) -> Facts:
     rng = random.Random(seed)
     jurisdiction = rng.choice(["PR", "VI"])
@@ -112,39 +131,12 @@ def random_facts(seed: int) -> Facts:
                 )
             )
             if rng.random() < 0.5:
-                facts.adjustments.append(
-                    AdjustmentFact(
-                        id=f"fee-{k}",
-                        seq=k,
-                        tax_account=account,
-                        jurisdiction=jurisdiction,
-                        period=str(rng.choice(periods)),
-                        kind="returned_payment_fee",
-                        component="returned_payment_fee",
-                        amount=Decimal("25.00"),
-                        effective_on=pay.received_on + timedelta(days=rng.randrange(0, 30)),
-                        section="fee",
-                        reason="returned",
-                        approved_by="u",
-                    )
-                )
+                on = pay.received_on + timedelta(days=rng.randrange(0, 30))
+                fee = ("returned_payment_fee", "returned_payment_fee", Decimal("25.00"), on)
+                facts.adjustments.append(_fact(facts, f"fee-{k}", k, str(rng.choice(periods)), *fee))
     if rng.random() < 0.2:
-        facts.adjustments.append(
-            AdjustmentFact(
-                id="reduce",
-                seq=100,
-                tax_account=account,
-                jurisdiction=jurisdiction,
-                period=str(periods[0]),
-                kind="reduce",
-                component="tax",
-                amount=_cents(rng, 1, 20),
-                effective_on=max(days),
-                section="decision",
-                reason="audit reconsidered",
-                approved_by="u",
-            )
-        )
+        decision = ("reduce", "tax", _cents(rng, 1, 20), max(days))
+        facts.adjustments.append(_fact(facts, "reduce", 100, str(periods[0]), *decision))
     for k in range(rng.choice([0, 0, 1, 2])):
         requested = max(days) + timedelta(days=rng.randrange(1, 60))
         refund = Refund(id=f"rf-{k}", tax_account=account, amount=_cents(rng, 1, 200), requested_on=requested)
