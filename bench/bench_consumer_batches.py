@@ -34,6 +34,8 @@ from decimal import Decimal
 from bench_assessment import MIGRATIONS, bench_id, ce, declaration_event, lodging_event, noop, payment_event
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.accounts.ledger import BalanceCache
+from assessment.accounts.repository import attach
 from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
@@ -157,6 +159,7 @@ async def main(args: argparse.Namespace) -> None:
     url = await fresh_database("roomtax_bench_batches", MIGRATIONS)
     engine = make_engine(url, application_name="bench-batches", pool_size=2)
     sm = make_sessionmaker(engine, service="assessment")
+    attach(sm, BalanceCache())  # the worker's memo of taxcore balances (assessment.consumers does this)
     n, reps = args.events, args.repeats
     print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
     try:
