@@ -142,15 +142,9 @@ def random_facts(seed: int) -> Facts:
         refund = Refund(id=f"rf-{k}", tax_account=account, amount=_cents(rng, 1, 200), requested_on=requested)
         facts.refunds.append(refund)
         if rng.random() < 0.7:
-            facts.refund_steps.append(
-                RefundStep(
-                    id=f"rs-{k}",
-                    refund_id=refund.id,
-                    tax_account=account,
-                    step="paid",
-                    on=requested + timedelta(days=rng.randrange(0, 20)),
-                )
-            )
+            paid_on = requested + timedelta(days=rng.randrange(0, 20))
+            step = {"id": f"rs-{k}", "refund_id": refund.id, "tax_account": account, "step": "paid"}
+            facts.refund_steps.append(RefundStep(**step, on=paid_on))
     return facts
 
 
