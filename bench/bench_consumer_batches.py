@@ -31,7 +31,6 @@ from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
 
-from aiokafka import ConsumerRecord
 from bench_assessment import (
     MIGRATIONS,
     bench_id,
@@ -44,38 +43,18 @@ from bench_assessment import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.accounts.ledger import BalanceCache
+from assessment.accounts.repository import attach
 from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
-from servicekit.testing import fresh_database
+from servicekit.testing import consumer_records, fresh_database
 from taxcore.events import CloudEvent
 from taxcore.periods import Period
 from taxcore.rules.declaration import DeclarationInput
 
 POLL = 500  # records per partition per poll (EventConsumer.run's max_records)
 HANDLERS = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
-
-
-def records(events: Sequence[CloudEvent]) -> list[ConsumerRecord[bytes, bytes]]:
-    out = []
-    for i, ev in enumerate(events):
-        value = ev.model_dump_json().encode()
-        out.append(
-            ConsumerRecord(
-                topic="bench",
-                partition=0,
-                offset=i,
-                timestamp=0,
-                timestamp_type=0,
-                key=(ev.subject or "").encode(),
-                value=value,
-                checksum=None,
-                serialized_key_size=0,
-                serialized_value_size=len(value),
-                headers=(),
-            )  # fmt: skip
-        )
-    return out
 
 
 async def consume(
@@ -88,7 +67,7 @@ async def consume(
         name=name, bootstrap="unused:0", topics=[], sessionmaker=sm, handlers=handlers,
         batch_size=batch, max_attempts=1,
     )  # fmt: skip
-    recs = records(events)
+    recs = consumer_records(events, topic="bench")
     t = time.perf_counter()
     for start in range(0, len(recs), POLL):
         await consumer.handle_records(recs[start : start + POLL])
@@ -159,6 +138,7 @@ async def main(args: argparse.Namespace) -> None:
     url = await fresh_database("roomtax_bench_batches", MIGRATIONS)
     engine = make_engine(url, application_name="bench-batches", pool_size=2)
     sm = make_sessionmaker(engine, service="assessment")
+    attach(sm, BalanceCache())  # the worker's memo of taxcore balances (assessment.consumers does this)
     n, reps = args.events, args.repeats
     print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
     try:

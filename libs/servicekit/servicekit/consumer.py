@@ -24,7 +24,9 @@ time in ONE transaction: the inbox rows of the whole chunk in one INSERT (the id
 returns are the events not seen before), then each new event's handler in partition
 order. A handler defers work that only the final state needs (an account's
 recomputation) with :func:`once_per_batch`: it runs once per key at the end of the
-chunk, still inside the transaction. If anything in the chunk fails, the transaction
+chunk, still inside the transaction. A consumer's ``prepare`` runs before the handlers
+with the chunk's new events (to take the chunk's locks, fetch what its handlers look up,
+in one statement each). If anything in the chunk fails, the transaction
 rolls back and the chunk is applied again one event per transaction (each retried,
 then parked), exactly as without batches: exactly-once effects and per-key order hold
 either way.
@@ -59,6 +61,8 @@ CONSUMER_REWINDS = Counter(
 
 Handler = Callable[[AsyncSession, CloudEvent], Awaitable[None]]
 Deferred = Callable[[], Awaitable[object]]
+#: runs once per batch, before its handlers, with the batch's new events (in order)
+Prepare = Callable[[AsyncSession, Sequence[CloudEvent]], Awaitable[None]]
 
 _PENDING = "servicekit.consumer.pending"
 
@@ -169,6 +173,7 @@ class EventConsumer:
         check_interval: float = 2.0,
         kafka_options: Mapping[str, Any] | None = None,
         batch_size: int = 1,
+        prepare: Prepare | None = None,
     ) -> None:
         self.name = name
         self.bootstrap = bootstrap
@@ -184,6 +189,9 @@ class EventConsumer:
         self.kafka_options = dict(kafka_options or {})  # TLS/SASL: servicekit.kafka.client_options
         self._lag_reported: set[TopicPartition] = set()  # partitions with a roomtax_consumer_lag value
         self.batch_size = batch_size  # events per transaction (1: one event per transaction)
+        # a batch's set-up in its transaction before the handlers (locks, what they look up,
+        # fetched for the whole batch at once); the handlers must not depend on it
+        self.prepare = prepare
         self._verified: dict[TopicPartition, int] = {}  # positions whose previous record exists
         self.applied = 0
         self.duplicates = 0
@@ -246,6 +254,8 @@ class EventConsumer:
                     ).scalars()
                 )
                 with _deferring(session):
+                    if self.prepare is not None:
+                        await self.prepare(session, [event for event, _, _ in chunk if event.id in fresh])
                     for event, handler, record in chunk:
                         if event.id not in fresh:  # seen before, or twice in the chunk
                             duplicates.append(event.type)

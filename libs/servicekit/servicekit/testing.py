@@ -13,7 +13,7 @@ import socket
 import subprocess
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 import asyncpg
 import httpx
 import uvicorn
+from aiokafka import ConsumerRecord
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -29,6 +30,7 @@ from servicekit import devkeys
 from servicekit.auth import Principal, TokenIssuer
 from servicekit.migrations import upgrade
 from servicekit.settings import ServiceSettings
+from taxcore.events import CloudEvent
 
 PG_ADMIN = os.environ.get("ROOMTAX_TEST_PG", "postgresql://postgres@127.0.0.1:5432")
 """Server URL without a database (set by ``scripts/test`` when it starts an embedded server)."""
@@ -39,6 +41,19 @@ DB_SUFFIX = os.environ.get("ROOMTAX_TEST_DB_SUFFIX", "") + (
 )
 """Appended to every test database name, so several checkouts (and the pytest-xdist workers
 of one run, ``_gw0``, ``_gw1``, ...) can run their suites at once on one server."""
+
+
+def consumer_records(
+    events: Sequence[CloudEvent], *, topic: str = "test"
+) -> list[ConsumerRecord[bytes, bytes]]:
+    """The events as the records a poll brings (one partition, offsets from 0), for
+    ``EventConsumer.handle_records`` in tests and benchmarks."""
+    out: list[ConsumerRecord[bytes, bytes]] = []
+    for i, ev in enumerate(events):
+        value = ev.model_dump_json().encode()
+        key = (ev.subject or "").encode()
+        out.append(ConsumerRecord(topic, 0, i, 0, 0, key, value, None, len(key), len(value), ()))
+    return out
 
 
 def test_database_name(name: str) -> str:

@@ -6,6 +6,8 @@ from fastapi import FastAPI
 
 from assessment.abatements.endpoints import router as abatements
 from assessment.accounts.endpoints import router as accounts
+from assessment.accounts.ledger import BalanceCache
+from assessment.accounts.repository import attach
 from assessment.audits.endpoints import router as audits
 from assessment.cases.endpoints import router as cases
 from assessment.casework.endpoints import router as proposals
@@ -23,6 +25,11 @@ from assessment.timeline.endpoints import router as timeline
 from assessment.worklists.endpoints import router as worklists
 from assessment.writeoffs.endpoints import router as write_offs
 from servicekit.app import create_app
+
+
+async def _own_balances(app: FastAPI) -> None:
+    """The app's requests share one cache of taxcore balances (the app owns it)."""
+    app.state.balances = attach(app.state.sessionmaker, BalanceCache())
 
 
 def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
@@ -58,4 +65,5 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             risk_scores,
             worklists,
         ],
+        on_startup=_own_balances,
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment.accounts import handlers as intake
+from assessment.accounts.ledger import BalanceCache
+from assessment.accounts.repository import attach
 from assessment.casework.handlers import on_authorization
 from servicekit.consumer import EventConsumer, Handler, handler_map
 from servicekit.revocations import revocation_consumer
@@ -28,6 +30,8 @@ BATCH_SIZE = 200
 def consumers(
     settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
 ) -> list[EventConsumer]:
+    """The worker's consumers; its sessions share one cache of taxcore balances (the worker owns it)."""
+    attach(sessionmaker, BalanceCache())
     return [
         EventConsumer(
             name="assessment-registry",
@@ -44,6 +48,7 @@ def consumers(
             sessionmaker=sessionmaker,
             batch_size=BATCH_SIZE,
             handlers=FILING_HANDLERS,
+            prepare=intake.prepare_filing_batch,
         ),
         revocation_consumer(settings, sessionmaker),
     ]

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
@@ -960,6 +961,7 @@ class _Ledger(_AdjustmentsMixin):
             ),
             key=lambda pay: (pay.received_on, pay.payment_id),
         )
+        counted = {p.payment_id for p in active}  # payment ids are unique (_validate)
         self.trace.add(
             f"{_RULE}.inputs",
             "",
@@ -974,12 +976,15 @@ class _Ledger(_AdjustmentsMixin):
                 "bond_cover": h.bond_cover,
                 "deficiency_assessed_on": h.deficiency_assessed_on,
                 "payments_counted": [p.payment_id for p in active],
-                "payments_ignored": [p.payment_id for p in h.payments if p not in active],
+                "payments_ignored": [p.payment_id for p in h.payments if p.payment_id not in counted],
                 "adjustments_counted": [a.fact_id for a in h.adjustments if a.effective_on <= self.as_of],
                 "adjustments_ignored": [a.fact_id for a in h.adjustments if a.effective_on > self.as_of],
             },
             parameters=self.p.used,
         )
+        arriving: dict[date, list[PaymentIn]] = defaultdict(list)
+        for pay in active:
+            arriving[pay.received_on].append(pay)
         for day in self._events(active):
             self._accrue_to(day)
             self._assess_at(day)
@@ -991,9 +996,8 @@ class _Ledger(_AdjustmentsMixin):
                 self.capitalized = self.interest.exact
             if self._adjust_at(day):  # a write-off reversed: the principal is owed again today
                 self._assess_at(day)
-            for pay in active:
-                if pay.received_on == day:
-                    self.pool.append(_Money(pay.payment_id, round_cents(pay.amount)))
+            for pay in arriving.get(day, ()):
+                self.pool.append(_Money(pay.payment_id, round_cents(pay.amount)))
             self._apply(day)
         return self._statement(active)
 

@@ -69,12 +69,12 @@ async def request_refund(
     await repository.lock_account(session, facts.tax_account)
     refund, state = await service.request_refund(
         session,
-        facts,
+        facts=facts,
         amount=body.amount,
         requested_on=body.requested_on or clock.today(),
         requested_by=principal.client_id,
     )
-    await service.refresh_summary(session, facts)
+    await service.refresh_summary(session, facts=facts)
     return RefundOut(
         refund_id=refund.id,
         tax_account=refund.tax_account,

@@ -7,6 +7,7 @@ own (unique ids), so a replay through another consumer name changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -72,7 +73,7 @@ async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudE
     if not await upsert_latest(session, LodgingView, values, key=["tax_account"], as_of="snapshot_at"):
         return  # an older snapshot delivered late
     await repository.lock_account(session, snap.tax_account)
-    await recompute_after_batch(session, snap.tax_account)
+    await recompute_after_batch(session, tax_account=snap.tax_account)
 
 
 @handles(BondPosted)
@@ -129,10 +130,30 @@ async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEven
         )
     )
     await session.flush()
-    await recompute_after_batch(session, draw.tax_account)
+    await recompute_after_batch(session, tax_account=draw.tax_account)
 
 
 # --------------------------------------------------------------------------- filing
+
+
+_DECLARATIONS = {DeclarationFiled.event_type, DeclarationAmended.event_type}
+
+
+async def prepare_filing_batch(session: AsyncSession, events: Sequence[CloudEvent]) -> None:
+    """Before a batch of filing events: every account it touches locked, and what its
+    handlers look up (recorded or not, the lodging) fetched for the whole batch at once.
+    The handlers do not depend on it (they lock and look up again what was not fetched)."""
+
+    def field(event: CloudEvent, name: str) -> str | None:
+        value = event.data.get(name)
+        return value if isinstance(value, str) else None
+
+    accounts = [a for e in events if (a := field(e, "tax_account"))]
+    declarations = [d for e in events if e.type in _DECLARATIONS and (d := field(e, "declaration_id"))]
+    payments = [p for e in events if e.type == PaymentReceived.event_type and (p := field(e, "payment_id"))]
+    await repository.prepare_batch(
+        session, tax_accounts=accounts, declarations=declarations, payments=payments
+    )
 
 
 def recompute_declaration(inp: DeclarationInput) -> DeclarationResult:
@@ -240,14 +261,14 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
             issued_by="assessment",
             source_declaration_id=data.declaration_id,
         )
-    await recompute_after_batch(session, data.tax_account)
+    await recompute_after_batch(session, tax_account=data.tax_account)
     await run_crosschecks(session, tax_account=data.tax_account, period=data.period, checked_on=data.filed_on)
 
 
 @handles(PaymentReceived)
 async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudEvent) -> None:
     await repository.lock_account(session, data.tax_account)
-    if await session.get(Payment, data.payment_id) is not None:
+    if await repository.payment_recorded(session, data.payment_id):
         return
     session.add(
         Payment(
@@ -264,7 +285,7 @@ async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudE
         )
     )
     await session.flush()
-    await recompute_after_batch(session, data.tax_account)
+    await recompute_after_batch(session, tax_account=data.tax_account)
     await plans.on_payment(session, tax_account=data.tax_account, on=data.received_on)  # installments it paid
 
 
@@ -284,4 +305,4 @@ async def on_reversal(session: AsyncSession, data: PaymentReversed, event: Cloud
     session.add(reversal)
     await session.flush()
     if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
-        await recompute_after_batch(session, data.tax_account)
+        await recompute_after_batch(session, tax_account=data.tax_account)

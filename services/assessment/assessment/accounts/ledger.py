@@ -97,9 +97,6 @@ from taxcore.rules.balance import (
 Basis = Literal["declaration", "estimate"]
 
 BALANCE_CACHE_SIZE = 4096
-_balances: OrderedDict[tuple[object, ...], Balance] = OrderedDict()
-_balances_tree: ParameterTree | None = None  # the tree the memoized balances were computed with
-_balances_lock = threading.Lock()  # the API may call from a worker thread; consumers from the loop
 _HISTORY_FIELDS = tuple(AccountHistory.model_fields)
 _PAYMENT_FIELDS = tuple(PaymentIn.model_fields)
 _ADJUSTMENT_FIELDS = tuple(AdjustmentIn.model_fields)
@@ -124,40 +121,54 @@ def _history_key(history: AccountHistory, as_of: date) -> tuple[object, ...]:
     return tuple(parts)
 
 
-def balance(history: AccountHistory, as_of: date) -> Balance:
-    """taxcore's ``compute_balance(history, as_of=as_of, explain=False)``, memoized.
+class BalanceCache:
+    """taxcore balances already computed, by period history and date (least recently used
+    dropped past ``size``).
 
-    The result depends only on the history, the date and the process-wide
-    parameter tree (the memo is dropped when that tree is reloaded), so a
-    period an event did not change is not walked again by the next event of
-    the same account. The returned :class:`Balance` is shared: callers must
-    not modify it.
+    A balance depends only on the history, the date and the law (``law``: the parameter
+    tree; None: ``default_tree()`` when computed, and the memo is dropped when that tree is
+    reloaded), so a period an event did not change is not walked again by the next event
+    of the same account. One is owned by the assessment worker and one by its API app
+    (kept with their sessionmakers: ``accounts.repository.attach``) and reaches the ledger through the
+    account's :class:`Facts`; facts made without one get their own, which memoizes the
+    walks of one computation. Returned balances are shared: callers must not modify them.
     """
-    global _balances_tree
-    tree = default_tree()
-    key = _history_key(history, as_of)
-    with _balances_lock:
-        if tree is not _balances_tree:  # reset_default_tree() loaded other parameters
-            _balances.clear()
-            _balances_tree = tree
-        found = _balances.get(key)
-        if found is not None:
-            _balances.move_to_end(key)
-            return found
-    result = compute_balance(history, as_of=as_of, parameters=tree, explain=False)
-    with _balances_lock:
-        if tree is not _balances_tree:
-            return result
-        _balances[key] = result
-        if len(_balances) > BALANCE_CACHE_SIZE:
-            _balances.popitem(last=False)
-    return result
 
+    def __init__(self, *, law: ParameterTree | None = None, size: int = BALANCE_CACHE_SIZE) -> None:
+        self.law = law
+        self.size = size
+        self._balances: OrderedDict[tuple[object, ...], Balance] = OrderedDict()
+        self._tree: ParameterTree | None = None  # the tree the memoized balances were computed with
+        self._lock = threading.Lock()  # a request may compute from a worker thread
 
-def clear_balance_cache() -> None:
-    """Forget every memoized balance (benchmarks measure the cold cost with it)."""
-    with _balances_lock:
-        _balances.clear()
+    def balance(self, history: AccountHistory, as_of: date) -> Balance:
+        """taxcore's ``compute_balance(history, as_of=as_of, explain=False)``, memoized."""
+        tree = self.law or default_tree()
+        key = _history_key(history, as_of)
+        with self._lock:
+            if tree is not self._tree:  # reset_default_tree() loaded other parameters
+                self._balances.clear()
+                self._tree = tree
+            found = self._balances.get(key)
+            if found is not None:
+                self._balances.move_to_end(key)
+                return found
+        result = compute_balance(history, as_of=as_of, parameters=tree, explain=False)
+        with self._lock:
+            if tree is not self._tree:
+                return result
+            self._balances[key] = result
+            if len(self._balances) > self.size:
+                self._balances.popitem(last=False)
+        return result
+
+    def clear(self) -> None:
+        """Forget every memoized balance (benchmarks measure the cold cost with it)."""
+        with self._lock:
+            self._balances.clear()
+
+    def __len__(self) -> int:
+        return len(self._balances)
 
 
 @dataclass
@@ -176,6 +187,8 @@ class Facts:
     adjustments: list[AdjustmentFact] = field(default_factory=list)
     adjustment_reversals: list[AdjustmentReversal] = field(default_factory=list)
     refund_steps: list[RefundStep] = field(default_factory=list)
+    #: the balances already computed (of the worker or app that loaded the facts)
+    balances: BalanceCache = field(default_factory=BalanceCache, repr=False, compare=False)
 
     def refund_paid_on(self) -> dict[str, date]:
         """Refund id -> the day it was paid out (only a paid refund leaves the account)."""
@@ -288,6 +301,7 @@ class AccountState:
     credits: list[Credit]
     refunded: Decimal
     refund_shortfall: Decimal
+    balances: BalanceCache = field(default_factory=BalanceCache, repr=False, compare=False)
 
     @property
     def credit(self) -> Decimal:
@@ -425,27 +439,50 @@ def refundable_until(facts: Facts, pay: Payment) -> tuple[date, str]:
 
 
 class _Allocator:
-    def __init__(self, facts: Facts, periods: dict[str, PeriodBasis]) -> None:
+    """Payments to periods in the documented order (module docstring, steps 1-4).
+
+    What a period owes on a payment's day is taxcore's balance of the period with the
+    pieces already applied to it (memoized). Money received on the day a period's
+    balance was taken does not change what the period assessed by that day (taxcore
+    accrues and assesses a day before it applies that day's money, and applies money up
+    to what is outstanding), so a further piece of the same day is given what the period
+    owed less what the day's pieces took: one taxcore walk per period and day, not per
+    payment. ``same_day=False`` walks taxcore again for every piece (the reference the
+    tests compare with).
+    """
+
+    def __init__(self, facts: Facts, periods: dict[str, PeriodBasis], *, same_day: bool = True) -> None:
         self.facts = facts
         self.periods = periods
         self.order = sorted(periods)
         self.pieces: dict[str, dict[str, tuple[date, Decimal]]] = defaultdict(dict)
         self.settled: set[str] = set()
+        self.same_day = same_day
+        self.owed_on: dict[str, tuple[date, Decimal]] = {}  # period -> (day, balance less that day's pieces)
 
     def owed(self, period: str, on: date) -> Decimal:
         if period in self.settled:
             return ZERO
         basis = self.periods[period]
-        bal = balance(basis.history(self.facts.jurisdiction, self.pieces[period], decided_by=on), on)
-        owed = bal.balance
+        known = self.owed_on.get(period)
+        if known is not None and known[0] == on:
+            owed = known[1]
+        else:
+            history = basis.history(self.facts.jurisdiction, self.pieces[period], decided_by=on)
+            owed = self.facts.balances.balance(history, on).balance
         filed = basis.declaration_filed_on
         if owed <= 0 and filed is not None and filed <= on:
             self.settled.add(period)  # nothing unpaid can accrue again on a paid, filed account
+        if self.same_day:
+            self.owed_on[period] = (on, owed)
         return max(ZERO, owed)
 
     def assign(self, period: str, piece: Piece, amount: Decimal) -> None:
         on, already = self.pieces[period].get(piece.piece_id, (piece.payment.received_on, ZERO))
         self.pieces[period][piece.piece_id] = (on, already + amount)
+        known = self.owed_on.get(period)
+        if known is not None and known[0] == piece.payment.received_on:
+            self.owed_on[period] = (known[0], known[1] - amount)
 
     def pay(self, piece: Piece, budget: dict[str, Decimal]) -> Decimal:
         on = piece.payment.received_on
@@ -471,12 +508,12 @@ class _Allocator:
 
 
 def _allocate(
-    facts: Facts, as_of: date | None, taken: Mapping[str, Decimal]
+    facts: Facts, as_of: date | None, taken: Mapping[str, Decimal], *, same_day: bool = True
 ) -> tuple[dict[str, PeriodBasis], _Allocator, list[Credit], dict[str, str]]:
     """Allocate the payments known on ``as_of`` (less what refunds already ``taken`` out of
     each) to the periods known on ``as_of``; what a payment leaves over is credit."""
     periods = period_bases(facts, as_of)
-    alloc = _Allocator(facts, periods)
+    alloc = _Allocator(facts, periods, same_day=same_day)
     budgets: dict[str, dict[str, Decimal]] = {}
     credits: list[Credit] = []
     piece_payment: dict[str, str] = {}
@@ -496,7 +533,7 @@ def _allocate(
     return periods, alloc, credits, piece_payment
 
 
-def account_state(facts: Facts, as_of: date | None) -> AccountState:
+def account_state(facts: Facts, as_of: date | None, *, same_day: bool = True) -> AccountState:
     """Allocate the payments known on ``as_of`` to the periods known on ``as_of``.
 
     A paid refund takes the credit as it stood on the day it was paid out (each refund in
@@ -514,7 +551,7 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
     shortfall = ZERO
     for refund in refunds:
         want = refund.amount
-        for credit in _allocate(facts, paid_on[refund.id], taken)[2]:
+        for credit in _allocate(facts, paid_on[refund.id], taken, same_day=same_day)[2]:
             if credit.refundable_until < refund.requested_on:
                 continue  # past the PR §42 limit: not refundable
             take = min(want, credit.amount)
@@ -522,7 +559,7 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
             want -= take
         refunded += refund.amount - want
         shortfall += want
-    periods, alloc, credits, piece_payment = _allocate(facts, as_of, taken)
+    periods, alloc, credits, piece_payment = _allocate(facts, as_of, taken, same_day=same_day)
     return AccountState(
         as_of=as_of,
         jurisdiction=facts.jurisdiction,
@@ -532,6 +569,7 @@ def account_state(facts: Facts, as_of: date | None) -> AccountState:
         credits=credits,
         refunded=refunded,
         refund_shortfall=shortfall,
+        balances=facts.balances,
     )
 
 
@@ -546,7 +584,10 @@ def period_statements(state: AccountState, as_of: date, *, explain: bool = True)
     out: list[PeriodStatement] = []
     for period, basis in state.periods.items():
         history = state.history(period)
-        bal = compute_balance(history, as_of=as_of, explain=True) if explain else balance(history, as_of)
+        if explain:
+            bal = compute_balance(history, as_of=as_of, explain=True)
+        else:
+            bal = state.balances.balance(history, as_of)
         applied: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)
         for app in bal.applications:
             applied[(state.piece_payment.get(app.payment_id, app.payment_id), app.component)] += app.amount
@@ -583,7 +624,7 @@ def final_balances(state: AccountState) -> dict[str, tuple[date, Balance]]:
         if pieces:
             last = max(on for on, _ in pieces.values())
             # decisions known restate the period from its due date: the payments apply as restated
-            out[period] = (last, balance(state.history(period, decided_by=last), last))
+            out[period] = (last, state.balances.balance(state.history(period, decided_by=last), last))
     return out
 
 

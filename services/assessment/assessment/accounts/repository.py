@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from sqlalchemy import func, select, text, union
+from sqlalchemy import ARRAY, BindParameter, Text, any_, bindparam, func, select, text, union
 from sqlalchemy.dialects.postgresql import distinct_on
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import defer
 
-from assessment.accounts.ledger import Facts
+from assessment.accounts.ledger import BalanceCache, Facts
 from assessment.casework.models import AdjustmentFact, AdjustmentReversal, RefundStep
 from assessment.models import (
     CollectionPosting,
@@ -30,15 +30,103 @@ from servicekit.auth import Principal
 _T = TypeVar("_T")
 
 
+#: where :func:`attach` keeps the cache in a sessionmaker's ``info`` (each session sees it)
+BALANCES = "assessment.balances"
+
+
+def attach(sessionmaker: async_sessionmaker[AsyncSession], cache: BalanceCache) -> BalanceCache:
+    """Give the sessions of ``sessionmaker`` (a worker's, an app's) ``cache``: the facts
+    loaded through them use it (:func:`load_facts`)."""
+    sessionmaker.configure(info={**sessionmaker.kw.get("info", {}), BALANCES: cache})
+    return cache
+
+
+def cache_of(session: AsyncSession) -> BalanceCache:
+    """The cache of the session's owner (:func:`attach`), else a new one for this computation."""
+    found = session.info.get(BALANCES)
+    return found if isinstance(found, BalanceCache) else BalanceCache()
+
+
+_LOCKED = "assessment.locked"  # session.info: (transaction, accounts it holds the lock of)
+_ABSENT = "assessment.absent"  # session.info: (transaction, ids known not recorded)
+_PREFETCHED = "assessment.prefetched"  # session.info: the batch's lodgings (kept in the identity map)
+
+
+def _of_transaction(session: AsyncSession, key: str) -> set[tuple[str, str]]:
+    """A set kept in ``session.info`` for the session's current transaction only."""
+    tx = session.sync_session.get_transaction()
+    held: tuple[object, set[tuple[str, str]]] | None = session.info.get(key)
+    if held is None or held[0] is not tx:
+        held = session.info[key] = (tx, set())
+    return held[1]
+
+
 async def lock_account(session: AsyncSession, tax_account: str) -> None:
     """Serialize every change of one tax account (consumers, jobs and requests alike)."""
+    if ("account", tax_account) in _of_transaction(session, _LOCKED):
+        return  # this transaction holds it already (a consumer batch locks its accounts first)
     await session.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": tax_account})
+    _of_transaction(session, _LOCKED).add(("account", tax_account))
+
+
+_LOCK_MANY = text(
+    "SELECT count(pg_advisory_xact_lock(hashtext(a))) FROM "
+    "(SELECT a FROM unnest(CAST(:a AS text[])) WITH ORDINALITY AS u(a, n) ORDER BY n) AS s"
+)
+_RECORDED = text(
+    "SELECT 'liability', declaration_id FROM liabilities WHERE declaration_id = ANY (CAST(:d AS text[])) "
+    "UNION ALL SELECT 'payment', payment_id FROM payments WHERE payment_id = ANY (CAST(:p AS text[]))"
+)
+
+
+async def prepare_batch(
+    session: AsyncSession,
+    *,
+    tax_accounts: Sequence[str],
+    declarations: Sequence[str],
+    payments: Sequence[str],
+) -> None:
+    """A consumer batch's set-up, in three statements: lock its accounts (in sorted order),
+    learn which of its declaration versions and payments are not recorded yet, and load
+    its lodgings (the handlers then find them in the session)."""
+    accounts = sorted(set(tax_accounts))
+    if not accounts:
+        return
+    await session.execute(_LOCK_MANY, {"a": accounts})
+    _of_transaction(session, _LOCKED).update(("account", a) for a in accounts)
+    recorded = await session.execute(_RECORDED, {"d": list(declarations), "p": list(payments)})
+    found = {(str(r[0]), str(r[1])) for r in recorded}
+    wanted = {("liability", d) for d in declarations} | {("payment", p) for p in payments}
+    _of_transaction(session, _ABSENT).update(wanted - found)
+    views = await session.execute(
+        select(LodgingView).where(LodgingView.tax_account == any_(_accounts_param(accounts)))
+    )
+    session.info[_PREFETCHED] = list(views.scalars())
+
+
+def _known_absent(session: AsyncSession, kind: str, key: str) -> bool:
+    """Whether the batch's set-up found ``key`` not recorded; true once only (the caller
+    records it now, so the next question goes to the database)."""
+    absent = _of_transaction(session, _ABSENT)
+    if (kind, key) in absent:
+        absent.discard((kind, key))
+        return True
+    return False
 
 
 async def liability_recorded(session: AsyncSession, declaration_id: str) -> bool:
     """Whether the declaration version's liability is already on the account."""
+    if _known_absent(session, "liability", declaration_id):
+        return False
     stmt = select(Liability.id).where(Liability.declaration_id == declaration_id)
     return (await session.execute(stmt)).first() is not None
+
+
+async def payment_recorded(session: AsyncSession, payment_id: str) -> bool:
+    """Whether the payment is already on the account."""
+    if _known_absent(session, "payment", payment_id):
+        return False
+    return await session.get(Payment, payment_id) is not None
 
 
 _FACT_TABLES = (
@@ -56,25 +144,65 @@ _HAS_FACTS = text(
     "SELECT "
     + ", ".join(f"EXISTS (SELECT 1 FROM {m.__tablename__} WHERE tax_account = :a)" for m in _FACT_TABLES)
 )
+_HAS_FACTS_ANY = text(
+    "SELECT "
+    + ", ".join(
+        f"EXISTS (SELECT 1 FROM {m.__tablename__} WHERE tax_account = ANY (CAST(:a AS text[])))"
+        for m in _FACT_TABLES
+    )
+)
 
 
 async def load_facts(session: AsyncSession, tax_account: str, *, traces: bool = True) -> Facts | None:
-    """The account's facts; ``traces=False`` leaves each liability's ``trace`` (kilobytes of
-    JSON per row, read only by an explained statement) in the database."""
-    lodging = await session.get(LodgingView, tax_account)
-    # One round trip tells which fact tables hold rows of the account (a fresh
-    # account has one or two): the others are not queried.
-    has = (await session.execute(_HAS_FACTS, {"a": tax_account})).one()
+    """The account's facts; ``traces=False`` leaves what the recomputation never reads in the
+    database (each liability's ``trace``, kilobytes of JSON per row read only by an explained
+    statement, its declared ``input`` and ``findings``, and an estimate's ``trace``)."""
+    return (await load_facts_many(session, [tax_account], traces=traces)).get(tax_account)
+
+
+def _accounts_param(accounts: Sequence[str]) -> BindParameter[Any]:
+    """The accounts as one array parameter (the statement's text is the same whatever their number)."""
+    return bindparam("accounts", list(accounts), type_=ARRAY(Text()))
+
+
+_LEAN: dict[type[Any], tuple[Any, ...]] = {
+    Liability: (Liability.trace, Liability.input, Liability.findings),
+    Estimate: (Estimate.trace,),
+}
+
+
+async def load_facts_many(
+    session: AsyncSession, tax_accounts: Sequence[str], *, traces: bool = True
+) -> dict[str, Facts]:
+    """The facts of each of ``tax_accounts`` that has any, by account, with one query per
+    fact table that holds rows of them (one round trip tells which do: a fresh account has
+    one or two), whatever the number of accounts."""
+    accounts = list(dict.fromkeys(tax_accounts))
+    one = len(accounts) == 1
+    where = {"a": accounts[0]} if one else {"a": accounts}
+    has = (await session.execute(_HAS_FACTS if one else _HAS_FACTS_ANY, where)).one()
     present: dict[type[object], bool] = dict(zip(_FACT_TABLES, has, strict=True))
 
-    async def rows(model: type[_T]) -> list[_T]:
+    async def rows(model: type[_T]) -> dict[str, list[_T]]:
+        out: dict[str, list[_T]] = {a: [] for a in accounts}
         if not present[model]:
-            return []
-        stmt = select(model).where(model.tax_account == tax_account)  # type: ignore[attr-defined]
-        if model is Liability and not traces:
-            stmt = stmt.options(defer(Liability.trace, raiseload=True))
-        return list((await session.execute(stmt)).scalars().all())
+            return out
+        column = model.tax_account  # type: ignore[attr-defined]
+        match = column == accounts[0] if one else column == any_(_accounts_param(accounts))
+        stmt = select(model).where(match)
+        if not traces and model in _LEAN:
+            stmt = stmt.options(*(defer(c, raiseload=True) for c in _LEAN[model]))
+        for row in (await session.execute(stmt)).scalars():
+            out[row.tax_account].append(row)  # type: ignore[attr-defined]
+        return out
 
+    if one:
+        view = await session.get(LodgingView, accounts[0])
+        lodgings = {accounts[0]: view} if view is not None else {}
+    else:
+        any_account = LodgingView.tax_account == any_(_accounts_param(accounts))
+        found = await session.execute(select(LodgingView).where(any_account))
+        lodgings = {v.tax_account: v for v in found.scalars()}
     liabilities = await rows(Liability)
     estimates = await rows(Estimate)
     payments = await rows(Payment)
@@ -84,26 +212,31 @@ async def load_facts(session: AsyncSession, tax_account: str, *, traces: bool = 
     adjustments = await rows(AdjustmentFact)
     adjustment_reversals = await rows(AdjustmentReversal)
     refund_steps = await rows(RefundStep)
-    known: list[str] = [lodging.jurisdiction] if lodging is not None else []
-    known += [x.jurisdiction for x in liabilities] + [x.jurisdiction for x in estimates]
-    known += [x.jurisdiction for x in payments] + [x.jurisdiction for x in notices]
-    jurisdiction = known[0] if known else None
-    if jurisdiction is None:
-        return None
-    return Facts(
-        tax_account=tax_account,
-        jurisdiction=jurisdiction,
-        lodging=lodging,
-        liabilities=liabilities,
-        estimates=estimates,
-        payments=payments,
-        reversals=reversals,
-        notices=notices,
-        refunds=refunds,
-        adjustments=adjustments,
-        adjustment_reversals=adjustment_reversals,
-        refund_steps=refund_steps,
-    )
+    out: dict[str, Facts] = {}
+    balances = cache_of(session)
+    for a in accounts:
+        lodging = lodgings.get(a)
+        known: list[str] = [lodging.jurisdiction] if lodging is not None else []
+        known += [x.jurisdiction for x in liabilities[a]] + [x.jurisdiction for x in estimates[a]]
+        known += [x.jurisdiction for x in payments[a]] + [x.jurisdiction for x in notices[a]]
+        if not known:
+            continue
+        out[a] = Facts(
+            tax_account=a,
+            jurisdiction=known[0],
+            lodging=lodging,
+            liabilities=liabilities[a],
+            estimates=estimates[a],
+            payments=payments[a],
+            reversals=reversals[a],
+            notices=notices[a],
+            refunds=refunds[a],
+            adjustments=adjustments[a],
+            adjustment_reversals=adjustment_reversals[a],
+            refund_steps=refund_steps[a],
+            balances=balances,
+        )
+    return out
 
 
 def visible(principal: Principal, lodging: LodgingView | None) -> bool:
@@ -120,11 +253,22 @@ def visible(principal: Principal, lodging: LodgingView | None) -> bool:
     return False
 
 
-async def posted_totals(
-    session: AsyncSession, tax_account: str
-) -> dict[tuple[str, str, str], tuple[Decimal, int, str]]:
+PostedTotals = dict[tuple[str, str, str], tuple[Decimal, int, str]]
+
+
+async def posted_totals(session: AsyncSession, tax_account: str) -> PostedTotals:
+    """(payment, period, component) -> (sum posted, number of postings, section)."""
+    return (await posted_totals_many(session, [tax_account])).get(tax_account, {})
+
+
+async def posted_totals_many(session: AsyncSession, tax_accounts: Sequence[str]) -> dict[str, PostedTotals]:
+    """:func:`posted_totals` of each account, in one query."""
+    out: dict[str, PostedTotals] = {a: {} for a in tax_accounts}
+    if not tax_accounts:
+        return out
     stmt = (
         select(
+            CollectionPosting.tax_account,
             CollectionPosting.payment_id,
             CollectionPosting.period,
             CollectionPosting.component,
@@ -132,12 +276,40 @@ async def posted_totals(
             func.count(),
             func.max(CollectionPosting.section),
         )
-        .where(CollectionPosting.tax_account == tax_account)
-        .group_by(CollectionPosting.payment_id, CollectionPosting.period, CollectionPosting.component)
+        .where(CollectionPosting.tax_account == any_(_accounts_param(tax_accounts)))
+        .group_by(
+            CollectionPosting.tax_account,
+            CollectionPosting.payment_id,
+            CollectionPosting.period,
+            CollectionPosting.component,
+        )
     )
-    return {
-        (r[0], r[1], r[2]): (Decimal(r[3]), int(r[4]), str(r[5])) for r in (await session.execute(stmt)).all()
-    }
+    for r in (await session.execute(stmt)).all():
+        out[r[0]][(r[1], r[2], r[3])] = (Decimal(r[4]), int(r[5]), str(r[6]))
+    return out
+
+
+_POSTING_COLUMNS: dict[str, str] = {
+    "posting_id": "text",
+    "payment_id": "text",
+    "tax_account": "text",
+    "period": "text",
+    "component": "text",
+    "amount": "numeric",
+    "collected_on": "date",
+    "section": "text",
+}
+_INSERT_POSTINGS = text(
+    f"INSERT INTO collection_postings ({', '.join(_POSTING_COLUMNS)}) SELECT * FROM unnest("
+    + ", ".join(f"CAST(:{c} AS {t}[])" for c, t in _POSTING_COLUMNS.items())
+    + ")"
+)
+
+
+async def insert_postings(session: AsyncSession, rows: Sequence[Mapping[str, object]]) -> None:
+    """Append collection postings (``_POSTING_COLUMNS`` of each row) in one statement."""
+    if rows:
+        await session.execute(_INSERT_POSTINGS, {c: [r[c] for r in rows] for c in _POSTING_COLUMNS})
 
 
 _SUMMARY_COLUMNS: dict[str, str] = {
@@ -153,16 +325,19 @@ _SUMMARY_COLUMNS: dict[str, str] = {
     "balance": "numeric",
     "as_of": "date",
 }
-# One statement, the same text whatever the number of periods (prepared once per
-# connection): drop the periods no longer known, upsert the others. The two parts
-# touch disjoint rows, so running them in one statement's snapshot is safe.
+# One statement, the same text whatever the number of accounts and periods (prepared
+# once per connection): drop the periods no longer known of the accounts, upsert the
+# others. The two parts touch disjoint rows, so running them in one statement's
+# snapshot is safe.
 _UPSERT_SUMMARIES = text(
-    "WITH gone AS (DELETE FROM account_summaries WHERE tax_account = :a "
-    "AND NOT (period = ANY (CAST(:period AS text[])))) "
+    "WITH gone AS (DELETE FROM account_summaries WHERE tax_account = ANY (CAST(:accounts AS text[])) "
+    "AND NOT ((tax_account, period) IN (SELECT * FROM unnest(CAST(:tax_account AS text[]), "
+    "CAST(:period AS text[]))))) "
     f"INSERT INTO account_summaries (tax_account, {', '.join(_SUMMARY_COLUMNS)}) "
-    f"SELECT :a, {', '.join(f'u.{c}' for c in _SUMMARY_COLUMNS)} FROM unnest("
+    f"SELECT u.tax_account, {', '.join(f'u.{c}' for c in _SUMMARY_COLUMNS)} FROM unnest("
+    "CAST(:tax_account AS text[]), "
     + ", ".join(f"CAST(:{c} AS {t}[])" for c, t in _SUMMARY_COLUMNS.items())
-    + f") AS u({', '.join(_SUMMARY_COLUMNS)}) "
+    + f") AS u(tax_account, {', '.join(_SUMMARY_COLUMNS)}) "
     "ON CONFLICT (tax_account, period) DO UPDATE SET "
     + ", ".join(f"{c} = excluded.{c}" for c in _SUMMARY_COLUMNS if c != "period")
     + ", refreshed_at = now()"
@@ -170,12 +345,13 @@ _UPSERT_SUMMARIES = text(
 
 
 async def upsert_summaries(
-    session: AsyncSession, rows: Sequence[dict[str, object]], tax_account: str
+    session: AsyncSession, rows: Sequence[Mapping[str, object]], tax_accounts: str | Sequence[str]
 ) -> None:
-    """Replace the account's per-period summaries by ``rows`` (one round trip)."""
-    assert all(r["tax_account"] == tax_account for r in rows)
-    params: dict[str, object] = {c: [r[c] for r in rows] for c in _SUMMARY_COLUMNS}
-    await session.execute(_UPSERT_SUMMARIES, {"a": tax_account, **params})
+    """Replace the per-period summaries of ``tax_accounts`` by ``rows`` (one round trip)."""
+    accounts = [tax_accounts] if isinstance(tax_accounts, str) else list(tax_accounts)
+    assert {r["tax_account"] for r in rows} <= set(accounts)
+    params: dict[str, object] = {c: [r[c] for r in rows] for c in ("tax_account", *_SUMMARY_COLUMNS)}
+    await session.execute(_UPSERT_SUMMARIES, {"accounts": accounts, **params})
 
 
 async def all_lodgings(session: AsyncSession) -> Sequence[LodgingView]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -16,14 +17,13 @@ from assessment.accounts.ledger import (
     Facts,
     PeriodStatement,
     account_state,
-    balance,
     current_applications,
     final_balances,
     latest_fact_date,
     period_statements,
     settled,
 )
-from assessment.models import CollectionPosting, Refund
+from assessment.models import Refund
 from assessment.refunds import steps as refunds_service
 from servicekit.consumer import once_per_batch
 from servicekit.errors import NotFound, ValidationFailed
@@ -80,32 +80,32 @@ def held_credit(
     return held
 
 
-async def post_collections(
-    session: AsyncSession,
+def collections_due(
     facts: Facts,
     target: dict[PostingKey, tuple[Decimal, str]],
+    posted: repository.PostedTotals,
     *,
     credits: dict[str, Decimal] | None = None,
     refund_id: str | None = None,
-) -> int:
-    """Emit ``collection.posted`` for the difference between what should be posted and what was.
+) -> tuple[list[dict[str, object]], list[OutboxEvent]]:
+    """The ``collection.posted`` postings (rows and events) for the difference between what
+    should be posted and what was (``posted``).
 
     For every payment, the postings then add up to what is currently applied
     of it, per period and component, plus what of it is held as credit
     (:func:`held_credit`, with ``credits`` the account's credit per payment) --
     the contract's invariant. ``refund_id``: the paid refund that caused this
-    recomputation; the negative postings (give-backs) carry it. Returns how many
-    postings were made.
+    recomputation; the negative postings (give-backs) carry it.
     """
     if not facts.payments:
-        return 0  # payments are never deleted: no payment, nothing applied and nothing posted
-    posted = await repository.posted_totals(session, facts.tax_account)
+        return [], []  # payments are never deleted: no payment, nothing applied and nothing posted
     if credits is not None:
         target = dict(target)
         for key, amount in held_credit(target, posted, credits).items():
             was, section = target.get(key, (ZERO, posted[key][2]))
             target[key] = (was + amount, section)
     payments = {p.payment_id: p for p in facts.payments}
+    rows: list[dict[str, object]] = []
     events: list[OutboxEvent] = []
     for key in sorted(set(target) | set(posted)):
         payment_id, period, component = key
@@ -118,17 +118,17 @@ async def post_collections(
         if pay is None:  # pragma: no cover - postings only exist for known payments
             continue
         pid = posting_id(payment_id, period, component, count)
-        row = CollectionPosting(
-            posting_id=pid,
-            payment_id=payment_id,
-            tax_account=facts.tax_account,
-            period=period,
-            component=component,
-            amount=delta,
-            collected_on=pay.received_on,
-            section=section or old_section,
-        )
-        session.add(row)
+        row: dict[str, object] = {
+            "posting_id": pid,
+            "payment_id": payment_id,
+            "tax_account": facts.tax_account,
+            "period": period,
+            "component": component,
+            "amount": delta,
+            "collected_on": pay.received_on,
+            "section": section or old_section,
+        }
+        rows.append(row)
         events.append(
             OutboxEvent.of(
                 CollectionPosted(
@@ -141,18 +141,14 @@ async def post_collections(
                     component=component,
                     amount=delta,
                     collected_on=pay.received_on,
-                    section=row.section,
+                    section=section or old_section,
                     refund_id=refund_id if delta < 0 else None,
                 ),
                 key=facts.tax_account,
                 event_id=pid,
             )
         )
-    if not events:
-        return 0
-    await emit_many(session, events)  # the same outbox rows, in the same order, in one statement
-    await session.flush()
-    return len(events)
+    return rows, events
 
 
 def summary_rows(
@@ -172,7 +168,7 @@ def summary_rows(
         if final is not None and final[0] <= on and settled(basis, final[0], final[1]):
             bal = final[1]
         else:
-            bal = balance(state.history(period), on)
+            bal = facts.balances.balance(state.history(period), on)
         principal = sum((c.assessed for c in bal.components if c.component in ("tax", "impact_fee")), ZERO)
         rows.append(
             {
@@ -193,14 +189,14 @@ def summary_rows(
     return rows
 
 
-async def refresh_summary(session: AsyncSession, facts: Facts, *, as_of: date | None = None) -> None:
+async def refresh_summary(session: AsyncSession, *, facts: Facts, as_of: date | None = None) -> None:
     """Re-materialize the account's per-period balances as of today (dashboards read them)."""
     on = as_of or clock.today()
     await repository.upsert_summaries(session, summary_rows(facts, on), facts.tax_account)
 
 
 async def recompute(
-    session: AsyncSession, tax_account: str, *, facts: Facts | None = None, refund_id: str | None = None
+    session: AsyncSession, *, tax_account: str, facts: Facts | None = None, refund_id: str | None = None
 ) -> Facts | None:
     """After any change of an account's facts: post collections, refresh its summary.
 
@@ -212,28 +208,72 @@ async def recompute(
         facts = await repository.load_facts(session, tax_account, traces=False)
     if facts is None:
         return None
-    state = account_state(facts, None)
-    finals = final_balances(state)
-    credits: dict[str, Decimal] = {}
-    for credit in state.credits:
-        credits[credit.payment_id] = credits.get(credit.payment_id, ZERO) + credit.amount
-    await post_collections(
-        session, facts, current_applications(state, finals), credits=credits, refund_id=refund_id
-    )
-    on = clock.today()
-    latest = latest_fact_date(facts)
-    if latest is not None and latest > on:  # a fact dated after today: allocate as of today
-        rows = summary_rows(facts, on)
-    else:
-        rows = summary_rows(facts, on, state=state, finals=finals)
-    await repository.upsert_summaries(session, rows, facts.tax_account)
+    await _recompute_loaded(session, [facts], refund_id=refund_id)
     return facts
 
 
-async def recompute_after_batch(session: AsyncSession, tax_account: str) -> None:
+async def recompute_accounts(session: AsyncSession, *, tax_accounts: Sequence[str]) -> None:
+    """:func:`recompute` each account, with the same statements whatever their number: the
+    facts loaded per table, the postings, their events and the summaries written at once."""
+    loaded = await repository.load_facts_many(session, tax_accounts, traces=False)
+    await _recompute_loaded(session, list(loaded.values()))
+
+
+async def _recompute_loaded(
+    session: AsyncSession, loaded: Sequence[Facts], *, refund_id: str | None = None
+) -> None:
+    posted = await repository.posted_totals_many(session, [f.tax_account for f in loaded if f.payments])
+    on = clock.today()
+    postings: list[dict[str, object]] = []
+    events: list[OutboxEvent] = []
+    summaries: list[dict[str, object]] = []
+    for facts in loaded:
+        state = account_state(facts, None)
+        finals = final_balances(state)
+        if facts.payments:
+            credits: dict[str, Decimal] = {}
+            for credit in state.credits:
+                credits[credit.payment_id] = credits.get(credit.payment_id, ZERO) + credit.amount
+            rows, evs = collections_due(
+                facts,
+                current_applications(state, finals),
+                posted[facts.tax_account],
+                credits=credits,
+                refund_id=refund_id,
+            )
+            postings += rows
+            events += evs
+        latest = latest_fact_date(facts)
+        if latest is not None and latest > on:  # a fact dated after today: allocate as of today
+            summaries += summary_rows(facts, on)
+        else:
+            summaries += summary_rows(facts, on, state=state, finals=finals)
+    await emit_many(session, events)  # the outbox rows of the postings, in order, in one statement
+    await repository.insert_postings(session, postings)
+    if loaded:
+        await repository.upsert_summaries(session, summaries, [f.tax_account for f in loaded])
+
+
+_BATCH_ACCOUNTS = "assessment.recompute"
+
+
+async def recompute_after_batch(session: AsyncSession, *, tax_account: str) -> None:
     """:func:`recompute` the account once the consumer's batch is applied (once however
-    many of its events touched the account); right away outside a consumer."""
-    await once_per_batch(session, ("recompute", tax_account), lambda: recompute(session, tax_account))
+    many of its events touched the account, and every account of the batch together:
+    :func:`recompute_accounts`); right away outside a consumer."""
+    accounts: dict[str, None] | None = session.info.get(_BATCH_ACCOUNTS)
+    if accounts is not None:
+        accounts[tax_account] = None
+        return
+    accounts = session.info[_BATCH_ACCOUNTS] = {tax_account: None}
+    wave = session.info[_BATCH_ACCOUNTS + ".wave"] = session.info.get(_BATCH_ACCOUNTS + ".wave", 0) + 1
+
+    async def work() -> None:
+        # accounts asked for from now on (work deferred by this work) make a new wave
+        todo = list(session.info.pop(_BATCH_ACCOUNTS))
+        await recompute_accounts(session, tax_accounts=todo)
+
+    await once_per_batch(session, ("recompute", wave), work)
 
 
 # --------------------------------------------------------------------------- statements
@@ -402,7 +442,7 @@ def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
 
 
 async def request_refund(
-    session: AsyncSession, facts: Facts, *, amount: Decimal, requested_on: date, requested_by: str
+    session: AsyncSession, *, facts: Facts, amount: Decimal, requested_on: date, requested_by: str
 ) -> tuple[Refund, AccountState]:
     """Refund credit still within PR §42 (4 years from the declaration it came with, else 3 from payment)."""
     if requested_on > clock.today():
@@ -428,7 +468,7 @@ async def request_refund(
     return refund, account_state(facts, requested_on)
 
 
-async def get_facts(session: AsyncSession, tax_account: str) -> Facts:
+async def get_facts(session: AsyncSession, *, tax_account: str) -> Facts:
     facts = await repository.load_facts(session, tax_account)
     if facts is None:
         raise NotFound(f"no account {tax_account!r}")

@@ -72,7 +72,7 @@ async def record(
             for row in rows
         ],
     )
-    await recompute(session, facts.tax_account, facts=facts)
+    await recompute(session, tax_account=facts.tax_account, facts=facts)
     return rows
 
 
@@ -109,5 +109,5 @@ async def reverse(
         key=facts.tax_account,
         event_id=event_id("adjustment-reversal", fact.id),
     )
-    await recompute(session, facts.tax_account, facts=facts)
+    await recompute(session, tax_account=facts.tax_account, facts=facts)
     return row

@@ -136,7 +136,7 @@ async def estimate_non_filers(
                 )
             period = period.next()
         if changed:
-            await recompute(session, lodging.tax_account)
+            await recompute(session, tax_account=lodging.tax_account)
     return NonFilersRun(as_of=as_of, raised=raised, skipped=skipped)
 
 
@@ -145,7 +145,7 @@ async def refresh_all_summaries(session: AsyncSession, *, as_of: date) -> int:
     for tax_account in await accounts_repo.all_tax_accounts(session):
         facts = await accounts_repo.load_facts(session, tax_account)
         if facts is not None:
-            await refresh_summary(session, facts, as_of=as_of)
+            await refresh_summary(session, facts=facts, as_of=as_of)
             count += 1
     return count
 

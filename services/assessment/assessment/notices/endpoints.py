@@ -75,7 +75,7 @@ async def create_notice(body: NoticeCreate, session: SessionDep, principal: Admi
         issued_by=principal.client_id,
     )
     assert notice is not None
-    refreshed = await recompute(session, body.tax_account)
+    refreshed = await recompute(session, tax_account=body.tax_account)
     return await to_out(session, notice, refreshed or facts)
 
 

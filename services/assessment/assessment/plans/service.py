@@ -420,7 +420,7 @@ async def run(session: AsyncSession, *, as_of: date) -> list[PlanStep]:
         steps = await progress(session, facts=facts, on=as_of, defaults=True)
         made.extend(steps)
         if any(s.step == "defaulted" for s in steps):
-            await recompute(session, tax_account, facts=facts)
+            await recompute(session, tax_account=tax_account, facts=facts)
     return made
 
 

@@ -216,7 +216,7 @@ async def _pay(session: AsyncSession, proposal: Proposal, review: ProposalReview
         by=f"user:{review.reviewed_by}",
         details=details,
     )
-    await recompute(session, refund.tax_account, facts=facts, refund_id=refund.id)
+    await recompute(session, tax_account=refund.tax_account, facts=facts, refund_id=refund.id)
 
 
 async def view(session: AsyncSession, *, facts: Facts, refund: Refund) -> RefundStatusOut:
