@@ -36,10 +36,12 @@ async def record_collection(session: AsyncSession, *, event_id: str, posting: Co
     (:func:`book_collections`, a few statements for the whole batch); elsewhere now.
     """
     session.info.setdefault(_PENDING, []).append((event_id, posting))
-    await once_per_batch(session, _PENDING, lambda: book_collections(session, session.info.pop(_PENDING)))
+    await once_per_batch(
+        session, _PENDING, lambda: book_collections(session, postings=session.info.pop(_PENDING))
+    )
 
 
-async def book_collections(session: AsyncSession, postings: Sequence[tuple[str, CollectionPosted]]) -> int:
+async def book_collections(session: AsyncSession, *, postings: Sequence[tuple[str, CollectionPosted]]) -> int:
     """Book ``(event id, posting)`` pairs in order: one journal entry of two lines and one
     collection row each, in one statement; a posting already booked (or twice in
     ``postings``: the first wins) or of zero books nothing. Returns the entries booked.

@@ -59,7 +59,7 @@ def principal_of(user: User, session_id: str) -> Principal:
 
 
 async def end_sessions(
-    session: AsyncSession, session_ids: Sequence[str], *, now: datetime, reason: str
+    session: AsyncSession, *, session_ids: Sequence[str], now: datetime, reason: str
 ) -> None:
     """Every service refuses the access tokens of these sign-in sessions within seconds."""
     for session_id in session_ids:
@@ -263,7 +263,7 @@ async def sign_out(session: AsyncSession, *, refresh_token: str, now: datetime) 
     row = await repository.live_session(session, session_id, now)
     if row is not None and secrets.compare_digest(row.refresh_hash, digest(secret)):
         row.revoked_at, row.revoked_reason = now, "signed-out"
-        await end_sessions(session, [row.id], now=now, reason="signed-out")
+        await end_sessions(session, session_ids=[row.id], now=now, reason="signed-out")
 
 
 async def change_password(
@@ -293,6 +293,6 @@ async def change_password(
     user.password_hash = hash_password(new)
     user.password_changed_at = now
     ended = await repository.revoke_all(session, user_id=user.id, now=now, reason="password-changed")
-    await end_sessions(session, ended, now=now, reason="password-changed")
+    await end_sessions(session, session_ids=ended, now=now, reason="password-changed")
     await _changed(session, user, "password_changed", f"user:{user.id}")
     return await _open_session(session, user, issuer=issuer, ip=ip, now=now, hours=session_hours)
