@@ -278,7 +278,12 @@ def test_every_money_field_is_the_money_type(service: str) -> None:
 # --- The API as a product (issue 16): every operation documented for integrators ---
 
 #: POSTs outside the transactional chassis: credentials are never replayed from a stored response
-_CREDENTIAL_POSTS = {"/v1/oauth/token", "/v1/people/token", "/v1/people/me/password"}
+_CREDENTIAL_POSTS = {
+    "/v1/oauth/token",
+    "/v1/people/token",
+    "/v1/people/token/oidc",
+    "/v1/people/me/password",
+}
 TOKEN_URL = "http://127.0.0.1:8001/v1/oauth/token"
 PROBLEM_REF = {"$ref": "#/components/schemas/Problem"}
 _OPERATION_ID = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$")
