@@ -34,7 +34,13 @@ from taxcore.errors import ParameterError
 from taxcore.money import round_cents
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
-from taxcore.rules.declaration import DeclarationInput, DeclarationResult, _no_float, compute
+from taxcore.rules.declaration import (
+    DeclarationInput,
+    DeclarationResult,
+    Disallowed,
+    _no_float,
+    declaration_amounts,
+)
 
 __all__ = ["FINDING_CODES", "DeclaredFigures", "Finding", "Review", "check_declaration", "review_declaration"]
 
@@ -98,7 +104,9 @@ def check_declaration(
     parameters: ParameterTree | None = None,
     today: date | None = None,
 ) -> list[Finding]:
-    """Every mathematical or clerical error in a declaration (PR §2(18); VI §54)."""
+    """Every mathematical or clerical error in a declaration (PR §2(18); VI §54): the findings
+    of :func:`review_declaration` alone. Call :func:`review_declaration` when the allowed
+    figures are needed too (one computation gives both)."""
     return review_declaration(inp, declared, parameters=parameters, today=today).findings
 
 
@@ -112,130 +120,194 @@ def review_declaration(
     """Recompute a declaration and report every mathematical or clerical error (PR §2(18); VI §54).
 
     The amounts are recomputed from the declared lines with the claims the statute
-    does not allow disallowed (and reported) instead of refused, so a declaration
+    does not allow disallowed (and reported) instead of refused
+    (:func:`taxcore.rules.declaration.compute_allowed`'s figures), so a declaration
     with an unevidenced exemption still gets its corrected tax. Input the statute
-    cannot apply to at all (negative amounts, unknown class) still raises.
+    cannot apply to at all (negative amounts, unknown class) still raises. The
+    findings come in the order of PR §2(18): omissions (iii), arithmetic (i),
+    inconsistent entries (ii), deductions beyond their limit (iv), then the
+    understated or overstated tax.
     """
     tree = parameters or default_tree()
-    result, disallowed = compute(inp, tree, today, lenient=True)
+    result, disallowed = declaration_amounts(inp, tree, today, lenient=True)
     sections = _sections(tree, inp.jurisdiction, Period.parse(inp.period).first_day)
-    findings: list[Finding] = []
+    findings = [
+        *omissions(declared, result, disallowed, sections),
+        *arithmetic_errors(declared, result, sections),
+        *inconsistent_entries(inp, declared, result, sections),
+        *deductions_beyond_limit(disallowed, sections),
+        *misstated_tax(declared, result, sections),
+    ]
+    return Review(result=result, findings=findings)
 
-    def find(
-        code: str, line: str, message: str, declared_v: Decimal | None, computed: Decimal | None
-    ) -> None:
-        findings.append(
-            Finding(
-                code=code,
-                line=line,
-                message=message,
-                declared=declared_v,
-                computed=computed,
-                section=sections[code],
-            )
-        )
 
-    # (iii) omissions
+def _finding(
+    sections: dict[str, str],
+    code: str,
+    line: str,
+    message: str,
+    declared: Decimal | None,
+    computed: Decimal | None,
+) -> Finding:
+    return Finding(
+        code=code, line=line, message=message, declared=declared, computed=computed, section=sections[code]
+    )
+
+
+def _disallowed(d: Disallowed, sections: dict[str, str], message: str) -> Finding:
+    return Finding(
+        code=d.code,
+        line=d.line,
+        message=message,
+        declared=d.declared,
+        computed=d.allowed,
+        section=f"{sections[d.code]}; {d.section}",
+    )
+
+
+def omissions(
+    declared: DeclaredFigures,
+    result: DeclarationResult,
+    disallowed: list[Disallowed],
+    sections: dict[str, str],
+) -> list[Finding]:
+    """PR §2(18)(iii): information needed to evidence an entry omitted — the base or the tax
+    (or a due impact fee) left blank, an exemption whose evidence is missing (disallowed)."""
+    found: list[Finding] = []
     if declared.taxable_base is None:
-        find("omission", "taxable_base", "taxable base left blank", None, result.taxable_base)
-    if declared.tax is None:
-        find("omission", "tax", "tax left blank", None, result.tax)
-    if declared.impact_fee is None and result.impact_fee:
-        find(
-            "omission",
-            "impact_fee",
-            "impact fee left blank although owner unit-days are reported",
-            None,
-            result.impact_fee,
-        )
-    for d in disallowed:
-        if d.code == "omission":
-            findings.append(
-                Finding(
-                    code=d.code,
-                    line=d.line,
-                    message=f"{d.message}; the exemption is disallowed",
-                    declared=d.declared,
-                    computed=d.allowed,
-                    section=f"{sections[d.code]}; {d.section}",
-                )
+        found.append(
+            _finding(
+                sections, "omission", "taxable_base", "taxable base left blank", None, result.taxable_base
             )
+        )
+    if declared.tax is None:
+        found.append(_finding(sections, "omission", "tax", "tax left blank", None, result.tax))
+    if declared.impact_fee is None and result.impact_fee:
+        found.append(
+            _finding(
+                sections,
+                "omission",
+                "impact_fee",
+                "impact fee left blank although owner unit-days are reported",
+                None,
+                result.impact_fee,
+            )
+        )
+    found.extend(
+        _disallowed(d, sections, f"{d.message}; the exemption is disallowed")
+        for d in disallowed
+        if d.code == "omission"
+    )
+    return found
 
-    # (i) arithmetic
+
+def arithmetic_errors(
+    declared: DeclaredFigures, result: DeclarationResult, sections: dict[str, str]
+) -> list[Finding]:
+    """PR §2(18)(i): an error in addition — the declared line total is not the sum of the
+    lines, the declared total is not the declared tax plus impact fee."""
+    found: list[Finding] = []
     if declared.line_total is not None and declared.line_total != result.gross_receipts:
-        find(
-            "arithmetic",
-            "line_total",
-            f"the lines add up to {result.gross_receipts}, not {declared.line_total}",
-            declared.line_total,
-            result.gross_receipts,
+        found.append(
+            _finding(
+                sections,
+                "arithmetic",
+                "line_total",
+                f"the lines add up to {result.gross_receipts}, not {declared.line_total}",
+                declared.line_total,
+                result.gross_receipts,
+            )
         )
     if declared.total is not None:
         own_sum = (declared.tax or Decimal(0)) + (declared.impact_fee or Decimal(0))
         if declared.total != own_sum:
-            find(
-                "arithmetic",
-                "total",
-                f"the declared tax and impact fee add up to {own_sum}, not {declared.total}",
-                declared.total,
-                own_sum,
+            found.append(
+                _finding(
+                    sections,
+                    "arithmetic",
+                    "total",
+                    f"the declared tax and impact fee add up to {own_sum}, not {declared.total}",
+                    declared.total,
+                    own_sum,
+                )
             )
+    return found
 
-    # (ii) inconsistent entries
+
+def inconsistent_entries(
+    inp: DeclarationInput, declared: DeclaredFigures, result: DeclarationResult, sections: dict[str, str]
+) -> list[Finding]:
+    """PR §2(18)(ii): an entry inconsistent with another entry of the same item — the tax is
+    not the rate times the declared base, the base is not the lines less the exemptions
+    (VI §54(c) hint when tax is not itemized), room revenue without room-nights, an owner
+    exemption without owner unit-days for the impact fee."""
+    found: list[Finding] = []
     if declared.taxable_base is not None and declared.tax is not None:
         expected = round_cents(declared.taxable_base * result.rate)
         if expected != declared.tax:
-            find(
-                "inconsistent_entries",
-                "tax",
-                f"{declared.taxable_base} x {result.rate} is {expected}, not {declared.tax}",
-                declared.tax,
-                expected,
+            found.append(
+                _finding(
+                    sections,
+                    "inconsistent_entries",
+                    "tax",
+                    f"{declared.taxable_base} x {result.rate} is {expected}, not {declared.tax}",
+                    declared.tax,
+                    expected,
+                )
             )
     if declared.taxable_base is not None and declared.taxable_base != result.taxable_base:
         hint = ""
         if not inp.tax_itemized and declared.taxable_base < result.taxable_base:
             hint = " (tax not itemized: the full charges are the base, §54(c))"
-        find(
-            "inconsistent_entries",
-            "taxable_base",
-            f"the lines less exemptions come to {result.taxable_base}, not {declared.taxable_base}{hint}",
-            declared.taxable_base,
-            result.taxable_base,
+        found.append(
+            _finding(
+                sections,
+                "inconsistent_entries",
+                "taxable_base",
+                f"the lines less exemptions come to {result.taxable_base}, not {declared.taxable_base}{hint}",
+                declared.taxable_base,
+                result.taxable_base,
+            )
         )
     if inp.room_nights == 0 and inp.room_revenue > 0:
-        find(
-            "inconsistent_entries",
-            "room_nights",
-            f"room revenue {inp.room_revenue} reported with no room-nights",
-            None,
-            None,
+        found.append(
+            _finding(
+                sections,
+                "inconsistent_entries",
+                "room_nights",
+                f"room revenue {inp.room_revenue} reported with no room-nights",
+                None,
+                None,
+            )
         )
     owner_exempt = sum((e.amount for e in inp.exempt if e.exemption == "vi_timeshare_owner"), Decimal(0))
     if owner_exempt > 0 and inp.timeshare_owner_unit_days == 0:
-        find(
-            "inconsistent_entries",
-            "timeshare_owner_unit_days",
-            "owner occupancy exempted from the room tax but no owner unit-days reported for the impact fee",
-            owner_exempt,
-            None,
-        )
-
-    # (iv) deductions beyond their limit
-    for d in disallowed:
-        if d.code == "deduction_beyond_limit":
-            findings.append(
-                Finding(
-                    code=d.code,
-                    line=d.line,
-                    message=d.message,
-                    declared=d.declared,
-                    computed=d.allowed,
-                    section=f"{sections[d.code]}; {d.section}",
-                )
+        found.append(
+            _finding(
+                sections,
+                "inconsistent_entries",
+                "timeshare_owner_unit_days",
+                "owner occupancy exempted from the room tax but no owner unit-days reported for the "
+                "impact fee",
+                owner_exempt,
+                None,
             )
+        )
+    return found
 
-    # understated / overstated
+
+def deductions_beyond_limit(disallowed: list[Disallowed], sections: dict[str, str]) -> list[Finding]:
+    """PR §2(18)(iv): a deduction beyond its statutory limit — exemptions above the gross
+    receipts, an exemption the lodging's class cannot claim (disallowed by the computation)."""
+    return [_disallowed(d, sections, d.message) for d in disallowed if d.code == "deduction_beyond_limit"]
+
+
+def misstated_tax(
+    declared: DeclaredFigures, result: DeclarationResult, sections: dict[str, str]
+) -> list[Finding]:
+    """The declared tax (or impact fee) against what the declaration's own lines come to
+    (PR §32: the deficiency assessed; VI §54): ``tax_understated`` or ``tax_overstated``."""
+    found: list[Finding] = []
     for line, filed, computed in (
         ("tax", declared.tax, result.tax),
         ("impact_fee", declared.impact_fee, result.impact_fee),
@@ -243,11 +315,14 @@ def review_declaration(
         if filed is None or filed == computed:
             continue
         code = "tax_understated" if filed < computed else "tax_overstated"
-        find(
-            code,
-            line,
-            f"declared {line} {filed}; the declaration's lines come to {computed}",
-            filed,
-            computed,
+        found.append(
+            _finding(
+                sections,
+                code,
+                line,
+                f"declared {line} {filed}; the declaration's lines come to {computed}",
+                filed,
+                computed,
+            )
         )
-    return Review(result=result, findings=findings)
+    return found

@@ -45,6 +45,7 @@ __all__ = [
     "ExemptAmount",
     "compute_allowed",
     "compute_declaration",
+    "declaration_amounts",
 ]
 
 # Every money line a declaration may carry, in the order they are reported.
@@ -356,15 +357,53 @@ def select_rate(
     return rate
 
 
-def compute(
+def declaration_amounts(
     inp: DeclarationInput,
     tree: ParameterTree,
     today: date | None,
     *,
     lenient: bool,
 ) -> tuple[DeclarationResult, list[Disallowed]]:
-    """The declaration's amounts. ``lenient`` (used by the check) disallows claims the
-    statute does not allow and reports them instead of raising ``InvalidInput``."""
+    """The declaration's amounts, step by step as the statute builds them: gross receipts,
+    exemptions, taxable base, tax, impact fee, total due.
+
+    The one engine behind :func:`compute_declaration` (``lenient=False``: a claim the statute
+    does not allow is refused) and :func:`compute_allowed` /
+    :func:`taxcore.rules.check.review_declaration` (``lenient=True``: it is disallowed and
+    reported). Call those; this is their shared machinery.
+    """
+    period, ctx = _declaration_context(inp, tree, today)
+    cls = inp.lodging_class
+    disallowed: list[Disallowed] = []
+    trace = Trace()
+    gross = gross_receipts(inp, ctx, trace)
+    tax_not_itemized(inp, ctx, trace)
+    exempt_total = exemptions(inp, ctx, gross, trace, disallowed, lenient=lenient)
+    taxable = taxable_base(ctx, gross, exempt_total, trace)
+    rate = select_rate(ctx, cls, inp.casino, inp.room_revenue, inp.room_nights, trace, lenient=lenient)
+    rate_section = trace.steps[-1].citation
+    tax = room_tax(taxable, rate, rate_section, trace)
+    fee = impact_fee(inp, ctx, trace)
+    total = total_due(ctx, tax, fee, rate_section, trace)
+    result = DeclarationResult.model_construct(
+        gross_receipts=gross,
+        exempt_total=exempt_total,
+        taxable_base=taxable,
+        rate=rate,
+        tax=tax,
+        impact_fee=fee,
+        total_due=total,
+        currency=CURRENCY,
+        trace=trace,
+    )
+    return result, disallowed
+
+
+def _declaration_context(
+    inp: DeclarationInput, tree: ParameterTree, today: date | None
+) -> tuple[Period, _Context]:
+    """The period declared and the parameters in force on its first day; refuses an unknown
+    jurisdiction or class, a period after ``today`` and a negative count."""
     jur = inp.jurisdiction
     if not tree.has_jurisdiction(jur):
         raise InvalidInput(
@@ -372,8 +411,7 @@ def compute(
             f"unknown jurisdiction {jur!r}; known: {', '.join(tree.jurisdictions())}",
         )
     period = resolve_period(inp.period, today)
-    on = period.first_day
-    ctx = _context(tree, jur, on)
+    ctx = _context(tree, jur, period.first_day)
     cls = inp.lodging_class
     if cls not in ctx.classes:
         raise InvalidInput(
@@ -382,13 +420,30 @@ def compute(
         )
     check_count(inp.room_nights, "room_nights")
     check_count(inp.timeshare_owner_unit_days, "timeshare_owner_unit_days")
-    disallowed: list[Disallowed] = []
-    trace = Trace()
-    add = trace.add
+    return period, ctx
 
-    # Gross receipts (PR §2(8), §24(A); VI §54(b)(1)).
-    gross = ZERO
-    lines_section = ctx.lines_ref.section
+
+def gross_receipts(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal:
+    """Gross receipts (PR §2(8), §24(A); VI §54(b)(1)): the taxable lines
+    (:func:`receipt_lines`) plus the valued comp and bundled rooms (:func:`valued_rooms`)."""
+    gross = receipt_lines(inp, ctx, trace) + valued_rooms(inp, ctx, trace)
+    trace.add(
+        "gross_receipts",
+        ctx.lines_ref.section,
+        "Gross receipts: the taxable lines plus valued rooms",
+        gross,
+        inputs={"sum_of": ["gross_receipts.line", "gross_receipts.comp_valuation"]},
+    )
+    return gross
+
+
+def receipt_lines(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal:
+    """The lines the statute taxes (PR §2(8): room charges, paid-but-unused rooms, room
+    penalties, resort and other fees; VI §54(b)(1): surcharges, service charges and what
+    intermediaries keep); a reported line the statute does not tax is traced, not added; the
+    all-inclusive global charge only for the classes that report one (PR §24(B))."""
+    total = ZERO
+    cls = inp.lodging_class
     for name in LINES:
         amount = check_amount(getattr(inp, name), name)
         if not amount:
@@ -400,17 +455,17 @@ def compute(
                 and cls not in (ctx.global_classes.value or ())
             ):
                 raise InvalidInput(name, f"only {', '.join(ctx.global_classes.value)} report global charges")
-            gross += amount
-            add(
+            total += amount
+            trace.add(
                 "gross_receipts.line",
-                lines_section,
+                ctx.lines_ref.section,
                 f"Line {name} is part of the taxable rate",
                 amount,
                 inputs={"line": name},
                 parameters=ctx.lines_ref.cite,
             )
         elif name in ctx.excluded:
-            add(
+            trace.add(
                 "gross_receipts.excluded",
                 ctx.excluded_ref.section,
                 f"Line {name} is reported but not taxed",
@@ -419,13 +474,21 @@ def compute(
                 parameters=ctx.excluded_ref.cite,
             )
         else:
-            raise InvalidInput(name, f"not a line of a {jur} declaration; must be 0")
+            raise InvalidInput(name, f"not a line of a {ctx.jurisdiction} declaration; must be 0")
+    return total
 
+
+def valued_rooms(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal:
+    """Casino comp rooms (PR §24(D)) and bundled charges without a trustworthy breakdown
+    (PR §24(C)): room-nights times the greatest of the average daily rate, the room cost and
+    the industry cost, each rounded half-up to the cent."""
+    total = ZERO
+    cls = inp.lodging_class
     for i, comp in enumerate(inp.comp_rooms):
         where = f"comp_rooms[{i}]"
         kinds = ctx.comp_kinds.value if ctx.comp_kinds is not None else None
         if not isinstance(kinds, dict) or comp.kind not in kinds or ctx.comp_kinds is None:
-            raise InvalidInput(f"{where}.kind", f"{comp.kind} valuation does not exist in {jur}")
+            raise InvalidInput(f"{where}.kind", f"{comp.kind} valuation does not exist in {ctx.jurisdiction}")
         if (
             comp.kind == "bundled"
             and ctx.bundled_excluded is not None
@@ -439,8 +502,8 @@ def compute(
                 raise InvalidInput(f"{where}.{f}", f"must be a non-negative amount, got {v}")
         greatest = max(comp.average_daily_rate, comp.room_cost, comp.industry_cost)
         valuation = round_cents(greatest * comp.room_nights)
-        gross += valuation
-        add(
+        total += valuation
+        trace.add(
             "gross_receipts.comp_valuation",
             str(kinds[comp.kind]),
             f"{comp.kind} rooms valued at room-nights x the greatest of average daily rate, "
@@ -456,16 +519,14 @@ def compute(
             },
             parameters=ctx.comp_kinds.cite,
         )
-    add(
-        "gross_receipts",
-        lines_section,
-        "Gross receipts: the taxable lines plus valued rooms",
-        gross,
-        inputs={"sum_of": ["gross_receipts.line", "gross_receipts.comp_valuation"]},
-    )
+    return total
 
+
+def tax_not_itemized(inp: DeclarationInput, ctx: _Context, trace: Trace) -> None:
+    """VI §54(c): tax not itemized on the guest bill, the full charges are the base (traced;
+    the lines already hold the full charges)."""
     if inp.tax_itemized is False and ctx.non_itemized is not None and ctx.non_itemized.value:
-        add(
+        trace.add(
             "tax_not_itemized",
             ctx.non_itemized.section,
             "Tax not itemized on the guest bill: the full charges are the base",
@@ -474,15 +535,30 @@ def compute(
             parameters=ctx.non_itemized.cite,
         )
 
-    # Exemptions (PR §24(F)-(G); VI §54(a)(3)).
+
+def exemptions(
+    inp: DeclarationInput,
+    ctx: _Context,
+    gross: Decimal,
+    trace: Trace,
+    disallowed: list[Disallowed],
+    *,
+    lenient: bool,
+) -> Decimal:
+    """The exempt amounts (PR §24(F) film crews with a Company certification, §24(G)
+    timeshare sums; VI §54(a)(3) stays of 90 days or more and owners on their own interest),
+    never more than the gross receipts. ``lenient``: a claim the statute does not allow (a
+    class that cannot claim it, missing evidence, beyond the gross receipts) is disallowed
+    and appended to ``disallowed`` instead of raising ``InvalidInput``."""
     exempt_total = ZERO
+    cls = inp.lodging_class
     for i, ex in enumerate(inp.exempt):
         where = f"exempt[{i}]"
         ref = ctx.exemptions.get(ex.exemption)
         if ref is None:
             raise InvalidInput(
                 f"{where}.exemption",
-                f"{ex.exemption} is not an exemption of {jur}; available: "
+                f"{ex.exemption} is not an exemption of {ctx.jurisdiction}; available: "
                 f"{', '.join(sorted(ctx.exemptions)) or 'none'}",
             )
         amount = check_amount(ex.amount, f"{where}.amount")
@@ -493,19 +569,19 @@ def compute(
             if not lenient:
                 raise InvalidInput(f"{where}.exemption", message)
             disallowed.append(Disallowed("deduction_beyond_limit", where, message, amount, ZERO, ref.section))
-            add("exemption.disallowed", ref.section, message, None, inputs={"amount": amount})
+            trace.add("exemption.disallowed", ref.section, message, None, inputs={"amount": amount})
             continue
         if spec.get("evidence_required") and not (ex.evidence and ex.evidence.strip()):
             message = f"{ex.exemption} requires its evidence (certificate number)"
             if not lenient:
                 raise InvalidInput(f"{where}.evidence", message)
             disallowed.append(Disallowed("omission", f"{where}.evidence", message, amount, ZERO, ref.section))
-            add("exemption.disallowed", ref.section, message, None, inputs={"amount": amount})
+            trace.add("exemption.disallowed", ref.section, message, None, inputs={"amount": amount})
             continue
         if not amount:
             continue
         exempt_total += amount
-        add(
+        trace.add(
             "exemption",
             ref.section,
             f"Exempt: {ex.exemption}",
@@ -514,6 +590,7 @@ def compute(
             parameters={ref.path: spec},
         )
     if exempt_total > gross:
+        lines_section = ctx.lines_ref.section
         claimed, excess = exempt_total, exempt_total - gross
         message = f"exemptions {claimed} exceed the gross receipts {gross}"
         if not lenient:
@@ -522,78 +599,86 @@ def compute(
             Disallowed("deduction_beyond_limit", "exempt", message, claimed, gross, lines_section)
         )
         exempt_total = gross
-        add(
+        trace.add(
             "exemption",
             lines_section,
             "Exemptions beyond the gross receipts are disallowed",
             excess,
             inputs={"claimed": claimed},
         )
+    return exempt_total
+
+
+def taxable_base(ctx: _Context, gross: Decimal, exempt_total: Decimal, trace: Trace) -> Decimal:
+    """The taxable base (PR §24(A); VI §54(b)(1)): gross receipts less exemptions."""
     taxable = gross - exempt_total
-    add(
+    trace.add(
         "taxable_base",
         ctx.lines_ref.section,
         "Taxable base: gross receipts less exemptions",
         taxable,
         inputs={"sum_of": ["gross_receipts", "exemption"]},
     )
+    return taxable
 
-    rate = select_rate(ctx, cls, inp.casino, inp.room_revenue, inp.room_nights, trace, lenient=lenient)
+
+def room_tax(taxable: Decimal, rate: Decimal, rate_section: str, trace: Trace) -> Decimal:
+    """The tax (PR §24(B); VI §54(b)(1)): the taxable base times the rate
+    (:func:`select_rate`, cited by ``rate_section``), rounded half-up to the cent once."""
     tax = round_cents(taxable * rate)
-    rate_section = trace.steps[-1].citation
-    add(
+    trace.add(
         "tax",
         rate_section,
         "Tax: taxable base x rate, rounded half-up to the cent",
         tax,
         inputs={"product_of": ["taxable_base", "rate"]},
     )
+    return tax
 
-    impact_fee = ZERO
+
+def impact_fee(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal:
+    """VI §54(b)(2)-(3): the Environmental/Infrastructure Impact Fee, owner unit-days times the
+    fee per unit-day, for the classes it applies to; refused where the jurisdiction has none."""
     units = inp.timeshare_owner_unit_days
-    if units:
-        if ctx.impact_fee is None:
-            raise InvalidInput("timeshare_owner_unit_days", f"{jur} has no per-unit-day impact fee")
-        allowed = ctx.impact_classes.value if ctx.impact_classes is not None else None
-        if isinstance(allowed, list) and cls not in allowed:
-            raise InvalidInput(
-                "timeshare_owner_unit_days",
-                f"the impact fee applies to {', '.join(allowed)}, not to a {cls}",
-            )
-        fee = as_decimal(ctx.impact_fee)
-        impact_fee = round_cents(fee * units)
-        add(
-            "impact_fee",
-            ctx.impact_fee.section,
-            "Environmental/Infrastructure Impact Fee: owner unit-days x fee per unit-day",
-            impact_fee,
-            inputs={
-                "timeshare_owner_unit_days": units,
-                "per_unit_day": fee,
-                "product_of": ["timeshare_owner_unit_days", "per_unit_day"],
-            },
-            parameters=ctx.impact_fee.cite,
+    if not units:
+        return ZERO
+    cls = inp.lodging_class
+    if ctx.impact_fee is None:
+        raise InvalidInput("timeshare_owner_unit_days", f"{ctx.jurisdiction} has no per-unit-day impact fee")
+    allowed = ctx.impact_classes.value if ctx.impact_classes is not None else None
+    if isinstance(allowed, list) and cls not in allowed:
+        raise InvalidInput(
+            "timeshare_owner_unit_days",
+            f"the impact fee applies to {', '.join(allowed)}, not to a {cls}",
         )
-    total = tax + impact_fee
-    add(
+    fee = as_decimal(ctx.impact_fee)
+    amount = round_cents(fee * units)
+    trace.add(
+        "impact_fee",
+        ctx.impact_fee.section,
+        "Environmental/Infrastructure Impact Fee: owner unit-days x fee per unit-day",
+        amount,
+        inputs={
+            "timeshare_owner_unit_days": units,
+            "per_unit_day": fee,
+            "product_of": ["timeshare_owner_unit_days", "per_unit_day"],
+        },
+        parameters=ctx.impact_fee.cite,
+    )
+    return amount
+
+
+def total_due(ctx: _Context, tax: Decimal, fee: Decimal, rate_section: str, trace: Trace) -> Decimal:
+    """What the declaration owes (PR §28; VI §54(f)): the tax plus the impact fee."""
+    total = tax + fee
+    trace.add(
         "total_due",
         rate_section if ctx.impact_fee is None else f"{rate_section}; {ctx.impact_fee.section}",
         "Total due: tax plus impact fee",
         total,
         inputs={"sum_of": ["tax", "impact_fee"]},
     )
-    result = DeclarationResult.model_construct(
-        gross_receipts=gross,
-        exempt_total=exempt_total,
-        taxable_base=taxable,
-        rate=rate,
-        tax=tax,
-        impact_fee=impact_fee,
-        total_due=total,
-        currency=CURRENCY,
-        trace=trace,
-    )
-    return result, disallowed
+    return total
 
 
 def compute_declaration(
@@ -602,14 +687,18 @@ def compute_declaration(
     parameters: ParameterTree | None = None,
     today: date | None = None,
 ) -> DeclarationResult:
-    """Compute a monthly declaration (PR §24, §2(8); VI §54(b)-(c)).
+    """Compute a monthly declaration (PR §24, §2(8); VI §54(b)-(c)) as the filer files it.
+
+    Call this to accept a declaration (filing). For the figures the agency assesses a
+    declaration on, call :func:`compute_allowed`; for those and the errors found, call
+    :func:`taxcore.rules.check.review_declaration`.
 
     Raises ``InvalidInput`` naming the field for input the statute cannot apply to
     (negative amounts, unknown class, an exemption of another jurisdiction or class,
     a film exemption without its certificate, exemptions above the gross receipts, a
     period after ``today``) and ``ParameterError`` for a date outside the parameters.
     """
-    result, _ = compute(inp, parameters or default_tree(), today, lenient=False)
+    result, _ = declaration_amounts(inp, parameters or default_tree(), today, lenient=False)
     return result
 
 
@@ -626,6 +715,9 @@ def compute_allowed(
     an exemption the class cannot claim) is disallowed, with a trace step, instead of
     refusing the declaration: these are the figures a return with findings is
     assessed on. Input the statute cannot apply to at all still raises.
+
+    Call this for the allowed figures alone (assessment's liabilities, audits, cross-checks);
+    :func:`taxcore.rules.check.review_declaration` gives the same figures with the findings.
     """
-    result, _ = compute(inp, parameters or default_tree(), today, lenient=True)
+    result, _ = declaration_amounts(inp, parameters or default_tree(), today, lenient=True)
     return result

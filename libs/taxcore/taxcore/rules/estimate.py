@@ -31,8 +31,9 @@ from pydantic import BaseModel, ConfigDict
 from taxcore.errors import InvalidInput
 from taxcore.money import CURRENCY, ZERO, fmt, round_cents
 from taxcore.parameters import ParameterTree, default_tree
-from taxcore.rules._common import as_decimal, check_count, param
-from taxcore.rules.declaration import _context, resolve_period, select_rate
+from taxcore.periods import Period
+from taxcore.rules._common import Ref, as_decimal, check_count, param
+from taxcore.rules.declaration import _Context, _context, resolve_period, select_rate
 from taxcore.trace import Trace
 
 __all__ = ["EstimateResult", "HasTaxableBase", "estimate_assessment"]
@@ -104,7 +105,12 @@ def estimate_assessment(
     parameters: ParameterTree | None = None,
     today: date | None = None,
 ) -> EstimateResult:
-    """Estimate the tax of a period (PR §32; VI §54(d), 33 V.I.C. § 45). See module doc."""
+    """Estimate the tax of a period (PR §32; VI §54(d), 33 V.I.C. § 45). See module doc.
+
+    The steps: :func:`history_floor`, :func:`capacity_estimate`, :func:`estimated_base`
+    (the greater), :func:`estimated_tax` at the class rate, :func:`estimated_impact_fee`,
+    and the total due.
+    """
     tree = parameters or default_tree()
     if jurisdiction not in tree.jurisdictions():
         raise InvalidInput(
@@ -117,19 +123,9 @@ def estimate_assessment(
     if lodging_class not in ctx.classes:
         raise InvalidInput("lodging_class", f"unknown lodging class {lodging_class!r} for {jurisdiction}")
     check_count(room_count, "room_count")
-    values: dict[str, Decimal] = {}
-    for name, v in (
-        ("average_daily_rate", average_daily_rate),
-        ("room_cost", room_cost),
-        ("industry_cost", industry_cost),
-    ):
-        if v is None:
-            continue
-        if isinstance(v, float) or not isinstance(v, Decimal | int) or not Decimal(v).is_finite():
-            raise InvalidInput(name, "must be a Decimal amount")
-        if v < 0:
-            raise InvalidInput(name, f"must not be negative, got {v}")
-        values[name] = Decimal(v)
+    values = _room_values(
+        average_daily_rate=average_daily_rate, room_cost=room_cost, industry_cost=industry_cost
+    )
     n_ref = param(tree, jurisdiction, "estimate.history_periods", on)
     occ_ref = param(tree, jurisdiction, "estimate.occupancy", on)
     n = int(as_decimal(n_ref))
@@ -146,69 +142,12 @@ def estimate_assessment(
         )
 
     trace = Trace()
-    history_floor = max((b for b, _ in pairs), default=ZERO)
-    trace.add(
-        "estimate.history_floor",
-        section,
-        f"Highest taxable base among the last {n} filed periods",
-        history_floor,
-        inputs={"bases": [b for b, _ in pairs]},
-        parameters=n_ref.cite,
-    )
-    capacity = ZERO
-    greatest: Decimal | None = None
-    if values:
-        greatest = max(values.values())
-        capacity = round_cents(room_count * p.days * greatest * occupancy)
-        trace.add(
-            "estimate.capacity",
-            section,
-            "Rooms x days x the greatest of average daily rate, room cost and industry cost x occupancy",
-            capacity,
-            inputs={
-                "room_count": room_count,
-                "days": p.days,
-                "greatest_value": greatest,
-                "occupancy": occupancy,
-                **values,
-                "product_of": ["room_count", "days", "greatest_value", "occupancy"],
-            },
-            parameters=occ_ref.cite,
-        )
-    method = "history" if pairs and history_floor > capacity else "capacity"
-    if not values:
-        method = "history"
-    base = max(history_floor, capacity)
-    trace.add(
-        "taxable_base",
-        section,
-        f"Estimated taxable base: the greater of the history floor and the capacity estimate ({method})",
-        base,
-        inputs={"method": method, "history_floor": history_floor, "capacity": capacity},
-    )
-    if greatest is not None:
-        per_night = values.get("average_daily_rate", greatest)
-        rate = select_rate(ctx, lodging_class, casino, per_night, 1, trace)
-    else:
-        rate = select_rate(ctx, lodging_class, casino, Decimal(1), 0, trace, lenient=True)
-    tax = round_cents(base * rate)
-    trace.add(
-        "tax",
-        section,
-        "Estimated tax: taxable base x rate, rounded half-up to the cent",
-        tax,
-        inputs={"product_of": ["taxable_base", "rate"]},
-    )
-    impact_fee = ZERO
-    if ctx.impact_fee is not None:
-        impact_fee = max((f for _, f in pairs), default=ZERO)
-        trace.add(
-            "impact_fee",
-            f"{ctx.impact_fee.section}; {section}",
-            f"Estimated impact fee: the highest among the last {n} filed periods",
-            impact_fee,
-            inputs={"fees": [f for _, f in pairs]},
-        )
+    floor = history_floor(pairs, n, n_ref, trace)
+    capacity, greatest = capacity_estimate(values, room_count, p, occupancy, occ_ref, section, trace)
+    base, method = estimated_base(pairs, values, floor, capacity, section, trace)
+    rate = _estimated_rate(ctx, lodging_class, casino, values, greatest, trace)
+    tax = estimated_tax(base, rate, section, trace)
+    impact_fee = estimated_impact_fee(ctx, pairs, n, section, trace)
     total = tax + impact_fee
     trace.add(
         "total_due",
@@ -227,3 +166,139 @@ def estimate_assessment(
         currency=CURRENCY,
         trace=trace,
     )
+
+
+def _room_values(**given: Decimal | None) -> dict[str, Decimal]:
+    """The room values given (average daily rate, room cost, industry cost), checked."""
+    values: dict[str, Decimal] = {}
+    for name, v in given.items():
+        if v is None:
+            continue
+        if isinstance(v, float) or not isinstance(v, Decimal | int) or not Decimal(v).is_finite():
+            raise InvalidInput(name, "must be a Decimal amount")
+        if v < 0:
+            raise InvalidInput(name, f"must not be negative, got {v}")
+        values[name] = Decimal(v)
+    return values
+
+
+def history_floor(pairs: list[tuple[Decimal, Decimal]], n: int, n_ref: Ref, trace: Trace) -> Decimal:
+    """The history floor (PR §32; VI §54(d)): the highest taxable base among the last
+    ``estimate.history_periods`` filed periods (0 without history)."""
+    floor = max((b for b, _ in pairs), default=ZERO)
+    trace.add(
+        "estimate.history_floor",
+        n_ref.section,
+        f"Highest taxable base among the last {n} filed periods",
+        floor,
+        inputs={"bases": [b for b, _ in pairs]},
+        parameters=n_ref.cite,
+    )
+    return floor
+
+
+def capacity_estimate(
+    values: dict[str, Decimal],
+    room_count: int,
+    p: Period,
+    occupancy: Decimal,
+    occ_ref: Ref,
+    section: str,
+    trace: Trace,
+) -> tuple[Decimal, Decimal | None]:
+    """The capacity estimate (PR §32: "from the greatest of average rate, room cost, industry
+    cost"): rooms x days x that greatest value x ``estimate.occupancy``, rounded half-up to the
+    cent; (0, None) when no room value is given. Returns it and the greatest value."""
+    if not values:
+        return ZERO, None
+    greatest = max(values.values())
+    capacity = round_cents(room_count * p.days * greatest * occupancy)
+    trace.add(
+        "estimate.capacity",
+        section,
+        "Rooms x days x the greatest of average daily rate, room cost and industry cost x occupancy",
+        capacity,
+        inputs={
+            "room_count": room_count,
+            "days": p.days,
+            "greatest_value": greatest,
+            "occupancy": occupancy,
+            **values,
+            "product_of": ["room_count", "days", "greatest_value", "occupancy"],
+        },
+        parameters=occ_ref.cite,
+    )
+    return capacity, greatest
+
+
+def estimated_base(
+    pairs: list[tuple[Decimal, Decimal]],
+    values: dict[str, Decimal],
+    floor: Decimal,
+    capacity: Decimal,
+    section: str,
+    trace: Trace,
+) -> tuple[Decimal, str]:
+    """The estimated taxable base (PR §32; VI §54(d)): the greater of the history floor and
+    the capacity estimate, with the method that gave it."""
+    method = "history" if pairs and floor > capacity else "capacity"
+    if not values:
+        method = "history"
+    base = max(floor, capacity)
+    trace.add(
+        "taxable_base",
+        section,
+        f"Estimated taxable base: the greater of the history floor and the capacity estimate ({method})",
+        base,
+        inputs={"method": method, "history_floor": floor, "capacity": capacity},
+    )
+    return base, method
+
+
+def _estimated_rate(
+    ctx: _Context,
+    lodging_class: str,
+    casino: bool,
+    values: dict[str, Decimal],
+    greatest: Decimal | None,
+    trace: Trace,
+) -> Decimal:
+    """The class rate of a declaration (PR §24(B); VI §54(b)(1)), the daily rate threshold
+    read on the average daily rate (else the greatest value) when one is given."""
+    if greatest is not None:
+        per_night = values.get("average_daily_rate", greatest)
+        return select_rate(ctx, lodging_class, casino, per_night, 1, trace)
+    return select_rate(ctx, lodging_class, casino, Decimal(1), 0, trace, lenient=True)
+
+
+def estimated_tax(base: Decimal, rate: Decimal, section: str, trace: Trace) -> Decimal:
+    """The estimated tax (PR §32; VI §54(d)): the estimated base times the class rate,
+    rounded half-up to the cent."""
+    tax = round_cents(base * rate)
+    trace.add(
+        "tax",
+        section,
+        "Estimated tax: taxable base x rate, rounded half-up to the cent",
+        tax,
+        inputs={"product_of": ["taxable_base", "rate"]},
+    )
+    return tax
+
+
+def estimated_impact_fee(
+    ctx: _Context, pairs: list[tuple[Decimal, Decimal]], n: int, section: str, trace: Trace
+) -> Decimal:
+    """The estimated impact fee (VI §54(b)(2)-(3); §54(d)): the highest impact fee among the
+    same history periods (owner unit-days cannot be inferred from room values); 0 where the
+    jurisdiction has no impact fee."""
+    if ctx.impact_fee is None:
+        return ZERO
+    fee = max((f for _, f in pairs), default=ZERO)
+    trace.add(
+        "impact_fee",
+        f"{ctx.impact_fee.section}; {section}",
+        f"Estimated impact fee: the highest among the last {n} filed periods",
+        fee,
+        inputs={"fees": [f for _, f in pairs]},
+    )
+    return fee
