@@ -149,6 +149,24 @@ class TestRegistryAndPeerChecks:
         again = await findings(client, f"/v1/accounts/{account}/crosschecks", OPERATOR)
         assert [(f["rule"], f["parameters"]) for f in again] == [("adr_outlier", found[0]["parameters"])]
 
+    async def test_adr_far_below_is_a_negative_difference_and_the_return_is_assessed(
+        self, client: httpx.AsyncClient, bus: Bus
+    ) -> None:
+        for adr in ("100.00", "110.00", "120.00", "130.00", "140.00"):
+            peer = new_account()
+            await bus.lodging(peer, operator_id="op-peer")
+            await bus.declare(peer, "2025-06", lines={"room_revenue": adr, "room_nights": 1})
+        account = new_account()
+        await bus.lodging(account, operator_id="op-cc")
+        decl = await operator_return(bus, account, "2025-06", {"room_revenue": "200.00", "room_nights": 20})
+        found = await findings(client, f"/v1/declarations/{decl}/crosschecks", OPERATOR)
+        # the event carries the signed difference (it once refused it, and the return was parked)
+        assert brief(found) == [("adr_outlier", "10.00", "120.00", "-110.00", "§2(32), §32")]
+        statement = (await client.get(f"/v1/accounts/{account}/statement", headers=OPERATOR)).json()
+        [period] = [p for p in statement["periods"] if p["period"] == "2025-06"]
+        # 9% of $200.00, assessed on the return
+        assert (period["basis"], period["principal"]["tax"]) == ("declaration", "18.00")
+
 
 class TestExemptionAndCoverage:
     async def test_an_exemption_whose_certificate_filing_could_not_verify(

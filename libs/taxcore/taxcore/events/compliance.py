@@ -14,7 +14,7 @@ from typing import Literal
 
 from taxcore.events import EventData, contract
 from taxcore.events.cases import CASES
-from taxcore.money import Money
+from taxcore.money import Money, SignedMoney
 
 AuditStepName = Literal["opened", "records_requested", "finding", "notice", "closed"]
 
@@ -25,7 +25,7 @@ class CrosscheckFindingItem(EventData):
     message: str
     declared: Money
     reported: Money
-    difference: Money
+    difference: SignedMoney  # declared - reported: below the range (a low ADR) is negative
     section: str
     parameters: dict[str, str] = {}  # the tolerance or bounds the rule used
 
