@@ -209,7 +209,9 @@ class Api:
     def __init__(self, platform: Platform, token: str) -> None:
         self.platform = platform
         self.headers = {"Authorization": f"Bearer {token}"}
-        self.client = httpx.AsyncClient(timeout=60)
+        # idle connections are dropped before the services' keep-alive (uvicorn: 5 s) closes
+        # them: a request sent on one the server is closing fails with "Server disconnected"
+        self.client = httpx.AsyncClient(timeout=60, limits=httpx.Limits(keepalive_expiry=2.0))
 
     @classmethod
     async def login(cls, platform: Platform, client_id: str, secret: str) -> Api:

@@ -133,8 +133,8 @@ class TestRelayAndConsumer:
                     )
                 ).scalar()
             assert pending is True  # still in the outbox while the broker is down
-            own.start()
-            await eventually(lambda: _has(sm, [before, during]), timeout=60)
+            own.start()  # the consumer reconnects with a back-off: under load that takes a while
+            await eventually(lambda: _has(sm, [before, during]), timeout=180)
             await asyncio.sleep(2)  # let any replayed duplicates arrive
             assert await applied(sm, [before, during]) == {before: 1, during: 1}
             assert relay.replays >= 1  # it noticed the broker had lost "before"
