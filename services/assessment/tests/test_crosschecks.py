@@ -120,6 +120,14 @@ class TestIntermediaryShortfall:
         ]
 
 
+async def five_peers(bus: Bus, period: str) -> None:
+    """Five lodgings of the same class and municipality with ADRs 100.00 to 140.00 in ``period``."""
+    for adr in ("100.00", "110.00", "120.00", "130.00", "140.00"):
+        peer = new_account()
+        await bus.lodging(peer, operator_id="op-peer")
+        await bus.declare(peer, period, lines={"room_revenue": adr, "room_nights": 1})
+
+
 class TestRegistryAndPeerChecks:
     async def test_room_nights_above_rooms_times_days(self, client: httpx.AsyncClient, bus: Bus) -> None:
         account = new_account()
@@ -134,10 +142,7 @@ class TestRegistryAndPeerChecks:
     async def test_adr_far_above_the_class_and_municipality(
         self, client: httpx.AsyncClient, bus: Bus
     ) -> None:
-        for adr in ("100.00", "110.00", "120.00", "130.00", "140.00"):
-            peer = new_account()
-            await bus.lodging(peer, operator_id="op-peer")
-            await bus.declare(peer, "2025-07", lines={"room_revenue": adr, "room_nights": 1})
+        await five_peers(bus, "2025-07")  # ADRs 100.00-140.00, median 120.00
         account = new_account()
         await bus.lodging(account, operator_id="op-cc")
         decl = await operator_return(bus, account, "2025-07", {"room_revenue": "10000.00", "room_nights": 20})
@@ -152,10 +157,7 @@ class TestRegistryAndPeerChecks:
     async def test_adr_far_below_is_a_negative_difference_and_the_return_is_assessed(
         self, client: httpx.AsyncClient, bus: Bus
     ) -> None:
-        for adr in ("100.00", "110.00", "120.00", "130.00", "140.00"):
-            peer = new_account()
-            await bus.lodging(peer, operator_id="op-peer")
-            await bus.declare(peer, "2025-06", lines={"room_revenue": adr, "room_nights": 1})
+        await five_peers(bus, "2025-06")  # ADRs 100.00-140.00, median 120.00
         account = new_account()
         await bus.lodging(account, operator_id="op-cc")
         decl = await operator_return(bus, account, "2025-06", {"room_revenue": "200.00", "room_nights": 20})
