@@ -167,25 +167,40 @@ class TestAppendOnlyLedger:
                 async with session.begin():
                     await session.execute(text(sql))
 
-    async def test_an_unbalanced_entry_is_refused(
-        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    @pytest.mark.parametrize(
+        ("sql", "refusal"),
+        [
+            pytest.param(
+                "WITH e AS (INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, "
+                "event_id) VALUES ('PR', 'collection', '2026-07-03', 'bad', 'evt-bad') RETURNING id) "
+                "INSERT INTO journal_lines (entry_id, account_code, amount) "
+                "SELECT id, a, m FROM e, (VALUES ('cash:PR', 10), ('pending:PR', -9.99)) AS l(a, m)",
+                "journal entry \\d+ does not balance: 2 lines summing to 0.01",
+                id="lines-off-by-a-cent",
+            ),
+            pytest.param(
+                "INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, event_id) "
+                "VALUES ('PR', 'collection', '2026-07-03', 'bad', 'evt-bad')",
+                "journal entry \\d+ does not balance: 0 lines summing to 0",
+                id="entry-without-lines",
+            ),
+            pytest.param(
+                "INSERT INTO journal_lines (entry_id, account_code, amount) "
+                "SELECT min(id), 'cash:PR', 5 FROM journal_entries",
+                "journal entry \\d+ does not balance: the lines added sum to 5.00",
+                id="line-added-to-a-booked-entry",
+            ),
+        ],
+    )
+    async def test_an_unbalanced_entry_is_refused_by_its_statement(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession], sql: str, refusal: str
     ) -> None:
+        """Checked when the statement ends, not at COMMIT: nothing unbalanced is ever visible,
+        even inside the transaction that wrote it."""
         await collect(db, amount="10.00", collected_on=date(2026, 7, 3))
         async with db() as session:
-            tx = await session.begin()
-            insert_entry = text(
-                "INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, event_id) "
-                "VALUES ('PR', 'collection', '2026-07-03', 'bad', 'evt-bad') RETURNING id"
-            )
-            entry = (await session.execute(insert_entry)).scalar()
-            await session.execute(
-                text(
-                    "INSERT INTO journal_lines (entry_id, account_code, amount) VALUES "
-                    "(:e, 'cash:PR', 10), (:e, 'pending:PR', -9.99)"
-                ),
-                {"e": entry},
-            )
-            with pytest.raises(DBAPIError, match="does not balance"):
-                await session.execute(text("SET CONSTRAINTS ALL IMMEDIATE"))
-            await tx.rollback()
+            with pytest.raises(DBAPIError, match=refusal):
+                async with session.begin():
+                    await session.execute(text(sql))
         assert await scalar(db, "SELECT sum(amount) FROM journal_lines") == Decimal("0.00")
+        assert await scalar(db, "SELECT count(*) FROM journal_entries WHERE event_id = 'evt-bad'") == 0

@@ -40,10 +40,26 @@ async def ensure_accounts(session: AsyncSession, specs: Sequence[AccountSpec]) -
     await session.execute(insert(Account).values(list(rows.values())).on_conflict_do_nothing())
 
 
-async def check_balanced(session: AsyncSession) -> None:
-    """Fire the deferred balance triggers now (they would otherwise wait for COMMIT)."""
-    await session.execute(text("SET CONSTRAINTS journal_entries_balanced, journal_lines_balanced IMMEDIATE"))
-    await session.execute(text("SET CONSTRAINTS journal_entries_balanced, journal_lines_balanced DEFERRED"))
+# An entry and its lines in ONE statement: the ledger checks the balance when a statement
+# ends (migration 20261202_statement_balance), so an entry cannot be written before its lines.
+_ADD_ENTRY = text(
+    """
+WITH entry AS (
+    INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, event_id, run_id,
+        reverses_entry_id)
+    VALUES (:jurisdiction, :kind, :effective_on, :description, :event_id, :run_id, :reverses_entry_id)
+    RETURNING id
+), lines AS (
+    INSERT INTO journal_lines (entry_id, account_code, amount, rule, section)
+    SELECT entry.id, l.account_code, l.amount, l.rule, l.section
+    FROM entry CROSS JOIN unnest(CAST(:account_code AS text[]), CAST(:amount AS numeric[]),
+        CAST(:rule AS text[]), CAST(:section AS text[])) WITH ORDINALITY
+        AS l(account_code, amount, rule, section, ord)
+    ORDER BY l.ord
+)
+SELECT id FROM entry
+"""
+)
 
 
 async def add_entry(
@@ -57,33 +73,28 @@ async def add_entry(
     event_id: str | None = None,
     run_id: str | None = None,
     reverses_entry_id: int | None = None,
-) -> JournalEntry:
+) -> int:
+    """Write an entry and its non-zero ``lines`` together; returns the entry's id. The
+    database refuses the statement if they do not balance."""
     await ensure_accounts(session, [line.account for line in lines])
-    entry = JournalEntry(
-        jurisdiction=jurisdiction,
-        kind=kind,
-        effective_on=effective_on,
-        description=description,
-        event_id=event_id,
-        run_id=run_id,
-        reverses_entry_id=reverses_entry_id,
+    kept = [line for line in lines if line.amount != 0]
+    entry_id = await session.scalar(
+        _ADD_ENTRY,
+        {
+            "jurisdiction": jurisdiction,
+            "kind": kind,
+            "effective_on": effective_on,
+            "description": description,
+            "event_id": event_id,
+            "run_id": run_id,
+            "reverses_entry_id": reverses_entry_id,
+            "account_code": [line.account.code for line in kept],
+            "amount": [line.amount for line in kept],
+            "rule": [line.rule for line in kept],
+            "section": [line.section for line in kept],
+        },
     )
-    session.add(entry)
-    await session.flush()
-    session.add_all(
-        JournalLine(
-            entry_id=entry.id,
-            account_code=line.account.code,
-            amount=line.amount,
-            rule=line.rule,
-            section=line.section,
-        )
-        for line in lines
-        if line.amount != 0
-    )
-    await session.flush()
-    await check_balanced(session)
-    return entry
+    return int(entry_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +121,7 @@ class NewCollection:
 # One statement for a whole batch: the accounts the lines need, the postings not booked yet
 # (the first of a posting_id repeated in the batch), their entries in order, two lines each
 # (cash, then pending), and the collection rows pointing at them. The foreign keys are
-# checked at the statement's end, the balance of every entry at COMMIT (deferred triggers).
+# checked at the statement's end, and so is the balance of every entry (statement triggers).
 _ADD_COLLECTIONS = text(
     """
 WITH new_accounts AS (

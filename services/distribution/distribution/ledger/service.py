@@ -45,8 +45,8 @@ async def book_collections(session: AsyncSession, *, postings: Sequence[tuple[st
     """Book ``(event id, posting)`` pairs in order: one journal entry of two lines and one
     collection row each, in one statement; a posting already booked (or twice in
     ``postings``: the first wins) or of zero books nothing. Returns the entries booked.
-    Every entry balances by construction; the ledger's deferred triggers check it at COMMIT
-    (a batch that fails there is applied again event by event, as any failed batch)."""
+    Every entry balances by construction; the ledger's triggers check it when the statement
+    ends (a batch that fails there is applied again event by event, as any failed batch)."""
     rows = [(e, p) for e, p in postings if p.amount != 0]
     if not rows:
         return 0

@@ -285,7 +285,7 @@ async def _post(session: AsyncSession, run: Run, taken: list[Collection]) -> Non
     total = -sum((line.amount for line in credits), ZERO)
     entry_id: int | None = None
     if total:
-        entry = await add_entry(
+        entry_id = await add_entry(
             session,
             jurisdiction=j,
             kind="run",
@@ -294,7 +294,6 @@ async def _post(session: AsyncSession, run: Run, taken: list[Collection]) -> Non
             run_id=run.id,
             lines=[Line(accounts.pending(j), total, "distribution.run", None), *credits],
         )
-        entry_id = entry.id
     await emit(
         session,
         ev.RunPosted(
