@@ -8,13 +8,13 @@ the deferred row triggers they replace, which allowed an unbalanced entry until 
 cost two set-based queries per statement instead of one query per row: a batch of 200
 collections fired 600 row triggers at COMMIT.
 
-Revision ID: 20261202_statement_balance
+Revision ID: 0007_statement_balance
 Revises: 0006_session_revocations
 """
 
 from alembic import op
 
-revision: str = "20261202_statement_balance"
+revision: str = "0007_statement_balance"
 down_revision: str | None = "0006_session_revocations"
 branch_labels = None
 depends_on = None
