@@ -75,6 +75,7 @@ def create_app(
             application_name=f"{settings.service_name}-api",
             pool_size=settings.db_pool_size,
             max_overflow=settings.db_max_overflow,
+            pool_timeout=settings.db_pool_timeout,
         )
         app.state.engine = engine
         app.state.sessionmaker = make_sessionmaker(engine, service=settings.service_name)

@@ -62,7 +62,12 @@ POOL_RECYCLE_SECONDS = 1800
 
 
 def make_engine(
-    database_url: str, *, application_name: str, pool_size: int = 10, max_overflow: int = 0
+    database_url: str,
+    *,
+    application_name: str,
+    pool_size: int = 10,
+    max_overflow: int = 0,
+    pool_timeout: float = 30.0,
 ) -> AsyncEngine:
     """The process's engine: a pool of ``pool_size`` connections kept open.
 
@@ -78,11 +83,16 @@ def make_engine(
     :data:`POOL_RECYCLE_SECONDS`, and when a statement fails on a dead connection
     (a database restart) SQLAlchemy sees the disconnect, invalidates that connection
     and every older one in the pool, so only the requests in flight at the outage fail.
+
+    A request that waits ``pool_timeout`` seconds for a connection gets a 503 with
+    ``Retry-After`` (:mod:`servicekit.errors`), not a 500: the process is busy, the
+    request changed nothing and can be sent again.
     """
     return create_async_engine(
         database_url,
         pool_size=pool_size,
         max_overflow=max_overflow,
+        pool_timeout=pool_timeout,
         pool_recycle=POOL_RECYCLE_SECONDS,
         connect_args={"server_settings": {"application_name": application_name}},
     )

@@ -14,6 +14,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import DBAPIError, IntegrityError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from servicekit import problems_i18n
@@ -22,6 +23,8 @@ from taxcore.money import MoneyError
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_BASE = "https://roomtax.dev/problems/"
+#: what a 503 for a busy process (no database connection free in time) asks the caller to wait
+BUSY_RETRY_AFTER_SECONDS = 1
 log = logging.getLogger("servicekit.errors")
 
 
@@ -205,6 +208,19 @@ def install_error_handlers(app: FastAPI) -> None:
             )
         return await unexpected(request, exc)
 
+    async def busy(request: Request, exc: Exception) -> JSONResponse:
+        """No database connection came free in time (``db_pool_timeout``): the process is at
+        capacity. Nothing was done; the caller may send the same request again."""
+        log.warning("no database connection free for %s: %s", request.url.path, exc)
+        body = {
+            "type": TYPE_BASE + "busy",
+            "title": "Service busy",
+            "status": 503,
+            "detail": "the service is at capacity; nothing was done, send the request again shortly",
+            "instance": request.url.path,
+        }
+        return problem_response(body, {"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)}, request=request)
+
     async def unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error", extra={"path": request.url.path})
         body = {
@@ -224,6 +240,7 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(IntegrityError, integrity)
     app.add_exception_handler(DBAPIError, database)
+    app.add_exception_handler(PoolTimeout, busy)
     app.add_exception_handler(Exception, unexpected)
 
 

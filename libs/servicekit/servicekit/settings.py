@@ -70,6 +70,11 @@ class ServiceSettings(BaseSettings):
     db_max_overflow: int = Field(
         default=0, ge=0, description="extra connections opened above the pool under load, closed after use"
     )
+    db_pool_timeout: float = Field(
+        default=5.0,
+        gt=0,
+        description="seconds a request waits for a pooled connection before a 503 with Retry-After",
+    )
     signs_tokens: bool = False  # only the registry holds the private key
     #: seconds between two reloads of the API's revocation denylist (servicekit.revocations)
     revocation_refresh_seconds: float = Field(default=1.0, gt=0, le=60)

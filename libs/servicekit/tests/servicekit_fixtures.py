@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import asyncpg
 import sqlalchemy as sa
 from alembic.operations import Operations
@@ -142,13 +144,14 @@ async def explode(widget_id: int, _: PrincipalDep) -> None:
     raise RuntimeError("boom: an unexpected failure")
 
 
-def build_widget_app(database_url: str, bootstrap: str) -> FastAPI:
+def build_widget_app(database_url: str, bootstrap: str, **settings_overrides: Any) -> FastAPI:
     settings = ServiceSettings(
         service_name="widgets",
         environment="test",
         database_url=database_url,
         kafka_bootstrap=bootstrap,
         max_upload_bytes=UPLOAD_LIMIT,
+        **settings_overrides,
     )
     return create_app(
         settings,

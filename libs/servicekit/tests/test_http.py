@@ -10,13 +10,45 @@ import pytest
 from servicekit_fixtures import UPLOAD_LIMIT, build_widget_app
 
 from servicekit.settings import ServiceSettings
-from servicekit.testing import auth, free_port, running_app, token
+from servicekit.testing import BrokerProcess, auth, free_port, running_app, token
 
 H = auth("agency-admin")
 
 
 def unique() -> str:
     return uuid.uuid4().hex[:10]
+
+
+class TestBusy:
+    async def test_a_request_that_finds_no_free_connection_gets_503_and_changes_nothing(
+        self, chassis_db: str, broker: BrokerProcess
+    ) -> None:
+        app = build_widget_app(chassis_db, broker.bootstrap, db_pool_size=1, db_pool_timeout=0.2)
+        name = unique()
+        async with running_app(app) as client:
+            async with app.state.engine.connect():  # the pool's only connection, held
+                r = await client.post(
+                    "/v1/widgets",
+                    json={"name": name, "amount": "1.00"},
+                    headers={**H, "Accept-Language": "es"},
+                )
+            assert (r.status_code, r.headers["retry-after"], r.headers["content-type"]) == (
+                503,
+                "1",
+                "application/problem+json",
+            )
+            assert r.json() == {
+                "type": "https://roomtax.dev/problems/busy",
+                "title": "Servicio ocupado",
+                "status": 503,
+                "detail": "el servicio está al límite de su capacidad; no se hizo nada, envíe la "
+                "solicitud de nuevo en unos momentos",
+                "instance": "/v1/widgets",
+            }
+            listed = (await client.get("/v1/widgets", headers=H)).json()["items"]
+            assert [w for w in listed if w["name"] == name] == []
+            again = await client.post("/v1/widgets", json={"name": name, "amount": "1.00"}, headers=H)
+            assert again.status_code == 201
 
 
 class TestProblemJson:
