@@ -23,13 +23,20 @@ The story (tax month ``M`` = the latest month already past due in both PR and VI
 Every expected amount is computed here from the inputs, citing the section; penalties
 and interest are cross-checked against taxcore's ``compute_balance`` on the same facts
 (the point is that the services agree with the law-as-code and with each other).
+
+The story is told in steps, the test functions below in their order (``test_registration``
+... ``test_ledger_reconciles``): one stack and one :class:`Story` for the module, so each
+step goes on from what the steps above it did and waited for. A step that runs without
+them (alone, out of order, or after one failed) fails at once saying which one it needs.
+The module runs on one xdist worker (``--dist loadgroup``, conftest.py's lanes).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
@@ -127,21 +134,109 @@ def component(bal: Balance, name: str) -> D:
     return next(c.assessed for c in bal.components if c.component == name)
 
 
-async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
-    tag = uuid.uuid4().hex[:6]
-    admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+class Story:
+    """What the steps of the month share, learnt in their order: ONE object for the module (the
+    ``story`` fixture), so a step reads what the steps before it did, never a fresh copy."""
 
-    # ------------------------------------------------------------------ registry
+    admin: Api
+    condado: dict[str, Any]
+    charlotte: dict[str, Any]
+    cruz_bay: dict[str, Any]
+    ota: dict[str, Any]
+    acct: dict[str, str]
+    condado_api: Api
+    charlotte_api: Api
+    ota_api: Api
+    casino_tax: D
+    ts_tax: D
+    ts_fee: D
+    ts_paid: D
+    check: dict[str, Any]
+    wire: dict[str, Any]
+    expected_estimates: dict[tuple[str, str], D]
+    runs: dict[str, list[dict[str, Any]]]
+    reef_tax: D
+    rental_tax: D
+    casino_owed: D
+    reef_owed: D
+    transfer: dict[str, Any]
+    reef_pay: dict[str, Any]
+    ota_pay: dict[str, Any]
+    statements: dict[str, dict[str, Any]]
+    by_jur: dict[str, tuple[str, ...]]
+    applied: dict[str, D]
+    applied_by_component: dict[str, dict[str, D]]
+
+    def __init__(self, platform: Platform) -> None:
+        self.platform = platform
+        self.tag = uuid.uuid4().hex[:6]
+        self.done: list[str] = []  # the steps that finished, in order
+
+    def apis(self) -> list[Api]:
+        names = ("admin", "condado_api", "charlotte_api", "ota_api")
+        return [getattr(self, n) for n in names if hasattr(self, n)]
+
+    async def statement(self, key: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.admin.get(
+            "assessment", f"/v1/accounts/{self.acct[key]}/statement", params={"as_of": TODAY.isoformat()}
+        )
+        return out
+
+    async def funds(self, jur: str) -> dict[str, Any]:
+        out: dict[str, Any] = await self.admin.get(
+            "distribution", "/v1/funds", params={"jurisdiction": jur, "as_of": R.last_day.isoformat()}
+        )
+        return out
+
+
+@pytest.fixture(scope="module")
+async def story(platform: Platform) -> AsyncIterator[Story]:
+    told = Story(platform)
+    try:
+        yield told
+    finally:
+        for api in told.apis():
+            await api.close()
+
+
+STEPS: list[str] = []
+Step = Callable[[Story], Awaitable[None]]
+
+
+def step(fn: Step) -> Step:
+    """A step of the month: it runs only once every step above it has finished, since it goes on
+    from their state (run alone, out of order or after a failure, it fails saying which is missing)."""
+    STEPS.append(fn.__name__)
+    before = list(STEPS[:-1])
+
+    @functools.wraps(fn)
+    async def run(story: Story) -> None:
+        if story.done != before:
+            missing = next(name for name in before if name not in story.done)
+            pytest.fail(f"not run: it goes on from {missing}, which did not finish first")
+        await fn(story)
+        story.done.append(fn.__name__)
+
+    return run
+
+
+@step
+async def test_registration(story: Story) -> None:
+    """Five lodgings and their operators, the PR bonds, the intermediary's authorization and
+    the callers' OAuth clients (registry); filing and assessment see every lodging."""
+    platform, tag = story.platform, story.tag
+    admin = story.admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
+
     async def party(kind: str, name: str) -> dict[str, Any]:
         body = {"name": f"{name} {tag}", "email": f"tax@{kind}-{tag}.example"}
         result: dict[str, Any] = await admin.post("registry", f"/v1/{kind}", body, expect=201)
         return result
 
-    condado = await party("operators", "Condado Resorts LLC")
+    condado = story.condado = await party("operators", "Condado Resorts LLC")
     isla_nena = await party("operators", "Isla Nena Rentals")
-    charlotte = await party("operators", "Charlotte Amalie Hospitality")
-    cruz_bay = await party("operators", "Cruz Bay Vacation Club")
-    ota = await party("facilitators", "IslandStays OTA")
+    charlotte = story.charlotte = await party("operators", "Charlotte Amalie Hospitality")
+    cruz_bay = story.cruz_bay = await party("operators", "Cruz Bay Vacation Club")
+    ota = story.ota = await party("facilitators", "IslandStays OTA")
 
     async def lodging(
         name: str,
@@ -172,7 +267,9 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     rental = await lodging("Vieques Bay Villa", "PR", "short_term_rental", isla_nena, 4, "Vieques")
     reef = await lodging("Frenchman's Reef", "VI", "hotel", charlotte, 300, "St. Thomas")
     timeshare = await lodging("Cruz Bay Timeshare", "VI", "timeshare", cruz_bay, 80, "St. John")
-    acct = {k: v["tax_account"] for k, v in dict(casino=casino, ponce=ponce, rental=rental).items()}
+    acct = story.acct = {
+        k: v["tax_account"] for k, v in dict(casino=casino, ponce=ponce, rental=rental).items()
+    }
     acct |= {"reef": reef["tax_account"], "timeshare": timeshare["tax_account"]}
 
     bonds = {}
@@ -206,13 +303,15 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
         {"facilitator_id": ota["id"], "starts_on": REGISTERED.isoformat()},
         expect=201,
     )
-    condado_api = await new_client(
+    story.condado_api = await new_client(
         platform, admin, f"condado-pms-{tag}", "operator", operator_id=condado["id"]
     )
-    charlotte_api = await new_client(
+    story.charlotte_api = await new_client(
         platform, admin, f"reef-pms-{tag}", "operator", operator_id=charlotte["id"]
     )
-    ota_api = await new_client(platform, admin, f"islandstays-{tag}", "facilitator", facilitator_id=ota["id"])
+    ota_api = story.ota_api = await new_client(
+        platform, admin, f"islandstays-{tag}", "facilitator", facilitator_id=ota["id"]
+    )
 
     async def ok(api: Api, service: str, path: str) -> bool:
         return (await api.call("GET", service, path)).status_code == 200
@@ -229,11 +328,15 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
         await ota_api.call("GET", "filing", f"/v1/lodgings/{acct['casino']}/periods/{M}")
     ).status_code == 404
 
-    # ---------------------------------------------- on time: paper returns, counter payments
+
+@step
+async def test_on_time_paper_returns(story: Story) -> None:
+    """The casino hotel's and the timeshare's paper returns, received before their due dates."""
+    admin, acct, condado, cruz_bay = story.admin, story.acct, story.condado, story.cruz_bay
     # PR casino hotel, §2(8)/§24(A): room revenue + resort fees; §24(D): 120 comp rooms valued at the
     # greatest of average rate, room cost, industry cost (150.00); §24(B): 11% for lodgings with casinos.
     casino_base = D("412500.00") + D("18750.00") + 120 * D("150.00")
-    casino_tax = round_cents(casino_base * D("0.11"))
+    casino_tax = story.casino_tax = round_cents(casino_base * D("0.11"))
     assert casino_tax == D("49417.50")
     casino_decl = await admin.post(
         "filing",
@@ -270,8 +373,8 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
 
     # VI timeshare, §54(b)(1): 12.5% of the exchange guests' room revenue; §54(b)(2)-(3): the owners'
     # 1,240 unit-days pay the $25 Environmental/Infrastructure Impact Fee instead.
-    ts_tax = round_cents(D("96000.00") * D("0.125"))
-    ts_fee = 1240 * D("25.00")
+    ts_tax = story.ts_tax = round_cents(D("96000.00") * D("0.125"))
+    ts_fee = story.ts_fee = 1240 * D("25.00")
     assert (ts_tax, ts_fee) == (D("12000.00"), D("31000.00"))
     ts_decl = await admin.post(
         "filing",
@@ -296,7 +399,14 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     assert (ts_decl["computed"]["tax"], ts_decl["computed"]["impact_fee"]) == (fmt(ts_tax), fmt(ts_fee))
     assert (ts_decl["status"], ts_decl["findings"]) == ("on_time", [])
 
-    check = await admin.post(
+
+@step
+async def test_on_time_counter_payments(story: Story) -> None:
+    """A check for the casino hotel, a wire $100 too large for the timeshare; assessment applies both."""
+    statement = story.statement
+    admin, acct, condado, cruz_bay, tag = story.admin, story.acct, story.condado, story.cruz_bay, story.tag
+    casino_tax, ts_tax, ts_fee = story.casino_tax, story.ts_tax, story.ts_fee
+    check = story.check = await admin.post(
         "filing",
         "/v1/payments",
         {
@@ -316,8 +426,8 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
         fmt(casino_tax),
         "received",
     )
-    ts_paid = ts_tax + ts_fee + D("100.00")  # $100 more than owed: a credit
-    wire = await admin.post(
+    ts_paid = story.ts_paid = ts_tax + ts_fee + D("100.00")  # $100 more than owed: a credit
+    wire = story.wire = await admin.post(
         "filing",
         "/v1/payments",
         {
@@ -332,12 +442,6 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     )
     assert wire["unallocated"] == "100.00"
 
-    async def statement(key: str) -> dict[str, Any]:
-        out: dict[str, Any] = await admin.get(
-            "assessment", f"/v1/accounts/{acct[key]}/statement", params={"as_of": TODAY.isoformat()}
-        )
-        return out
-
     async def on_time_known() -> bool:
         c, t = await statement("casino"), await statement("timeshare")
         return (
@@ -348,7 +452,11 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
 
     await eventually(on_time_known)
 
-    # ------------------------------------------------------------------ the non-filer job (PR §32; VI §54(d))
+
+@step
+async def test_non_filer_job(story: Story) -> None:
+    """PR §32; VI §54(d): the day after the due dates, an estimate for each lodging that filed nothing."""
+    admin, acct = story.admin, story.acct
     job = await admin.post(
         "assessment",
         "/v1/jobs/non-filers",
@@ -357,7 +465,7 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     )
     # no history: the capacity estimate, rooms x days x industry cost x occupancy 1, at the class rate
     # (PR §24(B): guesthouse 9%, short-term rental 7%; VI §54(b)(1) 12.5%)
-    expected_estimates = {
+    expected_estimates = story.expected_estimates = {
         (acct["ponce"], str(M)): round_cents(12 * M.days * INDUSTRY_COST * D("0.09")),
         (acct["rental"], str(M)): round_cents(4 * M.days * INDUSTRY_COST * D("0.07")),
         (acct["reef"], str(M)): round_cents(300 * M.days * INDUSTRY_COST * D("0.125")),
@@ -372,7 +480,14 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     )
     assert again["raised"] == []  # one estimate per period, ever
 
-    # ---------------------------------------------- PR Bank certification, months before today
+
+@step
+async def test_closed_months_distributed(story: Story) -> None:
+    """The PR Bank certifies the fiscal years; once the on-time money reached distribution, the
+    agency runs every month before today's (today's run comes once all of today's money is in)."""
+    funds = story.funds
+    admin, tag, casino_tax = story.admin, story.tag, story.casino_tax
+    ts_tax, ts_fee = story.ts_tax, story.ts_fee
     for fy in sorted({fiscal_year("PR", m.first_day) for m in RUN_MONTHS}):
         await admin.post(
             "distribution",
@@ -386,18 +501,13 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
             expect=201,
         )
 
-    async def funds(jur: str) -> dict[str, Any]:
-        out: dict[str, Any] = await admin.get(
-            "distribution", "/v1/funds", params={"jurisdiction": jur, "as_of": R.last_day.isoformat()}
-        )
-        return out
-
     async def collected_on_time() -> bool:
         pr, vi = await funds("PR"), await funds("VI")
         return D(pr["collected"]) == casino_tax and D(vi["collected"]) == ts_tax + ts_fee
 
     await eventually(collected_on_time)
     runs: dict[str, list[dict[str, Any]]] = {"PR": [], "VI": []}
+    story.runs = runs
     for month in RUN_MONTHS[:-1]:
         for jur in ("PR", "VI"):
             runs[jur].append(
@@ -406,12 +516,17 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
                 )
             )
 
-    # ------------------------------------------------------------------ today: late returns, a bounced check
+
+@step
+async def test_late_returns(story: Story) -> None:
+    """Today: the St. Thomas hotel's operator files late with its own token, and the intermediary
+    files the rental's return in a remittance schedule (the rental's operator never files)."""
+    acct, charlotte, ota = story.acct, story.charlotte, story.ota
     # St. Thomas hotel, §54(b)(1): the guest-paid total, energy surcharge and what the OTAs kept included.
     reef_base = D("180000.00") + D("7200.00") + D("12800.00")
-    reef_tax = round_cents(reef_base * D("0.125"))
+    reef_tax = story.reef_tax = round_cents(reef_base * D("0.125"))
     assert reef_tax == D("25000.00")
-    reef_decl = await charlotte_api.post(
+    reef_decl = await story.charlotte_api.post(
         "filing",
         "/v1/declarations",
         {
@@ -434,9 +549,9 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
 
     # Vieques rental through the intermediary's schedule, §24(B): supplementary short-term lodging 7%.
     rental_base = D("14400.00") + D("600.00")
-    rental_tax = round_cents(rental_base * D("0.07"))
+    rental_tax = story.rental_tax = round_cents(rental_base * D("0.07"))
     assert rental_tax == D("1050.00")
-    schedule = await ota_api.post(
+    schedule = await story.ota_api.post(
         "filing",
         "/v1/remittance-schedules",
         {
@@ -462,6 +577,12 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     )
     assert (schedule["results"][0]["tax"], schedule["results"][0]["flagged"]) == (fmt(rental_tax), False)
 
+
+@step
+async def test_bounced_check(story: Story) -> None:
+    """The casino's check comes back unpaid; assessment then knows it and both late returns."""
+    statement = story.statement
+    admin, check, casino_tax = story.admin, story.check, story.casino_tax
     bounced = await admin.post(
         "filing",
         f"/v1/payments/{check['id']}/reversals",
@@ -480,8 +601,13 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
 
     await eventually(late_facts_known)
 
-    # The late payers pay with their own tokens: what taxcore says they owe today.
-    casino_owed = compute_balance(
+
+@step
+async def test_late_payments(story: Story) -> None:
+    """The late payers pay with their own tokens: what taxcore says they owe today."""
+    acct, condado, ota = story.acct, story.condado, story.ota
+    casino_tax, reef_tax, rental_tax = story.casino_tax, story.reef_tax, story.rental_tax
+    casino_owed = story.casino_owed = compute_balance(
         AccountHistory(
             jurisdiction="PR",
             period=str(M),
@@ -493,47 +619,42 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
         ),
         as_of=TODAY,
     ).balance
-    reef_owed = compute_balance(
+    reef_owed = story.reef_owed = compute_balance(
         AccountHistory(jurisdiction="VI", period=str(M), tax=reef_tax, declaration_filed_on=TODAY),
         as_of=TODAY,
     ).balance
-    transfer = await condado_api.post(
-        "filing",
-        "/v1/payments",
-        {
-            "tax_account": acct["casino"],
-            "amount": fmt(casino_owed),
-            "method": "electronic_transfer",
-            "periods": [{"period": str(M), "amount": fmt(casino_owed)}],
-        },
-        expect=201,
-    )
-    reef_pay = await charlotte_api.post(
-        "filing",
-        "/v1/payments",
-        {
-            "tax_account": acct["reef"],
-            "amount": fmt(reef_owed),
-            "method": "electronic_transfer",
-            "periods": [{"period": str(M), "amount": fmt(reef_owed)}],
-        },
-        expect=201,
-    )
-    ota_pay = await ota_api.post(
-        "filing",
-        "/v1/payments",
-        {
-            "tax_account": acct["rental"],
-            "amount": fmt(rental_tax),
-            "method": "electronic_transfer",
-            "periods": [{"period": str(M), "amount": fmt(rental_tax)}],
-        },
-        expect=201,
-    )
+
+    async def pay_today(api: Api, key: str, amount: D) -> dict[str, Any]:
+        out: dict[str, Any] = await api.post(
+            "filing",
+            "/v1/payments",
+            {
+                "tax_account": acct[key],
+                "amount": fmt(amount),
+                "method": "electronic_transfer",
+                "periods": [{"period": str(M), "amount": fmt(amount)}],
+            },
+            expect=201,
+        )
+        return out
+
+    transfer = story.transfer = await pay_today(story.condado_api, "casino", casino_owed)
+    story.reef_pay = await pay_today(story.charlotte_api, "reef", reef_owed)
+    ota_pay = story.ota_pay = await pay_today(story.ota_api, "rental", rental_tax)
     assert ota_pay["payer"] == {"kind": "facilitator", "id": ota["id"]}
     assert transfer["payer"] == {"kind": "operator", "id": condado["id"]}
 
-    # ------------------------------------------------------------------ statements as of today
+
+@step
+async def test_statements_as_of_today(story: Story) -> None:
+    """Assessment's statements equal taxcore's balance of the same facts, to the cent (penalties,
+    fines and the credit hand-checked against the statute), once every payment is applied."""
+    statement = story.statement
+    acct, check, wire, transfer, ota_pay = story.acct, story.check, story.wire, story.transfer, story.ota_pay
+    casino_tax, ts_tax, ts_fee, ts_paid = story.casino_tax, story.ts_tax, story.ts_fee, story.ts_paid
+    reef_tax, rental_tax = story.reef_tax, story.rental_tax
+    casino_owed, reef_owed, reef_pay = story.casino_owed, story.reef_owed, story.reef_pay
+    expected_estimates = story.expected_estimates
     histories = {
         "casino": AccountHistory(
             jurisdiction="PR",
@@ -593,7 +714,7 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
         want = {k: b.total_paid for k, b in expected.items()}
         return out if paid == want else None
 
-    statements = await eventually(payments_applied)
+    statements = story.statements = await eventually(payments_applied)
     for key, stmt in statements.items():
         assert [p["period"] for p in stmt["periods"]] == [str(M)], key
         assert_period(stmt["periods"][0], expected[key])
@@ -611,7 +732,11 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     casino_payments = {p["payment_id"]: p for p in statements["casino"]["payments"]}
     assert casino_payments[check["id"]]["reversed"][0]["amount"] == fmt(casino_tax)
 
-    # filing's compliance view: on time, late, not at all
+
+@step
+async def test_filing_compliance_view(story: Story) -> None:
+    """Filing's compliance view: on time, late, not at all."""
+    admin, acct = story.admin, story.acct
     pr_comp = await admin.get("filing", "/v1/compliance", params={"jurisdiction": "PR", "period": str(M)})
     # the rental's operator has not filed: its intermediary's schedule does not file for it
     assert (pr_comp["required"], pr_comp["filed_on_time"], pr_comp["filed_late"], pr_comp["not_filed"]) == (
@@ -630,13 +755,20 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     )
     assert vi_comp["late_accounts"] == [acct["reef"]]
 
-    # ------------------------------------------------------------------ cross-service totals, to the cent
-    by_jur = {"PR": ("casino", "ponce", "rental"), "VI": ("reef", "timeshare")}
-    applied = {
+
+@step
+async def test_filing_money_is_what_assessment_applied(story: Story) -> None:
+    """Cross-service totals, to the cent: filing's money net of the bounced check is what
+    assessment applied plus the credit it holds."""
+    admin, statements, check = story.admin, story.statements, story.check
+    casino_owed, rental_tax = story.casino_owed, story.rental_tax
+    ts_paid, reef_owed = story.ts_paid, story.reef_owed
+    by_jur = story.by_jur = {"PR": ("casino", "ponce", "rental"), "VI": ("reef", "timeshare")}
+    applied = story.applied = {
         j: sum((D(statements[k]["totals"]["total_paid"]) for k in ks), D(0)) for j, ks in by_jur.items()
     }
     credit = {j: sum((D(statements[k]["credit"]["total"]) for k in ks), D(0)) for j, ks in by_jur.items()}
-    applied_by_component = {
+    story.applied_by_component = {
         j: {
             c: sum((D(statements[k]["periods"][0]["components"][c]["paid"]) for k in ks), D(0))
             for c in ("tax", "impact_fee", "penalty", "interest", "fine")
@@ -656,7 +788,15 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     assert net == {j: applied[j] + credit[j] for j in by_jur}
     assert credit == {"PR": D(0), "VI": D("100.00")}
 
-    # distribution receives what is applied (a credit is not yet a collection of any period)
+
+@step
+async def test_distribution_run_of_today(story: Story) -> None:
+    """Distribution receives what is applied (a credit is not yet a collection of any period);
+    then the current month's runs."""
+    funds = story.funds
+    admin, runs, by_jur = story.admin, story.runs, story.by_jur
+    applied, casino_tax = story.applied, story.casino_tax
+
     async def distribution_caught_up() -> bool:
         return all([D((await funds(j))["collected"]) == applied[j] for j in by_jur])
 
@@ -668,6 +808,13 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     if len(RUN_MONTHS) > 1:  # the bounced check was collected in a closed month: netted by today's run
         assert D(runs["PR"][-1]["inputs"]["late"]["amount"]) == -casino_tax
 
+
+@step
+async def test_runs_are_taxcores_distribution(story: Story) -> None:
+    """Each run is taxcore's distribution of its own inputs, chained by state; the runs add up to
+    what assessment applied, per bucket; the funds hold every cent collected."""
+    funds = story.funds
+    runs, applied, applied_by_component = story.runs, story.applied, story.applied_by_component
     for jur in ("PR", "VI"):
         previous: dict[str, Any] | None = None
         for run in runs[jur]:
@@ -734,6 +881,12 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
         )
         assert in_accounts == applied[jur]
 
+
+@step
+async def test_ledger_reconciles(story: Story) -> None:
+    """Distribution's ledger: balanced, every entry double, no collection booked twice, one
+    entry per run that moved money."""
+    admin, runs = story.admin, story.runs
     trial = await admin.get("distribution", "/v1/ledger/trial-balance")
     assert trial["balanced"] is True
     assert D(trial["total_debit"]) == D(trial["total_credit"])
@@ -744,6 +897,3 @@ async def test_a_month_in_both_jurisdictions(platform: Platform) -> None:
     assert len({e["event_id"] for e in collections}) == len(collections)  # no posting booked twice
     posted_runs = [r for r in runs["PR"] + runs["VI"] if D(r["collected"]) != 0]
     assert len([e for e in entries if e["kind"] == "run"]) == len(posted_runs)
-
-    for api in (admin, condado_api, charlotte_api, ota_api):
-        await api.close()
