@@ -213,6 +213,13 @@ class TestAgencyJourney:
             await w.check("search")
             await page.locator("#results").get_by_role("link", name="Posada La Ceiba").click()
             await expect(page.locator("#statement")).to_contain_text("$1,111.11")
+            registered = date.fromisoformat(stack.lodging["registered_on"])
+            first_entry = {  # the registry's first status entry, its day naming its month
+                "en": f"{registered:%b} {registered.day}, {registered.year}: active (registration)",
+                "es": f"{registered.day} {SPANISH_MONTHS_SHORT[registered.month - 1]} {registered.year}: "
+                "activo (registro)",
+            }[lang]
+            await expect(page.locator("#registration-history li").first).to_have_text(first_entry)
             total = page.locator("#statement tfoot tr")
             # assessed, paid, balance
             await expect(total).to_contain_text(re.compile(r"\$1,111\.11\s*\$1,111\.11\s*\$0\.00"))
