@@ -103,7 +103,14 @@ def overview(lang: Lang, indicators: dict[str, Any] | None = None) -> str:
                 {
                     "jurisdiction": "PR",
                     "as_of": "2026-12-01",
-                    "accounts": [{"name": "Convention Bureau", "section": "§31(B)", "balance": "900.00"}],
+                    "accounts": [
+                        {
+                            "account": "fund:pr_convention_bureau",
+                            "name": "Convention Bureau",
+                            "section": "§31(B)",
+                            "balance": "900.00",
+                        }
+                    ],
                     "collected": "12345.67",
                     "pending": "11445.67",
                 }
@@ -204,6 +211,8 @@ class TestOverview:
         html = overview(Lang("es"))
         assert "Recaudación por mes" in html
         assert "diciembre 2026" in html
+        fund = "Fondos generales de la Compañía de Turismo para el Negociado de Convenciones"
+        assert f'<th scope="row" title="fund:pr_convention_bureau">{fund}</th>' in html
 
 
 class TestTemplates:
