@@ -10,16 +10,12 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
+from servicekit.migrations import created_at_column
+
 revision: str = "20261202_oidc_identities"
 down_revision: str | None = "0008_session_revocations"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
-
-
-def created() -> sa.Column:  # type: ignore[type-arg]
-    return sa.Column(
-        "created_at", sa.DateTime(timezone=True), server_default=sa.text("now()"), nullable=False
-    )
 
 
 def upgrade() -> None:
@@ -30,7 +26,7 @@ def upgrade() -> None:
         sa.Column("subject", sa.Text(), nullable=False),
         sa.Column("user_id", sa.Text(), nullable=False),
         sa.Column("bound_by_claim", sa.Text(), nullable=False),
-        created(),
+        created_at_column(),
         sa.ForeignKeyConstraint(["user_id"], ["users.id"], name=op.f("fk_oidc_identities_user_id_users")),
         sa.PrimaryKeyConstraint("issuer", "subject", name=op.f("pk_oidc_identities")),
         sa.UniqueConstraint("issuer", "user_id", name="uq_oidc_identities_issuer_user_id"),
@@ -40,7 +36,7 @@ def upgrade() -> None:
         sa.Column("issuer", sa.Text(), nullable=False),
         sa.Column("nonce_hash", sa.Text(), nullable=False),
         sa.Column("expires_at", sa.DateTime(timezone=True), nullable=False),
-        created(),
+        created_at_column(),
         sa.PrimaryKeyConstraint("issuer", "nonce_hash", name=op.f("pk_oidc_used_nonces")),
     )
     op.create_index(op.f("ix_oidc_used_nonces_expires_at"), "oidc_used_nonces", ["expires_at"])
