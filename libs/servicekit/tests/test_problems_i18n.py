@@ -40,6 +40,21 @@ class TestPatterns:
             "(0.00 pagados desde la notificación)"
         )
 
+    def test_sign_in_and_a_parameter_without_a_value(self) -> None:
+        assert spanish("this ID token was already used: sign in again") == (
+            "este token de identidad ya se usó: inicie sesión de nuevo"
+        )
+        assert spanish("too many failed sign-in attempts: wait up to 15 minutes") == (
+            "demasiados intentos fallidos de inicio de sesión: espere hasta 15 minutos"
+        )
+        text = (
+            "jurisdiction: VI audits.section has no value on 2020-01-31: first value is effective 2024-01-01"
+        )
+        assert spanish(text) == (
+            "jurisdiction: VI audits.section no tiene valor el 2020-01-31: "
+            "el primer valor rige desde el 2024-01-01"
+        )
+
     def test_what_the_catalog_lacks_stays_english(self) -> None:
         assert spanish("something no one wrote down") == "something no one wrote down"
 

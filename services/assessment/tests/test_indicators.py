@@ -214,6 +214,25 @@ class TestIndicators:
             "Lodgings with an audit opened in the window (2026-03-01 to 2026-04-30) as a percentage of "
             "the lodgings registered by the window's last day (PR §2(4), §9, §10, §32)."
         )
+        # the values a client needs to word the definitions in its reader's language
+        terms = {f["name"]: f["terms"] for f in out["indicators"] if f["terms"]}
+        assert terms == {
+            "arrears_to_collections": {"end": "2026-04-30", "year_from": "2025-05-01"},
+            "arrears_older_than_12_months": {"year_ago": "2025-04-30"},
+            "audit_coverage": {
+                "starts_on": "2026-03-01",
+                "ends_on": "2026-04-30",
+                "jurisdiction": "PR",
+                "section": "§2(4), §9, §10, §32",
+            },
+            "audit_yield": {"starts_on": "2026-03-01", "ends_on": "2026-04-30"},
+            "crosscheck_coverage": {"jurisdiction": "PR", "section": "§2(20), §24(A), §32"},  # its parameters
+        }
+        arrears = next(f for f in out["indicators"] if f["name"] == "arrears_to_collections")
+        assert arrears["definition"].endswith(
+            "from payments received in the 12 months ending that day (2025-05-01 to 2026-04-30)."
+        )
+        assert {f["reason_code"] for f in out["indicators"]} == {None}
         # VI: only lodging V; its 2026-03 is due 2026-04-30, not before as_of -- nothing expected
         vi = await client.get(
             "/v1/indicators",
@@ -221,19 +240,23 @@ class TestIndicators:
             headers=AUDITOR,
         )
         first = vi.json()["indicators"][0]
-        assert (first["value"], first["denominator"], first["reason"]) == (
+        assert (first["value"], first["denominator"], first["reason"], first["reason_code"]) == (
             None,
             "0",
             "nothing to measure in the window (the denominator is zero)",
+            "nothing_to_measure",
         )
         vi_p6 = {
-            f["name"]: (f["value"], f["reason"]) for f in vi.json()["indicators"] if f["code"][:2] == "P6"
+            f["name"]: (f["value"], f["reason"], f["reason_code"])
+            for f in vi.json()["indicators"]
+            if f["code"][:2] == "P6"
         }
+        empty = "nothing to measure in the window (the denominator is zero)"
         assert vi_p6 == {
-            "audit_coverage": ("0.00", None),
-            "audit_yield": (None, "no audit was closed in the window"),
-            "crosscheck_coverage": (None, "nothing to measure in the window (the denominator is zero)"),
-            "crosscheck_findings_rate": (None, "nothing to measure in the window (the denominator is zero)"),
+            "audit_coverage": ("0.00", None, None),
+            "audit_yield": (None, "no audit was closed in the window", "no_audit_closed"),
+            "crosscheck_coverage": (None, empty, "nothing_to_measure"),
+            "crosscheck_findings_rate": (None, empty, "nothing_to_measure"),
         }
 
 

@@ -47,6 +47,7 @@ class StubIssuer:
     #: who signs in at the provider, and what the next ID token says (a test changes these)
     email: str = ""
     email_verified: bool = True
+    subject: str | None = None  # the person's ``sub``: by default one per address
     audience: str | None = None
     nonce: str | None = None
     signing_key: RSAKey | None = None
@@ -132,7 +133,7 @@ class StubIssuer:
         claims = {
             "iss": self.url,
             "aud": self.audience or CLIENT_ID,
-            "sub": "stub|" + hashlib.sha256(self.email.encode()).hexdigest()[:12],
+            "sub": self.subject or "stub|" + hashlib.sha256(self.email.encode()).hexdigest()[:12],
             "email": self.email,
             "email_verified": self.email_verified,
             "nonce": self.nonce or grant.params["nonce"],
@@ -157,7 +158,7 @@ def issuer() -> Iterator[StubIssuer]:
 @pytest.fixture(autouse=True)
 def honest(issuer: StubIssuer) -> None:
     """Every test starts with an issuer that tells the truth."""
-    issuer.audience = issuer.nonce = issuer.signing_key = None
+    issuer.audience = issuer.nonce = issuer.signing_key = issuer.subject = None
     issuer.email_verified = True
 
 

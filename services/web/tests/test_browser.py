@@ -213,6 +213,13 @@ class TestAgencyJourney:
             await w.check("search")
             await page.locator("#results").get_by_role("link", name="Posada La Ceiba").click()
             await expect(page.locator("#statement")).to_contain_text("$1,111.11")
+            registered = date.fromisoformat(stack.lodging["registered_on"])
+            first_entry = {  # the registry's first status entry, its day naming its month
+                "en": f"{registered:%b} {registered.day}, {registered.year}: active (registration)",
+                "es": f"{registered.day} {SPANISH_MONTHS_SHORT[registered.month - 1]} {registered.year}: "
+                "activo (registro)",
+            }[lang]
+            await expect(page.locator("#registration-history li").first).to_have_text(first_entry)
             total = page.locator("#statement tfoot tr")
             # assessed, paid, balance
             await expect(total).to_contain_text(re.compile(r"\$1,111\.11\s*\$1,111\.11\s*\$0\.00"))
@@ -271,13 +278,12 @@ class TestAgencyJourney:
             for f in figures:
                 row = table.locator(f"tr[data-indicator='{f['name']}']")
                 cells = [(await c.inner_text()).strip() for c in await row.locator("td").all()]
-                assert cells == [
-                    f["code"],
-                    _shown(f, lang),
-                    f["numerator"] or "",
-                    f["denominator"] or "",
-                    f["definition"],
-                ], f["name"]
+                assert cells[:4] == [f["code"], _shown(f, lang), f["numerator"] or "", f["denominator"] or ""]
+                definition, whole = _definition(f, lang)  # in the page's language
+                assert cells[4] == definition if whole else cells[4].startswith(definition), (
+                    f["name"],
+                    cells[4],
+                )
             row = table.locator("tr[data-indicator='audit_coverage']")
             name = {"en": "Audit coverage", "es": "Cobertura de auditorías"}[lang]
             await expect(row.locator("th")).to_have_text(name)
@@ -306,12 +312,72 @@ SPANISH_MONTHS = (
 )
 
 
+SPANISH_REASONS = {
+    "nothing_to_measure": "nada que medir en la ventana (el denominador es cero)",
+    "no_audit_closed": "ninguna auditoría se cerró en la ventana",
+}
+#: the Spanish of the definitions with values in full, of the others their opening words
+SPANISH_DEFINITIONS = {
+    "audit_coverage": "Alojamientos con una auditoría abierta en la ventana ({starts_on} a {ends_on}) como "
+    "porcentaje de los alojamientos registrados al último día de la ventana ({jurisdiction} {section}).",
+    "audit_yield": "Impuesto adicional tasado por las auditorías cerradas en la ventana ({starts_on} a "
+    "{ends_on}): la suma de sus notificaciones de tasación por auditoría (las planillas corregidas por "
+    "taxcore menos las radicadas; una auditoría cerrada sin notificación suma 0.00), sobre el número de "
+    "auditorías cerradas.",
+    "crosscheck_coverage": "Alojamientos-períodos de la ventana para los que un intermediario radicó una "
+    "planilla de remesas y cuya planilla del operador se cotejó con ella, como porcentaje de los "
+    "alojamientos-períodos con datos de intermediarios ({jurisdiction} {section}).",
+    "arrears_to_collections": "Atrasos del impuesto principal al final de la ventana ({end}: el último día "
+    "de 'to', o la fecha de corte si es anterior) como porcentaje de la recaudación del año: el principal "
+    "impago en ese día de cada período vencido antes de él (sin los períodos dados de baja), sobre todo lo "
+    "cobrado (cada componente) con pagos recibidos en los 12 meses que terminan ese día ({year_from} a "
+    "{end}).",
+    "arrears_older_than_12_months": "La parte de esos atrasos con más de 12 meses: el principal impago de "
+    "los períodos vencidos antes del {year_ago}, sobre los atrasos.",
+    "on_time_filing_rate": "Declaraciones radicadas a más tardar en la fecha de vencimiento como porcentaje",
+    "on_time_payment_rate_by_number": "Pagos completos a más tardar en la fecha de vencimiento",
+    "on_time_payment_rate_by_value": "Valor pagado a más tardar en la fecha de vencimiento",
+    "crosscheck_findings_rate": "De esos alojamientos-períodos cotejados, el porcentaje",
+    "disputes_opened": "Disputas de notificaciones de deficiencia (casos) abiertas en la ventana "
+    "(PR §13-§15, §34; VI §54(d)).",
+    "median_days_to_decision": "Mediana de días naturales desde la apertura de un caso hasta su decisión",
+    "median_days_refund_request_to_payment": "Mediana de días naturales desde la solicitud de un reintegro",
+}
+SPANISH_MONTHS_SHORT = "ene feb mar abr may jun jul ago sep oct nov dic".split()
+
+
+def _day(iso: str, lang: str) -> str:
+    """A day as the page writes it in the definitions: Dec 1, 2026 / 1 dic 2026."""
+    d = date.fromisoformat(iso)
+    return (
+        f"{d:%b} {d.day}, {d.year}"
+        if lang == "en"
+        else f"{d.day} {SPANISH_MONTHS_SHORT[d.month - 1]} {d.year}"
+    )
+
+
+def _definition(figure: dict[str, Any], lang: str) -> tuple[str, bool]:
+    """What the page says a figure counts, and whether that is the whole text: the API's
+    English with its days as English writes them; the Spanish written out here (the whole
+    text, or its opening words)."""
+    days = [v for v in figure["terms"].values() if re.fullmatch(r"\d{4}-\d{2}-\d{2}", v)]
+    if lang == "en":
+        text = str(figure["definition"])
+        for iso in days:
+            text = text.replace(iso, _day(iso, "en"))
+        return text, True
+    terms = {k: _day(v, "es") if v in days else v for k, v in figure["terms"].items()}
+    spanish = SPANISH_DEFINITIONS[figure["name"]].format(**terms)
+    return spanish, spanish.endswith(".")
+
+
 def _shown(figure: dict[str, Any], lang: str) -> str:
     """What the page shows for a figure, written out here (not by the web app's code)."""
     value = figure["value"]
     if value is None:
         none = {"en": "none", "es": "ninguno"}[lang]
-        return f"{none} ({figure['reason']})" if figure["reason"] else none
+        reason = figure["reason"] if lang == "en" else SPANISH_REASONS.get(figure["reason_code"])
+        return f"{none} ({reason})" if reason else none
     if figure["unit"] == "percent":
         return f"{Decimal(value).normalize():,f}%"  # en-US and es-PR write 12.5% alike
     if figure["unit"] == "amount":

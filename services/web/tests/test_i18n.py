@@ -56,6 +56,15 @@ class TestFormats:
     def test_dates_and_months(self) -> None:
         assert Lang("en").date(date(2026, 3, 10)) == "Mar 10, 2026"
         assert Lang("es").date("2026-03-10", "long") == "10 de marzo de 2026"
+        # the medium day names its month: CLDR's es_PR medium (12/01/2026) reads as 12 January
+        # to a Spanish reader outside Puerto Rico and as 1 December inside it
+        assert (Lang("es").date("2026-12-01"), Lang("en").date("2026-12-01")) == ("1 dic 2026", "Dec 1, 2026")
+        assert Lang("es").date("2026-09-07") == "7 sep 2026"
+        moment = "2026-12-01T14:05:00-04:00"
+        assert (Lang("es").datetime(moment), Lang("en").datetime(moment)) == (
+            "1 dic 2026, 2:05:00\u202fp.\u202fm.",  # CLDR's narrow no-break spaces
+            "Dec 1, 2026, 2:05:00\u202fPM",
+        )
         assert (Lang("en").month("2026-03"), Lang("es").month("2026-03")) == ("March 2026", "marzo 2026")
 
     def test_rates(self) -> None:

@@ -7,6 +7,7 @@ and has the real registry verify the ID token and open a session for the mapped 
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import AsyncIterator
 from urllib.parse import parse_qs, urlsplit
 
@@ -16,7 +17,7 @@ from fastapi import FastAPI
 from joserfc.jwk import RSAKey
 from oidc_stub import CALLBACK, CLIENT_ID, CLIENT_SECRET, StubIssuer, honest, issuer, oidc_registry
 from sqlalchemy import text
-from web_factories import make_person, web_settings
+from web_factories import csrf, make_person, web_settings
 
 from registry.settings import RegistrySettings
 from registry.users.oidc import IssuerKeys, verify_id_token
@@ -230,6 +231,81 @@ class TestRefused:
         r = await round_trip(browser, issuer)
         assert r.status_code == 401
         assert await sessions_of(oidc_registry, person) == 0
+
+
+class TestReplayAndBinding:
+    async def test_the_same_id_token_signs_in_once(self, issuer: StubIssuer, oidc_registry: FastAPI) -> None:
+        person = await known(oidc_registry, issuer)
+        nonce = secrets.token_urlsafe(32)
+        grant = {"redirect_uri": CALLBACK, "state": "s", "nonce": nonce, "code_challenge_method": "S256"}
+        token = issue_directly(issuer, grant)
+        client: httpx.AsyncClient = oidc_registry.state.test_client
+        body = {"id_token": token, "nonce": nonce}
+        first = await client.post("/v1/people/token/oidc", json=body)
+        assert first.status_code == 200, first.text
+        assert first.json()["user"]["id"] == person["id"]
+        again = await client.post("/v1/people/token/oidc", json=body)
+        assert again.status_code == 401
+        assert again.headers["content-type"].startswith("application/problem+json")
+        problem = again.json()
+        assert (problem["type"].rsplit("/", 1)[-1], problem["detail"]) == (
+            "id-token-already-used",
+            "this ID token was already used: sign in again",
+        )
+        spanish = await client.post("/v1/people/token/oidc", json=body, headers={"Accept-Language": "es"})
+        assert (spanish.status_code, spanish.json()["title"], spanish.json()["detail"]) == (
+            401,
+            "Token de identidad ya usado",
+            "este token de identidad ya se usó: inicie sesión de nuevo",
+        )
+        assert await sessions_of(oidc_registry, person) == 1
+        replays = "SELECT count(*) FROM login_attempts WHERE email = :e AND outcome = 'replayed'"
+        assert await rows(oidc_registry, replays, e=person["email"]) == 2
+        # the nonce is kept until the token expires (exp plus the leeway), then let go
+        kept = "SELECT count(*) FROM oidc_used_nonces WHERE expires_at > now() + interval '5 minutes'"
+        assert await rows(oidc_registry, kept) >= 1
+
+    async def test_after_the_first_sign_in_the_provider_subject_names_the_person(
+        self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
+    ) -> None:
+        first = await known(oidc_registry, issuer)
+        other = await make_person(oidc_registry, "agency-admin")
+        issuer.subject = "stub|" + secrets.token_hex(6)
+        assert (await round_trip(browser, issuer)).status_code == 303  # binds first to this sub
+        bound = "SELECT count(*) FROM oidc_identities WHERE subject = :s AND user_id = :u"
+        assert await rows(oidc_registry, bound, s=issuer.subject, u=first["id"]) == 1
+        await browser.post("/sign-out", data={"csrf_token": await csrf(browser, "/account/password")})
+        # the provider now says this person's address is the other person's: still the first
+        issuer.email = other["email"]
+        r = await round_trip(browser, issuer)
+        assert r.status_code == 303
+        session = codec().loads(browser.cookies.get("roomtax_session"))
+        assert session is not None
+        assert session.person is not None
+        assert (session.person.user_id, session.person.role) == (first["id"], "agency-auditor")
+        assert await sessions_of(oidc_registry, other) == 0
+        # ...or an address the registry does not know: still the first
+        issuer.email = "renamed-" + first["email"]
+        assert (await round_trip(browser, issuer)).status_code == 303
+        assert await sessions_of(oidc_registry, first) == 3
+
+    async def test_another_subject_with_a_bound_persons_address_is_nobody(
+        self, browser: httpx.AsyncClient, issuer: StubIssuer, oidc_registry: FastAPI
+    ) -> None:
+        person = await known(oidc_registry, issuer)
+        issuer.subject = "stub|" + secrets.token_hex(6)
+        assert (await round_trip(browser, issuer)).status_code == 303
+        assert await sessions_of(oidc_registry, person) == 1
+        browser.cookies.clear()
+        issuer.subject = "stub|" + secrets.token_hex(6)  # another account at the provider, same address
+        r = await round_trip(browser, issuer)
+        assert r.status_code == 403
+        assert "No account for this person" in r.text
+        assert await sessions_of(oidc_registry, person) == 1
+        refused = (
+            "SELECT count(*) FROM login_attempts WHERE email = :e AND outcome = 'bound-to-another-subject'"
+        )
+        assert await rows(oidc_registry, refused, e=person["email"]) == 1
 
 
 class TestSettings:

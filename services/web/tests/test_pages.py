@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_text
 import re
 from datetime import date
 from decimal import Decimal
@@ -27,8 +28,10 @@ INDICATORS = {
             "unit": "percent",
             "numerator": "5",
             "denominator": "8",
-            "definition": "Declarations filed by the due date",
+            "definition": "Declarations filed by the due date as a percentage (the API's English)",
+            "terms": {},
             "reason": None,
+            "reason_code": None,
         },
         {
             "code": "P6-13",
@@ -37,8 +40,10 @@ INDICATORS = {
             "unit": "amount",
             "numerator": "0.00",
             "denominator": "0",
-            "definition": "Additional tax assessed",
+            "definition": "Additional tax assessed by the audits closed in the window (the API's English)",
+            "terms": {"starts_on": "2026-01-01", "ends_on": "2026-11-30"},
             "reason": "no audit was closed in the window",
+            "reason_code": "no_audit_closed",
         },
         {
             "code": "P5-12",
@@ -47,8 +52,22 @@ INDICATORS = {
             "unit": "amount",
             "numerator": None,
             "denominator": None,
-            "definition": "Arrears",
+            "definition": "Arrears (the API's English)",
+            "terms": {"end": "2026-11-30", "year_from": "2025-12-01"},
             "reason": None,
+            "reason_code": None,
+        },
+        {
+            "code": "P9",
+            "name": "a_new_indicator",
+            "value": None,
+            "unit": "count",
+            "numerator": None,
+            "denominator": None,
+            "definition": "One this web app does not know yet",
+            "terms": {"on": "2026-11-30"},
+            "reason": "a reason this web app does not know yet",
+            "reason_code": "a_new_reason",
         },
     ]
 }
@@ -84,7 +103,14 @@ def overview(lang: Lang, indicators: dict[str, Any] | None = None) -> str:
                 {
                     "jurisdiction": "PR",
                     "as_of": "2026-12-01",
-                    "accounts": [{"name": "Convention Bureau", "section": "§31(B)", "balance": "900.00"}],
+                    "accounts": [
+                        {
+                            "account": "fund:pr_convention_bureau",
+                            "name": "Convention Bureau",
+                            "section": "§31(B)",
+                            "balance": "900.00",
+                        }
+                    ],
                     "collected": "12345.67",
                     "pending": "11445.67",
                 }
@@ -100,7 +126,7 @@ def cells(html: str, name: str) -> list[str]:
     row = re.search(rf'<tr data-indicator="{name}">(.*?)</tr>', html, re.S)
     assert row is not None, name
     return [
-        re.sub(r"<[^>]+>", "", c).strip()
+        html_text.unescape(re.sub(r"<[^>]+>", "", c)).strip()
         for c in re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row.group(1), re.S)
     ]
 
@@ -115,7 +141,11 @@ class TestIndicators:
             "62.5%",
             "5",
             "8",
-            "Declarations filed by the due date",
+            "Declarations filed by the due date as a percentage of the declarations expected: every "
+            "lodging-period of the window that must file (taxcore obligations.must_file: a month with an "
+            "active day after registration) and whose due date is before as_of; a declaration counts when "
+            "a filer that meets the lodging's obligation (obligations.declaration_filers) filed it on or "
+            "before the due date (PR §28; VI §54(f)).",
         ]
         assert cells(html, "audit_yield") == [
             "Additional tax per closed audit",
@@ -123,14 +153,34 @@ class TestIndicators:
             "none (no audit was closed in the window)",
             "0.00",
             "0",
-            "Additional tax assessed",
+            "Additional tax assessed by the audits closed in the window (Jan 1, 2026 to Nov 30, 2026): the "
+            "sum of their notices of audit assessment (taxcore's corrected returns less the filed ones; an "
+            "audit closed without a notice adds 0.00), over the number of audits closed.",
         ]
         assert cells(html, "arrears_to_collections")[2:4] == ["$1,234.50", ""]
+        assert cells(html, "arrears_to_collections")[5].endswith(
+            "received in the 12 months ending that day (Dec 1, 2025 to Nov 30, 2026)."
+        )
+        # an indicator or a reason newer than this app: the API's English, as it came
+        assert cells(html, "a_new_indicator")[2:] == [
+            "none (a reason this web app does not know yet)",
+            "",
+            "",
+            "One this web app does not know yet",
+        ]
         assert '<option value="VI" selected>' in html
 
     def test_spanish_names_and_a_refused_window(self) -> None:
         html = overview(Lang("es"))
         assert cells(html, "on_time_filing_rate")[:3] == ["Tasa de declaraciones a tiempo", "P4-10", "62.5%"]
+        yield_ = cells(html, "audit_yield")
+        assert yield_[2] == "ninguno (ninguna auditoría se cerró en la ventana)"
+        assert yield_[5].startswith(
+            "Impuesto adicional tasado por las auditorías cerradas en la ventana (1 ene 2026 a 30 nov 2026): "
+        )
+        assert cells(html, "arrears_to_collections")[5].endswith(
+            "con pagos recibidos en los 12 meses que terminan ese día (1 dic 2025 a 30 nov 2026)."
+        )
         assert "<caption>Indicadores de VI, de enero 2026 a noviembre 2026</caption>" in html
         refused = overview(Lang("en"), {"indicators": [], "error": "no parameters for VI"})
         assert '<p class="error" role="alert">no parameters for VI</p>' in refused
@@ -161,6 +211,8 @@ class TestOverview:
         html = overview(Lang("es"))
         assert "Recaudación por mes" in html
         assert "diciembre 2026" in html
+        fund = "Fondos generales de la Compañía de Turismo para el Negociado de Convenciones"
+        assert f'<th scope="row" title="fund:pr_convention_bureau">{fund}</th>' in html
 
 
 class TestTemplates:

@@ -9,6 +9,7 @@ the templates and code mark is translated into Spanish.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from babel import Locale, negotiate_locale
-from babel.dates import format_date, format_datetime
+from babel.dates import format_date, format_skeleton, format_time, get_datetime_format
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.numbers import format_currency, format_decimal, format_percent
@@ -31,6 +32,9 @@ LANGUAGES = ("en", "es")
 FORMAT_LOCALES = {"en": "en_US", "es": "es_PR"}
 LANGUAGE_NAMES = {"en": "English", "es": "Español"}
 COOKIE = "lang"
+#: the medium day as a CLDR skeleton: the month by its abbreviated name in both languages
+MEDIUM_DAY = "yMMMd"
+ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def N_(message: str) -> str:  # noqa: N802 - the gettext convention for "mark, translate later"
@@ -54,6 +58,74 @@ INDICATOR_NAMES: dict[str, str] = {
     "disputes_opened": N_("Disputes opened"),
     "median_days_to_decision": N_("Median days to a decision"),
     "median_days_refund_request_to_payment": N_("Median days from refund request to payment"),
+}
+#: Each indicator's definition by its ``name``, as assessment words it (``DEFINITIONS`` in
+#: ``assessment.indicators.service``) with its ``terms`` as placeholders; dates in the terms are
+#: shown per locale. ``test_browser.py`` compares the English with the API's ``definition``.
+INDICATOR_DEFINITIONS: dict[str, str] = {
+    "on_time_filing_rate": N_(
+        "Declarations filed by the due date as a percentage of the declarations expected: every "
+        "lodging-period of the window that must file (taxcore obligations.must_file: a month with an "
+        "active day after registration) and whose due date is before as_of; a declaration counts when "
+        "a filer that meets the lodging's obligation (obligations.declaration_filers) filed it on or "
+        "before the due date (PR §28; VI §54(f))."
+    ),
+    "on_time_payment_rate_by_number": N_(
+        "Payments made in full by the due date as a percentage of the payments due: of the "
+        "lodging-periods of the window due before as_of with principal (tax and impact fee) assessed, "
+        "as the ledger last computed it (declaration, else estimate; case-work decisions included), "
+        "those whose principal was collected in full from payments received on or before the due date."
+    ),
+    "on_time_payment_rate_by_value": N_(
+        "Value paid by the due date as a percentage of the value due: over the lodging-periods of the "
+        "window due before as_of with principal (tax and impact fee) assessed, as the ledger last "
+        "computed it (declaration, else estimate; case-work decisions included), the principal "
+        "collected from payments received on or before each due date (at most what was due) over the "
+        "principal due."
+    ),
+    "arrears_to_collections": N_(
+        "Core tax arrears at the end of the window (%(end)s: the last day of 'to', or as_of if earlier) "
+        "as a percentage of the year's collections: unpaid principal on that day of every period due "
+        "before it (written-off periods left out), over everything collected (every component) from "
+        "payments received in the 12 months ending that day (%(year_from)s to %(end)s)."
+    ),
+    "arrears_older_than_12_months": N_(
+        "The share of those arrears more than 12 months old: unpaid principal of periods due before "
+        "%(year_ago)s, over the arrears."
+    ),
+    "audit_coverage": N_(
+        "Lodgings with an audit opened in the window (%(starts_on)s to %(ends_on)s) as a percentage of "
+        "the lodgings registered by the window's last day (%(jurisdiction)s %(section)s)."
+    ),
+    "audit_yield": N_(
+        "Additional tax assessed by the audits closed in the window (%(starts_on)s to %(ends_on)s): the "
+        "sum of their notices of audit assessment (taxcore's corrected returns less the filed ones; an "
+        "audit closed without a notice adds 0.00), over the number of audits closed."
+    ),
+    "crosscheck_coverage": N_(
+        "Lodging-periods of the window for which an intermediary filed a remittance schedule and whose "
+        "operator return was cross-checked against it, as a percentage of the lodging-periods with "
+        "intermediary data (%(jurisdiction)s %(section)s)."
+    ),
+    "crosscheck_findings_rate": N_(
+        "Of those cross-checked lodging-periods, the percentage whose latest cross-check recorded a "
+        "finding (a lead for risk scores and audits; it raises no tax by itself)."
+    ),
+    "disputes_opened": N_(
+        "Disputes of deficiency notices (cases) opened in the window (PR §13-§15, §34; VI §54(d))."
+    ),
+    "median_days_to_decision": N_(
+        "Median calendar days from a case's opening to its decision, over the cases decided in the window."
+    ),
+    "median_days_refund_request_to_payment": N_(
+        "Median calendar days from a refund's request to its payment, over the refunds paid in the "
+        "window (PR §42)."
+    ),
+}
+#: why an indicator has no value (``reason_code``)
+INDICATOR_REASONS: dict[str, str] = {
+    "nothing_to_measure": N_("nothing to measure in the window (the denominator is zero)"),
+    "no_audit_closed": N_("no audit was closed in the window"),
 }
 #: The services' codes for case work (statuses, steps, components, grounds) as a person reads them.
 CODE_WORDS: dict[str, str] = {
@@ -303,6 +375,23 @@ class Lang:
     def indicator_name(self, name: str) -> str:
         return self.gettext(INDICATOR_NAMES.get(name, name))
 
+    def indicator_definition(self, figure: dict[str, Any]) -> str:
+        """What an indicator counts, by its ``name`` and ``terms`` (dates per locale); the API's
+        English ``definition`` for an indicator this app does not know yet."""
+        message = INDICATOR_DEFINITIONS.get(str(figure.get("name")))
+        if message is None:
+            return str(figure.get("definition") or "")
+        terms = {
+            k: self.date(v) if ISO_DAY.fullmatch(str(v)) else str(v)
+            for k, v in (figure.get("terms") or {}).items()
+        }
+        return self.gettext(message, **terms)
+
+    def indicator_reason(self, figure: dict[str, Any]) -> str:
+        """Why an indicator has no value, by its ``reason_code``; else the API's ``reason``."""
+        message = INDICATOR_REASONS.get(str(figure.get("reason_code")))
+        return self.gettext(message) if message else str(figure.get("reason") or "")
+
     def money(self, value: str | Decimal | None, currency: str = "USD") -> str:
         if value is None or value == "":
             return ""
@@ -319,16 +408,27 @@ class Lang:
         return format_percent(Decimal(value), locale=self.locale, format="#,##0.##%")
 
     def date(self, value: str | date | None, form: str = "medium") -> str:
+        """A day as this language writes it; ``medium`` names the month (``Dec 1, 2026``,
+        ``1 dic 2026``): CLDR's medium form for es_PR is ``12/01/2026``, which a reader of
+        Spanish elsewhere takes for the 12th of January."""
         if not value:
             return ""
         d = date.fromisoformat(value[:10]) if isinstance(value, str) else value
+        if form == "medium":
+            return format_skeleton(MEDIUM_DAY, d, locale=self.locale)
         return format_date(d, form, locale=self.locale)
 
     def datetime(self, value: str | datetime | None) -> str:
+        """A moment: the day as :meth:`date` writes it, then the time (CLDR's medium forms)."""
         if not value:
             return ""
         d = datetime.fromisoformat(value) if isinstance(value, str) else value
-        return format_datetime(d, "medium", locale=self.locale)
+        pattern = get_datetime_format("medium", locale=self.locale)
+        day, time = (
+            format_skeleton(MEDIUM_DAY, d, locale=self.locale),
+            format_time(d, "medium", locale=self.locale),
+        )
+        return str(pattern).replace("{1}", day).replace("{0}", time)
 
     def month(self, period: str) -> str:
         """``2026-03`` as ``March 2026`` / ``marzo de 2026``."""
@@ -344,6 +444,8 @@ class Lang:
             "percent": self.percent,
             "indicator": self.indicator,
             "indicator_name": self.indicator_name,
+            "indicator_definition": self.indicator_definition,
+            "indicator_reason": self.indicator_reason,
             "account_name": self.account_name,
             "timeline_text": self.timeline,
             "finding": self.finding,

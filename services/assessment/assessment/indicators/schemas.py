@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Unit = Literal["percent", "count", "days", "amount"]
+#: why a figure is null: the denominator is zero; no audit closed in the window (``audit_yield``)
+ReasonCode = Literal["nothing_to_measure", "no_audit_closed"]
 
 
 class Window(BaseModel):
@@ -25,8 +27,14 @@ class Indicator(BaseModel):
     unit: Unit
     numerator: str | None
     denominator: str | None
-    definition: str
+    definition: str = Field(description="what the figure counts, in English, with the values of ``terms``")
+    terms: dict[str, str] = Field(
+        description="the values the definition names (ISO dates, sections, the jurisdiction), by a "
+        "name fixed for each indicator ``name``: a client words the definition in its reader's "
+        "language from ``name`` and these"
+    )
     reason: str | None
+    reason_code: ReasonCode | None = Field(description="why the value is null, as a code (with ``reason``)")
 
 
 class IndicatorsOut(BaseModel):

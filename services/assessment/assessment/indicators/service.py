@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment.audits.repository import audit_coverage
 from assessment.crosschecks.repository import crosscheck_coverage
 from assessment.indicators import repository
-from assessment.indicators.schemas import Indicator, IndicatorsOut, Unit, Window
+from assessment.indicators.schemas import Indicator, IndicatorsOut, ReasonCode, Unit, Window
 from servicekit.errors import ValidationFailed
 from taxcore.money import fmt
 from taxcore.obligations import declaration_filers, must_file
@@ -32,6 +32,73 @@ from taxcore.periods import Period, due_date
 
 HUNDRED = Decimal(100)
 PCT = Decimal("0.01")
+_PAYMENT_SCOPE = (
+    "lodging-periods of the window due before as_of with principal (tax and impact fee) assessed, "
+    "as the ledger last computed it (declaration, else estimate; case-work decisions included)"
+)
+#: Each indicator's definition by its ``name``, its ``{terms}`` filled from the window. A client
+#: words it in another language from the name and the terms (the web app's catalogs mirror it).
+DEFINITIONS: dict[str, str] = {
+    "on_time_filing_rate": (
+        "Declarations filed by the due date as a percentage of the declarations expected: every "
+        "lodging-period of the window that must file (taxcore obligations.must_file: a month with an "
+        "active day after registration) and whose due date is before as_of; a declaration counts when "
+        "a filer that meets the lodging's obligation (obligations.declaration_filers) filed it on or "
+        "before the due date (PR §28; VI §54(f))."
+    ),
+    "on_time_payment_rate_by_number": (
+        "Payments made in full by the due date as a percentage of the payments due: of the "
+        f"{_PAYMENT_SCOPE}, those whose principal was collected in full from payments received on or "
+        "before the due date."
+    ),
+    "on_time_payment_rate_by_value": (
+        f"Value paid by the due date as a percentage of the value due: over the {_PAYMENT_SCOPE}, the "
+        "principal collected from payments received on or before each due date (at most what was due) "
+        "over the principal due."
+    ),
+    "arrears_to_collections": (
+        "Core tax arrears at the end of the window ({end}: the last day of 'to', or as_of if earlier) "
+        "as a percentage of the year's collections: unpaid principal on that day of every period due "
+        "before it (written-off periods left out), over everything collected (every component) from "
+        "payments received in the 12 months ending that day ({year_from} to {end})."
+    ),
+    "arrears_older_than_12_months": (
+        "The share of those arrears more than 12 months old: unpaid principal of periods due before "
+        "{year_ago}, over the arrears."
+    ),
+    "audit_coverage": (
+        "Lodgings with an audit opened in the window ({starts_on} to {ends_on}) as a percentage of the "
+        "lodgings registered by the window's last day ({jurisdiction} {section})."
+    ),
+    "audit_yield": (
+        "Additional tax assessed by the audits closed in the window ({starts_on} to {ends_on}): the sum "
+        "of their notices of audit assessment (taxcore's corrected returns less the filed ones; an audit "
+        "closed without a notice adds 0.00), over the number of audits closed."
+    ),
+    "crosscheck_coverage": (
+        "Lodging-periods of the window for which an intermediary filed a remittance schedule and whose "
+        "operator return was cross-checked against it, as a percentage of the lodging-periods with "
+        "intermediary data ({jurisdiction} {section})."
+    ),
+    "crosscheck_findings_rate": (
+        "Of those cross-checked lodging-periods, the percentage whose latest cross-check recorded a "
+        "finding (a lead for risk scores and audits; it raises no tax by itself)."
+    ),
+    "disputes_opened": (
+        "Disputes of deficiency notices (cases) opened in the window (PR §13-§15, §34; VI §54(d))."
+    ),
+    "median_days_to_decision": (
+        "Median calendar days from a case's opening to its decision, over the cases decided in the window."
+    ),
+    "median_days_refund_request_to_payment": (
+        "Median calendar days from a refund's request to its payment, over the refunds paid in the "
+        "window (PR §42)."
+    ),
+}
+REASONS: dict[ReasonCode, str] = {
+    "nothing_to_measure": "nothing to measure in the window (the denominator is zero)",
+    "no_audit_closed": "no audit was closed in the window",
+}
 
 
 def percent(numerator: Decimal | int, denominator: Decimal | int) -> Decimal | None:
@@ -60,14 +127,16 @@ def _figure(
     name: str,
     value: Decimal | int | None,
     unit: Unit,
-    definition: str,
     *,
+    terms: dict[str, str] | None = None,
     numerator: str | None = None,
     denominator: str | None = None,
-    reason: str | None = None,
+    reason: ReasonCode | None = None,
 ) -> Indicator:
+    """An indicator, its definition worded from ``DEFINITIONS[name]`` and ``terms``."""
     if value is None and reason is None:
-        reason = "nothing to measure in the window (the denominator is zero)"
+        reason = "nothing_to_measure"
+    terms = terms or {}
     return Indicator(
         code=code,
         name=name,
@@ -75,8 +144,10 @@ def _figure(
         unit=unit,
         numerator=numerator,
         denominator=denominator,
-        definition=definition,
-        reason=reason,
+        definition=DEFINITIONS[name].format(**terms),
+        terms=terms,
+        reason=REASONS[reason] if reason else None,
+        reason_code=reason,
     )
 
 
@@ -128,11 +199,6 @@ async def on_time_filing(
         "on_time_filing_rate",
         percent(on_time, expected),
         "percent",
-        "Declarations filed by the due date as a percentage of the declarations expected: every "
-        "lodging-period of the window that must file (taxcore obligations.must_file: a month with an "
-        "active day after registration) and whose due date is before as_of; a declaration counts when "
-        "a filer that meets the lodging's obligation (obligations.declaration_filers) filed it on or "
-        "before the due date (PR §28; VI §54(f)).",
         numerator=str(on_time),
         denominator=str(expected),
     )
@@ -145,7 +211,7 @@ async def audits_and_crosschecks(
     records (``audits``, ``audit_steps``, ``crosscheck_runs``)."""
     audits = await audit_coverage(session, jurisdiction=jurisdiction, first=first, last=last)
     checks = await crosscheck_coverage(session, jurisdiction=jurisdiction, first=first, last=last)
-    window = f"{first.first_day.isoformat()} to {last.last_day.isoformat()}"
+    window = {"starts_on": first.first_day.isoformat(), "ends_on": last.last_day.isoformat()}
     tree = default_tree()
     audit_section = tree.value(jurisdiction, "audits.section", last.last_day)
     sections = tree.value(jurisdiction, "crosschecks.sections", last.last_day)
@@ -156,8 +222,7 @@ async def audits_and_crosschecks(
             "audit_coverage",
             percent(audits.audited, audits.lodgings),
             "percent",
-            f"Lodgings with an audit opened in the window ({window}) as a percentage of the lodgings "
-            f"registered by the window's last day ({jurisdiction} {audit_section}).",
+            terms={**window, "jurisdiction": jurisdiction, "section": str(audit_section)},
             numerator=str(audits.audited),
             denominator=str(audits.lodgings),
         ),
@@ -166,21 +231,17 @@ async def audits_and_crosschecks(
             "audit_yield",
             audits.assessed if audits.closed else None,
             "amount",
-            f"Additional tax assessed by the audits closed in the window ({window}): the sum of their "
-            "notices of audit assessment (taxcore's corrected returns less the filed ones; an audit "
-            "closed without a notice adds 0.00), over the number of audits closed.",
+            terms=window,
             numerator=fmt(audits.assessed),
             denominator=str(audits.closed),
-            reason=None if audits.closed else "no audit was closed in the window",
+            reason=None if audits.closed else "no_audit_closed",
         ),
         _figure(
             "P6-14",
             "crosscheck_coverage",
             percent(checks.checked, checks.with_intermediary_data),
             "percent",
-            "Lodging-periods of the window for which an intermediary filed a remittance schedule and "
-            "whose operator return was cross-checked against it, as a percentage of the lodging-periods "
-            f"with intermediary data ({jurisdiction} {shortfall}).",
+            terms={"jurisdiction": jurisdiction, "section": str(shortfall)},
             numerator=str(checks.checked),
             denominator=str(checks.with_intermediary_data),
         ),
@@ -189,8 +250,6 @@ async def audits_and_crosschecks(
             "crosscheck_findings_rate",
             percent(checks.with_findings, checks.checked),
             "percent",
-            "Of those cross-checked lodging-periods, the percentage whose latest cross-check recorded a "
-            "finding (a lead for risk scores and audits; it raises no tax by itself).",
             numerator=str(checks.with_findings),
             denominator=str(checks.checked),
         ),
@@ -212,18 +271,12 @@ async def compute(
     pay = await repository.payment_timeliness(
         session, jurisdiction=jurisdiction, first=str(first), last=str(last), as_of=as_of
     )
-    scope = (
-        "lodging-periods of the window due before as_of with principal (tax and impact fee) assessed, "
-        "as the ledger last computed it (declaration, else estimate; case-work decisions included)"
-    )
     figures.append(
         _figure(
             "P5-11",
             "on_time_payment_rate_by_number",
             percent(pay["on_time"], pay["expected"]),
             "percent",
-            f"Payments made in full by the due date as a percentage of the payments due: of the {scope}, "
-            "those whose principal was collected in full from payments received on or before the due date.",
             numerator=str(pay["on_time"]),
             denominator=str(pay["expected"]),
         )
@@ -234,9 +287,6 @@ async def compute(
             "on_time_payment_rate_by_value",
             percent(pay["on_time_value"], pay["due_value"]),
             "percent",
-            f"Value paid by the due date as a percentage of the value due: over the {scope}, the principal "
-            "collected from payments received on or before each due date (at most what was due) over the "
-            "principal due.",
             numerator=fmt(pay["on_time_value"]),
             denominator=fmt(pay["due_value"]),
         )
@@ -250,11 +300,7 @@ async def compute(
             "arrears_to_collections",
             percent(arr["stock"], arr["collections"]),
             "percent",
-            f"Core tax arrears at the end of the window ({end.isoformat()}: the last day of 'to', or "
-            "as_of if earlier) as a percentage of the year's collections: unpaid principal on that day "
-            "of every period due before it (written-off periods left out), over everything collected "
-            "(every component) from payments received in the 12 months ending that day "
-            f"({(year_ago + timedelta(days=1)).isoformat()} to {end.isoformat()}).",
+            terms={"end": end.isoformat(), "year_from": (year_ago + timedelta(days=1)).isoformat()},
             numerator=fmt(arr["stock"]),
             denominator=fmt(arr["collections"]),
         )
@@ -265,8 +311,7 @@ async def compute(
             "arrears_older_than_12_months",
             percent(arr["older"], arr["stock"]),
             "percent",
-            "The share of those arrears more than 12 months old: unpaid principal of periods due before "
-            f"{year_ago.isoformat()}, over the arrears.",
+            terms={"year_ago": year_ago.isoformat()},
             numerator=fmt(arr["older"]),
             denominator=fmt(arr["stock"]),
         )
@@ -278,23 +323,13 @@ async def compute(
     decided = [
         (c.decided_on - c.opened_on).days for c in cases if c.decided_on and starts_on <= c.decided_on <= end
     ]
-    figures.append(
-        _figure(
-            "P7",
-            "disputes_opened",
-            len(opened),
-            "count",
-            "Disputes of deficiency notices (cases) opened in the window (PR §13-§15, §34; VI §54(d)).",
-        )
-    )
+    figures.append(_figure("P7", "disputes_opened", len(opened), "count"))
     figures.append(
         _figure(
             "P7",
             "median_days_to_decision",
             median(decided),
             "days",
-            "Median calendar days from a case's opening to its decision, over the cases decided in "
-            "the window.",
             denominator=str(len(decided)),
         )
     )
@@ -306,8 +341,6 @@ async def compute(
             "median_days_refund_request_to_payment",
             median(days),
             "days",
-            "Median calendar days from a refund's request to its payment, over the refunds paid in "
-            "the window (PR §42).",
             denominator=str(len(days)),
         )
     )

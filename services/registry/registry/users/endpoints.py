@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Request
 
 from registry.settings import RegistrySettings
 from registry.users import repository, service
-from registry.users.oidc import IssuerKeys, person_of, verify_id_token
+from registry.users.oidc import ExternalIdentity, IssuerKeys, verify_id_token
 from registry.users.schemas import (
     AccessOut,
     ExternalSignIn,
@@ -125,8 +125,10 @@ def _oidc_keys(request: Request) -> IssuerKeys:
     description=(
         "The web app sends the ID token it got from the provider's token endpoint (authorization "
         "code with PKCE) and the nonce it sent. The registry verifies the ID token itself (signature "
-        "by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`) and maps the claim `oidc_user_claim` "
-        "to a user by e-mail address; it never creates one."
+        "by the provider's JWKS, `iss`, `aud`, `exp`, `nonce`) and uses the nonce up: the same ID "
+        "token presented again is refused (401 id-token-already-used). A person's first sign-in finds "
+        "the user by the claim `oidc_user_claim` (e-mail address) and binds them to the provider's "
+        "`sub`; later sign-ins find the user by `sub` alone. It never creates a user."
     ),
 )
 async def sign_in_oidc(body: ExternalSignIn, request: Request) -> SessionOut:
@@ -138,7 +140,7 @@ async def sign_in_oidc(body: ExternalSignIn, request: Request) -> SessionOut:
         request,
         lambda session: service.sign_in_external(
             session,
-            email=person_of(claims, settings.oidc_user_claim),
+            who=ExternalIdentity.of(claims, claim=settings.oidc_user_claim),
             ip=client_ip(request),
             issuer=_issuer(request),
             session_hours=settings.person_session_hours,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, Text
+from sqlalchemy import Boolean, DateTime, ForeignKey, Index, Integer, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from registry.models import Base
@@ -55,8 +55,34 @@ class LoginAttempt(Created, Base):
     email: Mapped[str] = mapped_column(Text)
     ip: Mapped[str | None] = mapped_column(Text)
     succeeded: Mapped[bool] = mapped_column(Boolean)
-    outcome: Mapped[str] = mapped_column(Text)  # ok | wrong-password | unknown | disabled | throttled
+    outcome: Mapped[str] = mapped_column(
+        Text
+    )  # ok | wrong-password | unknown | disabled | throttled; OIDC: replayed, bound-to-another-subject
     __table_args__ = (
         Index("ix_login_attempts_email_created_at", "email", "created_at"),
         Index("ix_login_attempts_ip_created_at", "ip", "created_at"),
     )
+
+
+class OidcIdentity(Created, Base):
+    """A person at the agency's OpenID Connect provider, bound to a registry user at their first
+    sign-in there (found then by the configured claim, the e-mail address) and from then on found
+    by (``issuer``, ``subject``) alone: an address changed at the provider names nobody else."""
+
+    __tablename__ = "oidc_identities"
+    issuer: Mapped[str] = mapped_column(Text, primary_key=True)
+    subject: Mapped[str] = mapped_column(Text, primary_key=True)  # the ID token's ``sub``
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"))
+    bound_by_claim: Mapped[str] = mapped_column(Text)  # the claim's value that found the user
+    __table_args__ = (UniqueConstraint("issuer", "user_id", name="uq_oidc_identities_issuer_user_id"),)
+
+
+class OidcUsedNonce(Created, Base):
+    """The nonce of every ID token the registry accepted, kept until the token expires, so the
+    same token presented again is refused (the web app's ``state`` stops a replayed callback;
+    this stops a replayed token sent to the registry itself)."""
+
+    __tablename__ = "oidc_used_nonces"
+    issuer: Mapped[str] = mapped_column(Text, primary_key=True)
+    nonce_hash: Mapped[str] = mapped_column(Text, primary_key=True)  # sha256 of the nonce
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)

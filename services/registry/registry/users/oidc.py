@@ -6,15 +6,20 @@ token endpoint and that nonce to ``POST /v1/people/token/oidc``. The registry, w
 issues Roomtax tokens, verifies the ID token itself and does not take the web app's word:
 the signature with a key of the provider's JWKS (its discovery document's ``jwks_uri``),
 ``iss``, ``aud`` (and ``azp`` when there are several audiences), ``exp``, ``iat`` and the
-``nonce``. The claim ``oidc_user_claim`` (``email`` by default) names the registry user,
-matched on the user's e-mail address; ``email_verified: false`` is refused. No account is
-ever created from an ID token: the agency creates people, the provider only proves who
-signs in.
+``nonce``; the nonce is then used up (``oidc_used_nonces``, until the token expires), so
+the same ID token never signs in twice. At a person's first sign-in the claim
+``oidc_user_claim`` (``email`` by default) finds the registry user by e-mail address
+(``email_verified: false`` is refused) and binds that user to the provider's ``sub``
+(``oidc_identities``); from then on the user is found by ``sub`` alone, so an address
+changed at the provider cannot name another account. No account is ever created from an
+ID token: the agency creates people, the provider only proves who signs in.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -103,6 +108,31 @@ async def verify_id_token(
     if len(audiences) > 1 and claims.get("azp") != audience:
         raise Unauthorized("the ID token is not valid here: azp does not name this client")
     return claims
+
+
+@dataclass(frozen=True)
+class ExternalIdentity:
+    """What a verified ID token says: the provider and its subject (``sub``), the nonce it was
+    issued for, until when it is valid, and the claim's value that finds the user the first time
+    (``email``; None when absent or not verified)."""
+
+    issuer: str
+    subject: str
+    nonce: str
+    valid_until: datetime
+    email: str | None
+
+    @classmethod
+    def of(cls, claims: dict[str, Any], *, claim: str) -> ExternalIdentity:
+        """From the claims :func:`verify_id_token` returned (so ``iss``, ``sub``, ``nonce`` and
+        ``exp`` are there); the token stays valid until ``exp`` plus the leeway."""
+        return cls(
+            issuer=str(claims["iss"]),
+            subject=str(claims["sub"]),
+            nonce=str(claims["nonce"]),
+            valid_until=datetime.fromtimestamp(int(claims["exp"]) + LEEWAY_SECONDS, UTC),
+            email=person_of(claims, claim),
+        )
 
 
 def person_of(claims: dict[str, Any], claim: str) -> str | None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from registry.users.models import LoginAttempt, User, UserSession
+from registry.users.models import LoginAttempt, OidcIdentity, OidcUsedNonce, User, UserSession
 
 
 async def by_email(session: AsyncSession, email: str) -> User | None:
@@ -66,3 +67,42 @@ async def revoke_all(session: AsyncSession, *, user_id: str, now: datetime, reas
         .returning(UserSession.id)
     )
     return ended.scalars().all()
+
+
+async def use_nonce(
+    session: AsyncSession, *, issuer: str, nonce_hash: str, expires_at: datetime, now: datetime
+) -> bool:
+    """Record an accepted ID token's nonce; False when it was recorded before (a replay). The
+    primary key decides, so of two requests with the same token at once only one gets True.
+    Nonces whose token has expired are deleted on the way (their token is refused anyway)."""
+    await session.execute(delete(OidcUsedNonce).where(OidcUsedNonce.expires_at < now))
+    first = await session.execute(
+        insert(OidcUsedNonce)
+        .values(issuer=issuer, nonce_hash=nonce_hash, expires_at=expires_at, created_at=now)
+        .on_conflict_do_nothing()
+        .returning(OidcUsedNonce.nonce_hash)
+    )
+    return first.scalar_one_or_none() is not None
+
+
+async def oidc_identity(session: AsyncSession, *, issuer: str, subject: str) -> OidcIdentity | None:
+    return await session.get(OidcIdentity, (issuer, subject))
+
+
+async def oidc_identity_of(session: AsyncSession, *, issuer: str, user_id: str) -> OidcIdentity | None:
+    """The provider's subject a user is bound to, if any."""
+    found = await session.execute(
+        select(OidcIdentity).where(OidcIdentity.issuer == issuer, OidcIdentity.user_id == user_id)
+    )
+    return found.scalar_one_or_none()
+
+
+async def bind_oidc_identity(
+    session: AsyncSession, *, issuer: str, subject: str, user_id: str, claim: str, now: datetime
+) -> None:
+    """Bind a provider's subject to a user (a concurrent first sign-in of either binds once)."""
+    await session.execute(
+        insert(OidcIdentity)
+        .values(issuer=issuer, subject=subject, user_id=user_id, bound_by_claim=claim, created_at=now)
+        .on_conflict_do_nothing()
+    )

@@ -20,6 +20,7 @@ from registry.oauth.service import revoke_access
 from registry.settings import RegistrySettings
 from registry.users import repository
 from registry.users.models import LoginAttempt, User, UserSession
+from registry.users.oidc import ExternalIdentity
 from registry.users.passwords import digest, hash_password, needs_rehash, new_refresh_secret, verify_password
 from registry.users.schemas import AccessOut, SessionOut, UserCreate, UserOut
 from servicekit.auth import Principal, TokenIssuer
@@ -36,6 +37,12 @@ class NoAccount(DomainError):
     """The identity provider vouched for a person the registry has no (live) account for."""
 
     status, slug, title = 403, "no-account-for-this-person", "No account for this person"
+
+
+class IdTokenUsed(DomainError):
+    """An ID token presented a second time (its nonce was used): a replay, never a sign-in."""
+
+    status, slug, title = 401, "id-token-already-used", "ID token already used"
 
 
 WRONG = "unknown e-mail address or wrong password"
@@ -211,28 +218,59 @@ async def sign_in(
     return result
 
 
+async def _external_user(session: AsyncSession, who: ExternalIdentity) -> tuple[User | None, str, bool]:
+    """The user a provider's person is: by (issuer, sub) once bound; before that by the claim,
+    unless that user is bound to another subject of the provider. With the outcome's name and
+    whether the binding is new."""
+    bound = await repository.oidc_identity(session, issuer=who.issuer, subject=who.subject)
+    if bound is not None:
+        return await session.get(User, bound.user_id), "ok", False
+    user = await repository.by_email(session, who.email) if who.email else None
+    if user is None:
+        return None, "unknown", False
+    if await repository.oidc_identity_of(session, issuer=who.issuer, user_id=user.id) is not None:
+        return None, "bound-to-another-subject", False
+    return user, "ok", True
+
+
 async def sign_in_external(
     session: AsyncSession,
     *,
-    email: str | None,
+    who: ExternalIdentity,
     ip: str | None,
     issuer: TokenIssuer,
     session_hours: int,
     now: datetime,
 ) -> SessionOut | DomainError:
-    """A person the identity provider vouched for (``email``: from the verified ID token)
-    gets a session like a password sign-in; nobody is created. The attempt is recorded."""
-    user = await repository.by_email(session, email) if email else None
+    """A person the identity provider vouched for gets a session like a password sign-in;
+    nobody is created. The token's nonce is used up first, so the same ID token never signs
+    in twice. The first sign-in binds the user found by the claim to the provider's ``sub``;
+    later ones find the user by ``sub`` alone. The attempt is recorded."""
     result: SessionOut | DomainError
-    if user is None:
-        outcome, result = "unknown", NoAccount("no Roomtax account for this person: ask the agency")
-    elif user.disabled_at is not None:
-        outcome, result = "disabled", NoAccount("no Roomtax account for this person: ask the agency")
+    nobody = NoAccount("no Roomtax account for this person: ask the agency")
+    if not await repository.use_nonce(
+        session, issuer=who.issuer, nonce_hash=digest(who.nonce), expires_at=who.valid_until, now=now
+    ):
+        outcome, result = "replayed", IdTokenUsed("this ID token was already used: sign in again")
     else:
-        outcome = "ok"
-        result = await _open_session(session, user, issuer=issuer, ip=ip, now=now, hours=session_hours)
+        user, outcome, new = await _external_user(session, who)
+        if user is None:
+            result = nobody
+        elif user.disabled_at is not None:
+            outcome, result = "disabled", nobody
+        else:
+            if new:
+                await repository.bind_oidc_identity(
+                    session,
+                    issuer=who.issuer,
+                    subject=who.subject,
+                    user_id=user.id,
+                    claim=who.email or "",
+                    now=now,
+                )
+            result = await _open_session(session, user, issuer=issuer, ip=ip, now=now, hours=session_hours)
     session.add(
-        LoginAttempt(email=email or "", ip=ip, succeeded=outcome == "ok", outcome=outcome, created_at=now)
+        LoginAttempt(email=who.email or "", ip=ip, succeeded=outcome == "ok", outcome=outcome, created_at=now)
     )
     await session.flush()
     return result
