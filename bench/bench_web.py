@@ -8,8 +8,9 @@ month, then runs 8 concurrent signed-in sessions:
 1. **Overview** ``GET /agency``. Baseline, same run: the API calls the page makes
    (two ``/v1/dashboard/monthly``, ``/aging``, ``/delinquents``, two ``/v1/funds``),
    made by the same 8 concurrent callers in the same order with the person's token.
-2. **Statement** ``GET /agency/lodgings/{id}``. Baseline, same run: its
-   ``GET /v1/lodgings/{id}`` and ``GET /v1/accounts/{acct}/statement?explain=true``.
+2. **Statement** ``GET /agency/lodgings/{id}``. Baseline, same run: the six calls the page
+   makes, in its order: ``GET /v1/lodgings/{id}``, then at once the statement with
+   ``explain=true``, the account's cases, refunds, abatements and timeline.
 
 Each is measured in 3 rounds, baseline and page interleaved; reports p50/p99 of each
 round, the ratio page / API, and the median ratio over the rounds: what the backend-for-frontend adds
@@ -158,16 +159,21 @@ async def main(n: int) -> None:
             (await browsers[i].get("/agency")).raise_for_status()
 
         async def statement_api(i: int) -> None:
+            """What the lodging page asks (``web.pages.agency.lodging``): the lodging, then its
+            statement with the trace, cases, refunds, abatements and timeline at once."""
             (
                 await api.get(f"{platform.url('registry')}/v1/lodgings/{lodging['id']}", headers=h(i))
             ).raise_for_status()
-            (
-                await api.get(
-                    f"{platform.url('assessment')}/v1/accounts/{lodging['tax_account']}/statement",
-                    params={"explain": "true"},
-                    headers=h(i),
-                )
-            ).raise_for_status()
+            a, account = platform.url("assessment"), lodging["tax_account"]
+            calls = [
+                (f"{a}/v1/accounts/{account}/statement", {"explain": "true"}),
+                (f"{a}/v1/cases", {"tax_account": account}),
+                (f"{a}/v1/accounts/{account}/refunds", {}),
+                (f"{a}/v1/accounts/{account}/abatements", {}),
+                (f"{a}/v1/accounts/{account}/timeline", {}),
+            ]
+            for r in await asyncio.gather(*(api.get(u, params=q, headers=h(i)) for u, q in calls)):
+                r.raise_for_status()
 
         async def statement_page(i: int) -> None:
             (await browsers[i].get(f"/agency/lodgings/{lodging['id']}")).raise_for_status()
