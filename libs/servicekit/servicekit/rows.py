@@ -1,8 +1,8 @@
 """Pydantic models read from stored rows: the one mapping of a row to its event or API model.
 
-A contract or response model names most of its fields as the row's columns; :func:`from_row`
-reads those, and the caller gives only what differs (a renamed id, a field of another row, a
-derived status), so each mapping says only that.
+A contract or response model (of any service) names most of its fields as the row's columns;
+:func:`from_row` reads those, and the caller gives only what differs (a renamed id, a field of
+another row, a derived status), so each mapping says only that.
 """
 
 from __future__ import annotations
