@@ -54,6 +54,16 @@ class ProposalOut(BaseModel):
         )
 
 
+class WorkStepOut(BaseModel):
+    """A step of a case, a plan or a refund as its row records it (who, when, what details)."""
+
+    model_config = ConfigDict(from_attributes=True)
+    step: str
+    on: date
+    by: str
+    details: dict[str, Any]
+
+
 class TimelineEntry(BaseModel):
     model_config = ConfigDict(from_attributes=True)
     on: date
