@@ -65,7 +65,7 @@ class LodgingColumns:
     tax_account: Mapped[str] = mapped_column(Text, unique=True)
     jurisdiction: Mapped[str] = mapped_column(Text)
     lodging_class: Mapped[str] = mapped_column(Text)
-    casino: Mapped[bool] = mapped_column(Boolean)
+    casino: Mapped[bool] = mapped_column(Boolean, default=False)
     name: Mapped[str] = mapped_column(Text)
     operator_id: Mapped[str] = mapped_column(Text, index=True)
     registered_on: Mapped[date] = mapped_column(Date)

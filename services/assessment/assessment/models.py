@@ -50,7 +50,6 @@ class LodgingView(LodgingColumns, Base):
     __tablename__ = "lodgings"
     tax_account: Mapped[str] = mapped_column(Text, primary_key=True)
     lodging_id: Mapped[str] = mapped_column(Text, index=True)
-    casino: Mapped[bool] = mapped_column(Boolean, default=False)
     municipality: Mapped[str] = mapped_column(Text)
     room_count: Mapped[int] = mapped_column(Integer)
     #: mailing address of official documents (``taxcore.events.registry.MailingAddress`` as JSON)
