@@ -103,12 +103,7 @@ async def request_records(body: RecordsRequestCreate, current: AuditDep, w: Work
     return await _worked(current, w, partial(service.request_records, ask=body))
 
 
-@router.get(
-    "/{audit_id}/letter",
-    response_model=RecordsLetter,
-    responses=ERRORS,
-    summary="The records request letter's content",
-)
+@router.get("/{audit_id}/letter", responses=ERRORS, summary="The records request letter's content")
 async def letter_json(current: AuditDep, session: SessionDep) -> RecordsLetter:
     request, lodging = await service.records_letter(session, current=current)
     return letter.letter_data(current.audit, request, lodging)
