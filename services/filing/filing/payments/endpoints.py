@@ -79,12 +79,11 @@ async def list_payments(
     method: Method | None = None,
     status: Literal["received", "reversed"] | None = None,
 ) -> Page[PaymentOut]:
-    before = decode_int_cursor(cursor)
     rows = await repository.list_page(
         session,
         principal,
         limit=limit,
-        before=before,
+        before=decode_int_cursor(cursor),
         jurisdiction=jurisdiction,
         period=period,
         lodging=lodging,
