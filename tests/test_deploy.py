@@ -25,8 +25,8 @@ from typing import Any
 import pytest
 import yaml
 from cryptography.fernet import Fernet
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from servicekit.testing import new_key_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -164,18 +164,8 @@ def roomtax_compose_services() -> dict[str, dict[str, Any]]:
 # ----------------------------------------------------------------- fake secret values
 
 
-@functools.cache
-def key_pair() -> tuple[str, str]:
-    key = Ed25519PrivateKey.generate()
-    private = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return private, public
+#: one key pair for the whole module
+key_pair = functools.cache(new_key_pair)
 
 
 def fake_secret(key: str) -> str:

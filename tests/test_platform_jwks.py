@@ -15,8 +15,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi import FastAPI
 
 from filing.app import build_app as filing_app
@@ -24,23 +22,10 @@ from filing.settings import FilingSettings
 from registry.app import build_app as registry_app
 from registry.settings import RegistrySettings
 from servicekit.auth import Principal, TokenIssuer, key_id
-from servicekit.testing import ServedApp, free_port, fresh_database
+from servicekit.testing import ServedApp, free_port, fresh_database, new_key_pair
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_BROKER = "127.0.0.1:9"  # the APIs never touch the broker (their events leave through the outbox)
-
-
-def _pair() -> tuple[str, str]:
-    private = Ed25519PrivateKey.generate()
-    private_pem = private.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-    public_pem = (
-        private.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return private_pem, public_pem
 
 
 def _database(service: str) -> str:
@@ -86,8 +71,8 @@ def databases() -> tuple[str, str]:
 
 def test_a_rotated_signing_key_is_trusted_without_restarting_filing(databases: tuple[str, str]) -> None:
     registry_db, filing_db = databases
-    old_private, old_public = _pair()
-    new_private, new_public = _pair()
+    old_private, old_public = new_key_pair()
+    new_private, new_public = new_key_pair()
     port = free_port()
     registry = f"http://127.0.0.1:{port}"
     with ServedApp(_registry(registry_db, old_private, old_public), port=port):
@@ -134,7 +119,7 @@ def test_a_rotated_signing_key_is_trusted_without_restarting_filing(databases: t
 
 
 def test_oauth_metadata_names_the_token_endpoint_and_the_jwks(databases: tuple[str, str]) -> None:
-    private, public = _pair()
+    private, public = new_key_pair()
     with ServedApp(_registry(databases[0], private, public)) as served:
         metadata = httpx.get(f"{served.url}/.well-known/oauth-authorization-server", timeout=10).json()
         jwks = httpx.get(f"{served.url}/.well-known/jwks.json", timeout=10)

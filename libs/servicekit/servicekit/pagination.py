@@ -31,6 +31,10 @@ def encode_cursor(values: Sequence[Any]) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
+def _not_a_cursor() -> ValidationFailed:
+    return ValidationFailed.on("cursor", "not a cursor returned by this list", root="query")
+
+
 def decode_cursor(cursor: str | None, *, arity: int) -> list[str] | None:
     if not cursor:
         return None
@@ -41,7 +45,17 @@ def decode_cursor(cursor: str | None, *, arity: int) -> list[str] | None:
             raise ValueError("wrong shape")
         return [str(v) for v in values]
     except (ValueError, TypeError) as exc:
-        raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query") from exc
+        raise _not_a_cursor() from exc
+
+
+def decode_int_cursor(cursor: str | None) -> int | None:
+    """The whole number a cursor of a list ordered by one (a ``seq``, an id) holds; None: the first page."""
+    after = decode_cursor(cursor, arity=1)
+    if after is None:
+        return None
+    if not (after[0].isascii() and after[0].isdigit()):
+        raise _not_a_cursor()
+    return int(after[0])
 
 
 LimitQuery = Annotated[int, Query(ge=1, le=500, description="page size")]

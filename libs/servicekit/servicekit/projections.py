@@ -6,7 +6,7 @@ replay or a second consumer can deliver an older snapshot after a newer one, so 
 written only when the event is not older than what is stored.
 
 The column sets several services keep of the same snapshot are declarative mixins here
-(``LodgingColumns``, ``AuthorizationColumns``, ``PartyColumns``): each service still
+(``LodgingColumns``, ``AuthorizationColumns``, ``PartyColumns``, ``PaymentColumns``): each service still
 declares its own table (``class Lodging(LodgingColumns, Base)`` with its ``__tablename__``
 and its key columns) in its own database, created by its own migrations.
 """
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import Boolean, Date, DateTime, Text
@@ -22,6 +23,7 @@ from sqlalchemy.dialects.postgresql import JSONB, insert
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from servicekit.db import Money
 from taxcore.events import CloudEvent
 from taxcore.events import registry as ev
 
@@ -63,7 +65,7 @@ class LodgingColumns:
     tax_account: Mapped[str] = mapped_column(Text, unique=True)
     jurisdiction: Mapped[str] = mapped_column(Text)
     lodging_class: Mapped[str] = mapped_column(Text)
-    casino: Mapped[bool] = mapped_column(Boolean)
+    casino: Mapped[bool] = mapped_column(Boolean, default=False)
     name: Mapped[str] = mapped_column(Text)
     operator_id: Mapped[str] = mapped_column(Text, index=True)
     registered_on: Mapped[date] = mapped_column(Date)
@@ -110,6 +112,20 @@ async def upsert_authorization(
     """Keep the latest snapshot of an authorization in ``model`` (an ``AuthorizationColumns`` table)."""
     values = {**auth.model_dump(), "as_of": event.time}
     await upsert_latest(session, model, values, key=["authorization_id"], as_of="as_of")
+
+
+class PaymentColumns:
+    """A payment filing received (``PaymentReceived``), as each service that keeps payments
+    stores it; each adds how it keeps the designated periods."""
+
+    payment_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    tax_account: Mapped[str] = mapped_column(Text, index=True)
+    jurisdiction: Mapped[str] = mapped_column(Text)
+    amount: Mapped[Decimal] = mapped_column(Money)
+    method: Mapped[str] = mapped_column(Text)
+    received_on: Mapped[date] = mapped_column(Date)
+    payer_kind: Mapped[str] = mapped_column(Text)
+    payer_id: Mapped[str] = mapped_column(Text)
 
 
 class PartyColumns:

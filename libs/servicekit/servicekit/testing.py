@@ -23,6 +23,8 @@ import asyncpg
 import httpx
 import uvicorn
 from aiokafka import ConsumerRecord
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
@@ -143,6 +145,20 @@ async def fresh_database(name: str, migrations: Path) -> str:
     url = database_url(name)
     await asyncio.to_thread(upgrade, migrations, url)
     return url
+
+
+def new_key_pair() -> tuple[str, str]:
+    """A fresh Ed25519 signing key and its public key, as PEM (a key that is not the dev key)."""
+    key = Ed25519PrivateKey.generate()
+    private = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    public = (
+        key.public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+        .decode()
+    )
+    return private, public
 
 
 _issuer = TokenIssuer(devkeys.DEV_PRIVATE_KEY, issuer="roomtax-registry", audience="roomtax", ttl_seconds=900)

@@ -10,7 +10,7 @@ import pytest
 from servicekit_fixtures import UPLOAD_LIMIT, build_widget_app
 
 from servicekit.settings import ServiceSettings
-from servicekit.testing import BrokerProcess, auth, free_port, running_app, token
+from servicekit.testing import BrokerProcess, auth, free_port, new_key_pair, running_app, token
 
 H = auth("agency-admin")
 
@@ -192,18 +192,9 @@ class TestAuth:
         assert "expired" in r.json()["detail"]
 
     async def test_token_signed_by_another_key_is_401(self, client: httpx.AsyncClient) -> None:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
         from servicekit.auth import Principal, TokenIssuer
 
-        other = (
-            Ed25519PrivateKey.generate()
-            .private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-            .decode()
-        )
+        other, _ = new_key_pair()
         forged, _ = TokenIssuer(other, issuer="roomtax-registry", audience="roomtax", ttl_seconds=60).issue(
             Principal(client_id="x", role="agency-admin")
         )
@@ -303,27 +294,12 @@ class TestBodyLimits:
 
 
 class TestKeyRotation:
-    @staticmethod
-    def _pair() -> tuple[str, str]:
-        from cryptography.hazmat.primitives import serialization
-        from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-
-        key = Ed25519PrivateKey.generate()
-        private = key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        ).decode()
-        public = (
-            key.public_key()
-            .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-            .decode()
-        )
-        return private, public
-
     def test_both_keys_verify_during_rotation_and_a_stranger_does_not(self) -> None:
         from servicekit.auth import Principal, TokenIssuer, TokenVerifier
         from servicekit.errors import Unauthorized
 
-        (old_priv, old_pub), (new_priv, new_pub), (odd_priv, _) = self._pair(), self._pair(), self._pair()
+        (old_priv, old_pub), (new_priv, new_pub) = new_key_pair(), new_key_pair()
+        odd_priv, _ = new_key_pair()
         verifier = TokenVerifier(old_pub + "\n" + new_pub, issuer="i", audience="a")
         who = Principal(client_id="c", role="dashboard")
         for private in (old_priv, new_priv):

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from taxcore_golden import golden_cases
 
 from taxcore.errors import TaxcoreError
 from taxcore.rules.distribution import (
@@ -20,20 +19,7 @@ from taxcore.rules.distribution import (
     distribute_vi_month,
 )
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-
-
-def _load() -> list[Any]:
-    params = []
-    for file in sorted(GOLDEN.glob("*distribution*.yaml")):
-        doc = yaml.safe_load(file.read_text(encoding="utf-8"))
-        assert doc["rule"] == "distribution", file
-        for case in doc["cases"]:
-            params.append(pytest.param(case, id=f"{file.stem}: {case['name']}"))
-    return params
-
-
-CASES = _load()
+CASES = [pytest.param(case, id=name) for name, case in golden_cases("*distribution*.yaml", "distribution")]
 
 
 def _money(raw: Any) -> Decimal:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from taxcore_golden import golden_cases
 
 from taxcore import obligations
 from taxcore.errors import InvalidInput, ParameterError, TaxcoreError
@@ -26,7 +25,6 @@ from taxcore.rules.crosscheck import LodgingPeriodData, cross_check
 from taxcore.rules.declaration import DeclarationInput, compute_declaration
 from taxcore.rules.estimate import estimate_assessment
 
-GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 RULES = ("declaration", "periods", "check", "estimate", "obligations", "crosscheck", "audit")
 CASE_FIELDS = {"name", "jurisdiction", "date", "section", "input", "output"}
 
@@ -34,12 +32,9 @@ CASE_FIELDS = {"name", "jurisdiction", "date", "section", "input", "output"}
 def _cases() -> list[Any]:
     params = []
     for rule in RULES:
-        for file in sorted(GOLDEN.glob(f"*_{rule}.yaml")):
-            doc = yaml.safe_load(file.read_text(encoding="utf-8"))
-            assert doc["rule"] == rule, file
-            for case in doc["cases"]:
-                assert set(case) == CASE_FIELDS, (file.name, case.get("name"))
-                params.append(pytest.param(rule, case, id=f"{file.stem}: {case['name']}"))
+        for name, case in golden_cases(f"*_{rule}.yaml", rule):
+            assert set(case) == CASE_FIELDS, name
+            params.append(pytest.param(rule, case, id=name))
     return params
 
 

@@ -38,6 +38,14 @@ def write(root: Path, rel: str, text: str) -> Path:
     return path
 
 
+def refused(root: Path, text: str, line: int | str, message: str) -> None:
+    """A file ``XX/r.yaml`` of ``text`` makes the tree refuse to load, naming the file, the
+    line and the fault (``message``, a regular expression)."""
+    write(root, "XX/r.yaml", text)
+    with pytest.raises(ParameterError, match=rf"XX/r.yaml line {line}: {message}"):
+        load_tree(root)
+
+
 class TestFormat:
     def test_folder_tree_is_the_namespace(self, tmp_path: Path) -> None:
         write(tmp_path, "XX/rates/general.yaml", GOOD)
@@ -125,9 +133,7 @@ class TestStrictRange:
         assert e2.value.field == "jurisdiction"
 
     def test_must_say_last_valid_or_open_ended(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("  open_ended: true\n", ""))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 4: .*exactly one of"):
-            load_tree(tmp_path)
+        refused(tmp_path, GOOD.replace("  open_ended: true\n", ""), 4, r".*exactly one of")
         both = GOOD.replace("open_ended: true", "open_ended: true\n  last_valid: 2030-01-01")
         write(tmp_path, "XX/r.yaml", both)
         with pytest.raises(ParameterError, match="exactly one of"):
@@ -144,60 +150,52 @@ class TestErrorsNameFileAndLine:
         assert e.value.field == "rates.general"
 
     def test_duplicate_field(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("unit: rate\n", "unit: rate\nunit: share\n"))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 3: duplicate key 'unit'"):
-            load_tree(tmp_path)
+        refused(
+            tmp_path, GOOD.replace("unit: rate\n", "unit: rate\nunit: share\n"), 3, r"duplicate key 'unit'"
+        )
 
     def test_malformed_date(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("2024-01-01:", "2024-13-01:"))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 11: malformed date '2024-13-01'"):
-            load_tree(tmp_path)
+        refused(tmp_path, GOOD.replace("2024-01-01:", "2024-13-01:"), 11, r"malformed date '2024-13-01'")
 
     def test_malformed_date_format(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("2024-01-01:", "2024/01/01:"))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 11: malformed date in values"):
-            load_tree(tmp_path)
+        refused(tmp_path, GOOD.replace("2024-01-01:", "2024/01/01:"), 11, r"malformed date in values")
 
     def test_short_date(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("2024-01-01:", "2024-1-1:"))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 11: malformed date in values: '2024-1-1'"):
-            load_tree(tmp_path)
+        refused(
+            tmp_path, GOOD.replace("2024-01-01:", "2024-1-1:"), 11, r"malformed date in values: '2024-1-1'"
+        )
 
     def test_unknown_top_field(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD + "colour: blue\n")
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 15: unknown field 'colour'"):
-            load_tree(tmp_path)
+        refused(tmp_path, GOOD + "colour: blue\n", 15, r"unknown field 'colour'")
 
     def test_unknown_value_field(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("    value: 0.10\n", "    value: 0.10\n    cap: 1\n"))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 11: unknown field 'cap'"):
-            load_tree(tmp_path)
+        refused(
+            tmp_path,
+            GOOD.replace("    value: 0.10\n", "    value: 0.10\n    cap: 1\n"),
+            11,
+            r"unknown field 'cap'",
+        )
 
     def test_unknown_metadata_field(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("  open_ended: true", "  open_ended: true\n  owner: me"))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 8: unknown field 'owner'"):
-            load_tree(tmp_path)
+        refused(
+            tmp_path,
+            GOOD.replace("  open_ended: true", "  open_ended: true\n  owner: me"),
+            8,
+            r"unknown field 'owner'",
+        )
 
     def test_provisional_without_note(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("    note: not confirmed\n", ""))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 12: a provisional value must"):
-            load_tree(tmp_path)
+        refused(tmp_path, GOOD.replace("    note: not confirmed\n", ""), 12, r"a provisional value must")
 
     def test_missing_reference(self, tmp_path: Path) -> None:
         text = GOOD.replace('  reference:\n    section: "§1"\n    title: Test Act\n', "")
-        write(tmp_path, "XX/r.yaml", text)
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 4: metadata.reference"):
-            load_tree(tmp_path)
+        refused(tmp_path, text, 4, r"metadata.reference")
 
     def test_invalid_yaml(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD + "  bad: [\n")
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line \d+: invalid YAML"):
-            load_tree(tmp_path)
+        refused(tmp_path, GOOD + "  bad: [\n", r"\d+", r"invalid YAML")
 
     def test_non_finite_number(self, tmp_path: Path) -> None:
-        write(tmp_path, "XX/r.yaml", GOOD.replace("value: 0.10", "value: .inf"))
-        with pytest.raises(ParameterError, match=r"XX/r.yaml line 10: malformed number '.inf'"):
-            load_tree(tmp_path)
+        refused(tmp_path, GOOD.replace("value: 0.10", "value: .inf"), 10, r"malformed number '.inf'")
 
 
 def _copy_packaged(dst: Path) -> None:

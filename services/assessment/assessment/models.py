@@ -34,7 +34,7 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from servicekit.db import Created, Money, make_metadata, new_id
-from servicekit.projections import LodgingColumns
+from servicekit.projections import LodgingColumns, PaymentColumns
 
 
 class Base(DeclarativeBase):
@@ -50,7 +50,6 @@ class LodgingView(LodgingColumns, Base):
     __tablename__ = "lodgings"
     tax_account: Mapped[str] = mapped_column(Text, primary_key=True)
     lodging_id: Mapped[str] = mapped_column(Text, index=True)
-    casino: Mapped[bool] = mapped_column(Boolean, default=False)
     municipality: Mapped[str] = mapped_column(Text)
     room_count: Mapped[int] = mapped_column(Integer)
     #: mailing address of official documents (``taxcore.events.registry.MailingAddress`` as JSON)
@@ -140,16 +139,8 @@ class Estimate(Created, Base):
     __table_args__ = (UniqueConstraint("tax_account", "period"),)
 
 
-class Payment(Created, Base):
+class Payment(PaymentColumns, Created, Base):
     __tablename__ = "payments"
-    payment_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    tax_account: Mapped[str] = mapped_column(Text, index=True)
-    jurisdiction: Mapped[str] = mapped_column(Text)
-    amount: Mapped[Decimal] = mapped_column(Money)
-    method: Mapped[str] = mapped_column(Text)
-    received_on: Mapped[date] = mapped_column(Date)
-    payer_kind: Mapped[str] = mapped_column(Text)
-    payer_id: Mapped[str] = mapped_column(Text)
     designations: Mapped[list[dict[str, str]]] = mapped_column(JSONB)
     source: Mapped[str] = mapped_column(Text)  # filing | bond_draw
     __table_args__ = (CheckConstraint("amount > 0", name="amount_positive"),)

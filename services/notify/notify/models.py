@@ -9,7 +9,6 @@ transaction that decided to send it, and the sender claims and sends it afterwar
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import (
@@ -29,8 +28,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from servicekit.db import Money, make_metadata, new_id
-from servicekit.projections import AuthorizationColumns, LodgingColumns, PartyColumns
+from servicekit.db import make_metadata, new_id
+from servicekit.projections import AuthorizationColumns, LodgingColumns, PartyColumns, PaymentColumns
 
 
 class Base(DeclarativeBase):
@@ -69,19 +68,11 @@ class Filing(Base):
     filed_on: Mapped[date] = mapped_column(Date)
 
 
-class Payment(Base):
+class Payment(PaymentColumns, Base):
     """A payment received (a receipt may be e-mailed on request, PR §28(C))."""
 
     __tablename__ = "payments"
 
-    payment_id: Mapped[str] = mapped_column(Text, primary_key=True)
-    tax_account: Mapped[str] = mapped_column(Text, index=True)
-    jurisdiction: Mapped[str] = mapped_column(Text)
-    amount: Mapped[Decimal] = mapped_column(Money)
-    method: Mapped[str] = mapped_column(Text)
-    received_on: Mapped[date] = mapped_column(Date)
-    payer_kind: Mapped[str] = mapped_column(Text)
-    payer_id: Mapped[str] = mapped_column(Text)
     periods: Mapped[list[dict[str, Any]]] = mapped_column(JSONB)
 
 

@@ -13,15 +13,13 @@ from typing import Any
 import httpx
 from aiohttp import web
 from cryptography.fernet import Fernet
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from notify.consumers import NAME, handlers
 from notify.settings import NotifySettings
 from servicekit.consumer import EventConsumer
-from servicekit.testing import auth, free_port
+from servicekit.testing import auth, free_port, new_key_pair
 from taxcore.events import CloudEvent
 
 DB = async_sessionmaker[AsyncSession]
@@ -32,13 +30,9 @@ _serial = itertools.count(1)
 
 def production_settings(**overrides: Any) -> NotifySettings:
     """Production settings with keys of their own (the development ones are refused there)."""
-    public = (
-        Ed25519PrivateKey.generate()
-        .public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-    )
+    _, public = new_key_pair()
     values: dict[str, Any] = {
-        "jwt_public_key": public.decode(),
+        "jwt_public_key": public,
         "webhook_secret_keys": Fernet.generate_key().decode(),
     }
     return NotifySettings(environment="production", **(values | overrides))

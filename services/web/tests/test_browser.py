@@ -12,30 +12,26 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from platform_harness import Api, Platform, eventually
+from platform_harness import eventually
 from playwright.async_api import Browser, expect
 from pypdf import PdfReader
 from web_browser import (
     LAST_MONTH,
     PASSWORD,
     TWO_MONTHS_AGO,
-    Walker,
-    WebProcess,
-    new_walker,
+    WebStack,
     person,
     platform_with_web,
     sign_in,
     sign_out,
+    walker,
 )
 
 from taxcore.periods import Period
 
 
 @dataclass
-class Stack:
-    platform: Platform
-    web: WebProcess
-    admin: Api
+class Stack(WebStack):
     lodging: dict[str, Any]
     operator_email: str
     agency_email: str
@@ -65,10 +61,6 @@ async def stack() -> AsyncIterator[Stack]:
         await eventually(filing_knows)
         await web.wait_ready()
         yield Stack(platform, web, admin, lodging, operator["email"], agency["email"], operator["id"])
-
-
-async def walker(browser: Browser, stack: Stack, name: str) -> Walker:
-    return await new_walker(browser, stack.web.url, stack.platform.logs, name)
 
 
 class TestOperatorJourney:
@@ -450,7 +442,7 @@ class TestDistribution:
         assert allocated + Decimal(posted["pending"]) == Decimal(posted["collected"])  # the report adds up
 
         auditor = await person(stack.admin, "agency-auditor")
-        r = await new_walker(browser, stack.web.url, stack.platform.logs, "distribution-auditor-es")
+        r = await walker(browser, stack, "distribution-auditor-es")
         await sign_in(r, auditor["email"], spanish=True)
         await expect(r.page.locator("h1")).to_have_text("Resumen")
         await r.page.get_by_role("link", name="Distribución").click()

@@ -12,52 +12,21 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from platform_harness import Api, Platform, eventually
+from platform_harness import Api, eventually
 from playwright.async_api import Browser, expect
 from web_browser import (
     LAST_MONTH,
     TWO_MONTHS_AGO,
     Walker,
-    WebProcess,
-    new_walker,
+    WebStack,
+    guesthouse,
     person,
     platform_with_web,
     sign_in,
+    walker,
 )
 
 from taxcore.periods import Period
-
-
-@dataclass
-class Stack:
-    platform: Platform
-    web: WebProcess
-    admin: Api
-    disputed: dict[str, Any]  # the lodging whose notice is disputed
-    refunding: dict[str, Any]  # the lodging with a credit and a refund request
-    answering: dict[str, Any]  # the lodging whose notice the operator answers in the portal
-    open_notice_id: str
-    case_id: str
-    refund_id: str
-    people: dict[str, dict[str, Any]]
-
-
-async def lodging(admin: Api, operator_id: str, name: str) -> dict[str, Any]:
-    created: dict[str, Any] = await admin.post(
-        "registry",
-        "/v1/lodgings",
-        {
-            "jurisdiction": "PR",
-            "lodging_class": "guesthouse",
-            "name": name,
-            "address": {"line1": "3 Calle Sol", "municipality": "Culebra"},
-            "room_count": 6,
-            "operator_id": operator_id,
-            "registered_on": TWO_MONTHS_AGO.first_day.isoformat(),
-        },
-        expect=201,
-    )
-    return created
 
 
 async def declare(admin: Api, lodging: dict[str, Any], period: Period, operator_id: str) -> None:
@@ -76,13 +45,24 @@ async def declare(admin: Api, lodging: dict[str, Any], period: Period, operator_
     )
 
 
+@dataclass
+class Stack(WebStack):
+    disputed: dict[str, Any]  # the lodging whose notice is disputed
+    refunding: dict[str, Any]  # the lodging with a credit and a refund request
+    answering: dict[str, Any]  # the lodging whose notice the operator answers in the portal
+    open_notice_id: str
+    case_id: str
+    refund_id: str
+    people: dict[str, dict[str, Any]]
+
+
 @pytest.fixture(scope="module")
 async def stack() -> AsyncIterator[Stack]:
     async with platform_with_web("roomtax_e2e_casework") as (platform, web, admin):
         op = await admin.post("registry", "/v1/operators", {"name": "Hospedajes Culebra"}, expect=201)
-        disputed = await lodging(admin, op["id"], "Casa Flamenco")
-        refunding = await lodging(admin, op["id"], "Villa Tamarindo")
-        answering = await lodging(admin, op["id"], "Casa Coquí")
+        disputed = await guesthouse(admin, op["id"], "Casa Flamenco", "3 Calle Sol")
+        refunding = await guesthouse(admin, op["id"], "Villa Tamarindo", "3 Calle Sol")
+        answering = await guesthouse(admin, op["id"], "Casa Coquí", "3 Calle Sol")
 
         async def filing_knows() -> bool:
             for lg in (disputed, refunding, answering):
@@ -170,7 +150,7 @@ async def stack() -> AsyncIterator[Stack]:
 
 
 async def signed_in(browser: Browser, stack: Stack, role: str, name: str, spanish: bool = False) -> Walker:
-    w = await new_walker(browser, stack.web.url, stack.platform.logs, name)
+    w = await walker(browser, stack, name)
     await sign_in(w, stack.people[role]["email"], spanish=spanish)
     await expect(w.page.locator("h1")).to_have_text({False: "Overview", True: "Resumen"}[spanish])
     return w
@@ -179,7 +159,7 @@ async def signed_in(browser: Browser, stack: Stack, role: str, name: str, spanis
 async def portal_walker(
     browser: Browser, stack: Stack, role: str, name: str, spanish: bool = False
 ) -> Walker:
-    w = await new_walker(browser, stack.web.url, stack.platform.logs, name)
+    w = await walker(browser, stack, name)
     await sign_in(w, stack.people[role]["email"], spanish=spanish)
     await expect(w.page.locator("h1")).to_have_text({False: "My lodgings", True: "Mis alojamientos"}[spanish])
     return w
@@ -268,7 +248,7 @@ class TestTaxpayerAnswers:
         assert sorted(r["amount"] for r in refunds) == ["100.00", "5.00"]
 
     async def test_another_operator_sees_none_of_it(self, stack: Stack, browser: Browser) -> None:
-        w = await new_walker(browser, stack.web.url, stack.platform.logs, "answers-isolation")
+        w = await walker(browser, stack, "answers-isolation")
         await sign_in(w, stack.people["other-operator"]["email"])
         for path in (
             f"/portal/notices/{stack.open_notice_id}",
@@ -416,7 +396,7 @@ class TestWhoSeesCaseWork:
     async def test_a_taxpayer_gets_no_agency_page_and_unknown_ids_are_not_found(
         self, stack: Stack, browser: Browser
     ) -> None:
-        w = await new_walker(browser, stack.web.url, stack.platform.logs, "casework-isolation")
+        w = await walker(browser, stack, "casework-isolation")
         await sign_in(w, stack.people["operator"]["email"])
         await expect(w.page.locator("h1")).to_have_text("My lodgings")
         for path in (

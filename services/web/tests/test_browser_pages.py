@@ -12,27 +12,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from platform_harness import Api, Platform, eventually, new_client
+from platform_harness import eventually, new_client
 from playwright.async_api import Browser, expect
 from web_browser import (
     LAST_MONTH,
     TWO_MONTHS_AGO,
     Walker,
-    WebProcess,
-    new_walker,
+    WebStack,
+    guesthouse,
     person,
     platform_with_web,
     sign_in,
+    walker,
 )
 
 from taxcore.periods import fiscal_year
 
 
 @dataclass
-class Stack:
-    platform: Platform
-    web: WebProcess
-    admin: Api
+class Stack(WebStack):
     lodging: dict[str, Any]
     stranger: dict[str, Any]  # a lodging that never authorized the facilitator
     facilitator: dict[str, Any]
@@ -43,30 +41,12 @@ class Stack:
     operator_id: str
 
 
-async def _lodging(admin: Api, operator_id: str, name: str) -> dict[str, Any]:
-    created: dict[str, Any] = await admin.post(
-        "registry",
-        "/v1/lodgings",
-        {
-            "jurisdiction": "PR",
-            "lodging_class": "guesthouse",
-            "name": name,
-            "address": {"line1": "3 Calle Muñoz Rivera", "municipality": "Culebra"},
-            "room_count": 6,
-            "operator_id": operator_id,
-            "registered_on": TWO_MONTHS_AGO.first_day.isoformat(),
-        },
-        expect=201,
-    )
-    return created
-
-
 @pytest.fixture(scope="module")
 async def stack() -> AsyncIterator[Stack]:
     async with platform_with_web("roomtax_e2e_webpages") as (platform, web, admin):
         op = await admin.post("registry", "/v1/operators", {"name": "Culebra Stays"}, expect=201)
-        lodging = await _lodging(admin, op["id"], "Casa Flamenco")
-        stranger = await _lodging(admin, op["id"], "Casa Zoni")
+        lodging = await guesthouse(admin, op["id"], "Casa Flamenco", "3 Calle Muñoz Rivera")
+        stranger = await guesthouse(admin, op["id"], "Casa Zoni", "3 Calle Muñoz Rivera")
         fac = await admin.post(
             "registry", "/v1/facilitators", {"name": "Isla Booking", "email": "ota@isla.example"}, expect=201
         )
@@ -105,10 +85,6 @@ async def stack() -> AsyncIterator[Stack]:
             agency["email"],
             op["id"],
         )
-
-
-async def walker(browser: Browser, stack: Stack, name: str) -> Walker:
-    return await new_walker(browser, stack.web.url, stack.platform.logs, name)
 
 
 def _document(stack: Stack) -> str:

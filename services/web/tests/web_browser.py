@@ -135,6 +135,34 @@ class Walker:
         await self.check(label)
 
 
+@dataclass
+class WebStack:
+    """What a browser module's fixture starts; each module adds the people and objects it seeds."""
+
+    platform: Platform
+    web: WebProcess
+    admin: Api
+
+
+async def walker(browser: Browser, stack: WebStack, name: str) -> Walker:
+    """A new person in the stack's web app."""
+    return await new_walker(browser, stack.web.url, stack.platform.logs, name)
+
+
+async def guesthouse(admin: Api, operator_id: str, name: str, line1: str) -> dict[str, Any]:
+    """A six-room guesthouse in Culebra, registered two months ago."""
+    created: dict[str, Any] = await admin.register_lodging(
+        operator_id,
+        lodging_class="guesthouse",
+        name=name,
+        line1=line1,
+        municipality="Culebra",
+        room_count=6,
+        registered_on=TWO_MONTHS_AGO.first_day.isoformat(),
+    )
+    return created
+
+
 async def person(admin: Api, role: str, **binding: str) -> dict[str, Any]:
     """A person of ``role`` created by the agency, signing in with ``PASSWORD``."""
     email = f"{role}-{uuid.uuid4().hex[:6]}@example.pr"

@@ -30,7 +30,7 @@ from assessment.notices.service import issue_notice
 from assessment.plans import service as plans
 from servicekit.consumer import handles
 from servicekit.outbox import emit
-from servicekit.projections import upsert_latest
+from servicekit.projections import lodging_values, upsert_latest
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import AccountAssessed
 from taxcore.events.filing import DeclarationAmended, DeclarationFiled, PaymentReceived, PaymentReversed
@@ -54,18 +54,9 @@ from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compu
 async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudEvent) -> None:
     """Keep the latest snapshot (an older snapshot delivered late does not overwrite a newer one)."""
     values = {
-        "tax_account": snap.tax_account,
-        "lodging_id": snap.lodging_id,
-        "jurisdiction": snap.jurisdiction,
-        "lodging_class": snap.lodging_class,
-        "casino": snap.casino,
-        "name": snap.name,
+        **lodging_values(snap),
         "municipality": snap.municipality,
         "room_count": snap.room_count,
-        "operator_id": snap.operator_id,
-        "registered_on": snap.registered_on,
-        "statuses": [s.model_dump(mode="json") for s in snap.statuses],
-        "attributes": [a.model_dump(mode="json") for a in snap.attribute_history()],
         "address": snap.address.model_dump(mode="json") if snap.address is not None else None,
         "preferred_language": snap.preferred_language,
         "snapshot_at": event.time,
@@ -78,16 +69,8 @@ async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudE
 
 @handles(BondPosted)
 async def on_bond(session: AsyncSession, bond: BondPosted, event: CloudEvent) -> None:
-    values = {
-        "bond_id": bond.bond_id,
-        "tax_account": bond.tax_account,
-        "kind": bond.kind,
-        "amount": bond.amount,
-        "effective_on": bond.effective_on,
-        "expires_on": bond.expires_on,
-        "status": bond.status,
-        "snapshot_at": event.time,
-    }
+    kept = ("bond_id", "tax_account", "kind", "amount", "effective_on", "expires_on", "status")
+    values = {**{name: getattr(bond, name) for name in kept}, "snapshot_at": event.time}
     await upsert_latest(session, BondView, values, key=["bond_id"], as_of="snapshot_at")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date
 from functools import partial
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Protocol
 
 from fastapi import Depends, Path, Query
 from fastapi.responses import Response
@@ -19,6 +19,7 @@ from assessment.audits.schemas import (
     AuditFindingCreate,
     AuditOut,
     ProposedOut,
+    RecordsLetter,
     RecordsRequestCreate,
 )
 from assessment.deps import CaseWork, SettingsDep, WorkDep
@@ -103,7 +104,7 @@ async def request_records(body: RecordsRequestCreate, current: AuditDep, w: Work
 
 
 @router.get("/{audit_id}/letter", responses=ERRORS, summary="The records request letter's content")
-async def letter_json(current: AuditDep, session: SessionDep) -> dict[str, Any]:
+async def letter_json(current: AuditDep, session: SessionDep) -> RecordsLetter:
     request, lodging = await service.records_letter(session, current=current)
     return letter.letter_data(current.audit, request, lodging)
 

@@ -6,27 +6,26 @@ The data (:func:`letter_data`) is the letter's content as JSON; the PDF is rende
 
 from __future__ import annotations
 
-from typing import Any
-
 from assessment import law
 from assessment.audits.models import Audit, AuditStep
+from assessment.audits.schemas import RecordsLetter
 from assessment.models import LodgingView
 
 
-def letter_data(audit: Audit, request: AuditStep, lodging: LodgingView | None) -> dict[str, Any]:
-    return {
-        "agency": law.agency_name(audit.jurisdiction, request.recorded_on),
-        "audit_id": audit.id,
-        "tax_account": audit.tax_account,
-        "lodging": lodging.name if lodging is not None else None,
-        "municipality": lodging.municipality if lodging is not None else None,
-        "periods": audit.periods,
-        "dated": request.recorded_on.isoformat(),
-        "due_on": request.data["due_on"],
-        "records": request.data["records"],
-        "section": audit.section,
-        "text": (
+def letter_data(audit: Audit, request: AuditStep, lodging: LodgingView | None) -> RecordsLetter:
+    return RecordsLetter(
+        agency=law.agency_name(audit.jurisdiction, request.recorded_on),
+        audit_id=audit.id,
+        tax_account=audit.tax_account,
+        lodging=lodging.name if lodging is not None else None,
+        municipality=lodging.municipality if lodging is not None else None,
+        periods=audit.periods,
+        dated=request.recorded_on,
+        due_on=request.data["due_on"],
+        records=request.data["records"],
+        section=audit.section,
+        text=(
             f"Under {audit.section} the agency is auditing the tax periods {', '.join(audit.periods)}. "
             f"Please make the records listed below available to the auditor by {request.data['due_on']}."
         ),
-    }
+    )

@@ -112,6 +112,22 @@ class AuditOut(BaseModel):
         )
 
 
+class RecordsLetter(BaseModel):
+    """The records request letter's content (PR §3(E), §9, §10; VI §54(d))."""
+
+    agency: str
+    audit_id: str
+    tax_account: str
+    lodging: str | None
+    municipality: str | None
+    periods: list[str]
+    dated: date
+    due_on: date
+    records: list[str]
+    section: str
+    text: str
+
+
 class ProposedOut(BaseModel):
     audit_id: str
     periods: list[dict[str, Any]] = Field(

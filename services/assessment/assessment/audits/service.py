@@ -365,14 +365,13 @@ async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[H
     out: list[Happened] = []
     for a in audits:
         out.append(
-            Happened(
+            Happened.of_row(
+                a,
                 on=a.opened_on,
                 kind="audit.opened",
                 subject_id=a.id,
                 by=a.opened_by,
                 section=a.section,
-                written=a.created_at,
-                seq=a.seq,
                 summary=f"audit opened for {', '.join(a.periods)} ({a.source}): {a.reason}",
                 note=a.reason,
             )
@@ -380,7 +379,8 @@ async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[H
         for s in steps[a.id]:
             additional = s.data.get("additional_tax") if s.kind == "notice" else None
             out.append(
-                Happened(
+                Happened.of_row(
+                    s,
                     on=s.recorded_on,
                     kind=f"audit.{s.kind}",
                     subject_id=a.id,
@@ -388,8 +388,6 @@ async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[H
                     by=s.recorded_by,
                     amount=Decimal(additional) if additional is not None else None,
                     section=a.section,
-                    written=s.created_at,
-                    seq=s.seq,
                     summary=_step_summary(s),
                 )
             )

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.casework.schemas import WorkStepOut
 from assessment.rows import from_row
 from taxcore.money import Money
 
@@ -59,12 +60,8 @@ class AppealResolution(BaseModel):
     decision: AppealDecision | None = None
 
 
-class StepOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-    step: str
-    on: date
-    by: str
-    details: dict[str, Any]
+class StepOut(WorkStepOut):
+    pass
 
 
 class DecisionOut(BaseModel):

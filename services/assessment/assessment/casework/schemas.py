@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +54,16 @@ class ProposalOut(BaseModel):
         )
 
 
+class WorkStepOut(BaseModel):
+    """A step of a case, a plan or a refund as its row records it (who, when, what details)."""
+
+    model_config = ConfigDict(from_attributes=True)
+    step: str
+    on: date
+    by: str
+    details: dict[str, Any]
+
+
 class TimelineEntry(BaseModel):
     model_config = ConfigDict(from_attributes=True)
     on: date
@@ -77,6 +87,14 @@ class Timeline(BaseModel):
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+class Written(Protocol):
+    """A stored fact: when it was written (``Created``); a case-work row also has its place in
+    the write order (``Sequenced.seq``)."""
+
+    @property
+    def created_at(self) -> datetime: ...
+
+
 @dataclass(frozen=True, kw_only=True)
 class Happened:
     """One timeline entry as a domain reports it (read as a :class:`TimelineEntry`), with when
@@ -93,6 +111,11 @@ class Happened:
     written: datetime | None = None
     seq: int = 0
     note: str | None = None  # what a person wrote (a reason, a note), apart from the summary
+
+    @classmethod
+    def of_row(cls, row: Written, **entry: Any) -> Happened:
+        """The entry of a stored row, written when the row was (and in the case-work write order)."""
+        return cls(written=row.created_at, seq=getattr(row, "seq", 0), **entry)
 
     def order(self) -> tuple[date, datetime, int]:
         return (self.on, self.written or _EPOCH, self.seq)

@@ -124,11 +124,10 @@ async def timeline_entries(session: AsyncSession, *, tax_account: str) -> list[H
     findings = await repository.findings_of_runs(session, [r.id for r, _ in runs])
     out: list[Happened] = []
     for run, cleared in runs:
-        of_run = Happened(
+        of_run = Happened.of_row(
+            run,
             on=run.checked_on,
             period=run.period,
-            written=run.created_at,
-            seq=run.seq,
             kind="crosscheck.cleared",
             subject_id=run.id,
             summary=f"cross-check of {run.period}: no finding on declaration {run.declaration_id}",

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.casework.schemas import WorkStepOut
 from assessment.rows import from_row
 from taxcore.money import Money, PositiveMoney
 
@@ -56,12 +57,8 @@ class InstallmentOut(BaseModel):
         )
 
 
-class PlanStepOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-    step: str
-    on: date
-    by: str
-    details: dict[str, Any]
+class PlanStepOut(WorkStepOut):
+    pass
 
 
 class PlanOut(BaseModel):

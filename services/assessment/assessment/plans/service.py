@@ -471,28 +471,26 @@ async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[Happe
     out: list[Happened] = []
     for r in requests:
         out.append(
-            Happened(
+            Happened.of_row(
+                r,
                 on=r.requested_on,
                 kind="plan.requested",
                 subject_id=r.id,
                 by=r.requested_by,
                 summary=f"payment plan requested in {r.installments} installments",
-                written=r.created_at,
-                seq=r.seq,
             )
         )
     for p in plans:
         terms = ", ".join(f"{fmt(i.amount)} due {i.due_on.isoformat()}" for i in schedules[p.id])
         out.append(
-            Happened(
+            Happened.of_row(
+                p,
                 on=p.granted_on,
                 kind="plan.granted",
                 subject_id=p.id,
                 by=p.granted_by,
                 amount=p.planned_amount,
                 section=p.section,
-                written=p.created_at,
-                seq=p.seq,
                 summary=f"payment plan granted for {', '.join(p.periods)} (balance on "
                 f"{p.balance_as_of.isoformat()}): {terms}",
             )
@@ -501,14 +499,13 @@ async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[Happe
         for s in rows:
             amount = s.details.get("amount") or s.details.get("unpaid") or s.details.get("paid")
             out.append(
-                Happened(
+                Happened.of_row(
+                    s,
                     on=s.on,
                     kind=f"plan.{s.step}",
                     subject_id=subject,
                     by=s.by,
                     amount=Decimal(amount) if amount else None,
-                    written=s.created_at,
-                    seq=s.seq,
                     summary=_step_summary(s),
                 )
             )

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assessment.casework.schemas import WorkStepOut
 from assessment.rows import from_row
 from taxcore.money import Money
 
@@ -32,12 +33,8 @@ class Disbursement(BaseModel):
     paid_on: date
 
 
-class RefundStepOut(BaseModel):
-    model_config = ConfigDict(from_attributes=True)
-    step: str
-    on: date
-    by: str
-    details: dict[str, Any]
+class RefundStepOut(WorkStepOut):
+    pass
 
 
 class RefundStatusOut(BaseModel):

@@ -18,7 +18,8 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
     out: list[Happened] = []
     for n in facts.notices:
         out.append(
-            Happened(
+            Happened.of_row(
+                n,
                 on=n.issued_on,
                 kind="notice.issued",
                 subject_id=n.id,
@@ -27,49 +28,49 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
                 by=n.issued_by,
                 amount=n.total,
                 section=n.section,
-                written=n.created_at,
             )
         )
     for p in facts.payments:
         out.append(
-            Happened(
+            Happened.of_row(
+                p,
                 on=p.received_on,
                 kind="payment.received",
                 subject_id=p.payment_id,
                 summary=f"payment by {p.method}",
                 by=p.payer_id,
                 amount=p.amount,
-                written=p.created_at,
             )
         )
     for r in facts.reversals:
         out.append(
-            Happened(
+            Happened.of_row(
+                r,
                 on=r.reversed_on,
                 kind="payment.reversed",
                 subject_id=r.payment_id,
                 summary=f"payment returned: {r.reason}",
                 amount=r.amount,
                 note=r.reason,
-                written=r.created_at,
             )
         )
     for rf in facts.refunds:
         out.append(
-            Happened(
+            Happened.of_row(
+                rf,
                 on=rf.requested_on,
                 kind="refund.requested",
                 subject_id=rf.id,
                 summary="refund of credit requested",
                 by=rf.requested_by,
                 amount=rf.amount,
-                written=rf.created_at,
             )
         )
     amounts = {rf.id: rf.amount for rf in facts.refunds}
     for st in facts.refund_steps:
         out.append(
-            Happened(
+            Happened.of_row(
+                st,
                 on=st.on,
                 kind=f"refund.{st.step}",
                 subject_id=st.refund_id,
@@ -77,8 +78,6 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
                 + (f" by {st.details['method']} ({st.details['reference']})" if st.step == "paid" else ""),
                 by=st.by,
                 amount=amounts.get(st.refund_id),
-                written=st.created_at,
-                seq=st.seq,
             )
         )
     cases = {c.id: c for c in await repository.account_cases(session, account)}
@@ -86,22 +85,22 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
         case = cases.get(s.case_id)
         detail = s.details.get("outcome") or s.details.get("hearing_on") or ""
         out.append(
-            Happened(
+            Happened.of_row(
+                s,
                 on=s.on,
                 kind=f"case.{s.step}",
                 subject_id=s.case_id,
                 summary=f"case {s.step.replace('_', ' ')} {detail}".strip(),
                 period=case.period if case else None,
                 by=s.by,
-                written=s.created_at,
-                seq=s.seq,
             )
         )
     proposals = await repository.account_proposals(session, account)
     reviews = await repository.reviews_of(session, [prop.id for prop in proposals])
     for prop in proposals:
         out.append(
-            Happened(
+            Happened.of_row(
+                prop,
                 on=prop.proposed_on,
                 kind="proposal.made",
                 subject_id=prop.id,
@@ -109,14 +108,13 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
                 period=prop.period,
                 by=f"user:{prop.proposed_by}",
                 amount=prop.amount,
-                written=prop.created_at,
-                seq=prop.seq,
             )
         )
         review = reviews.get(prop.id)
         if review is not None:
             out.append(
-                Happened(
+                Happened.of_row(
+                    review,
                     on=review.reviewed_on,
                     kind=f"proposal.{review.outcome}",
                     subject_id=prop.id,
@@ -125,14 +123,13 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
                     note=review.note,
                     by=f"user:{review.reviewed_by}",
                     amount=prop.amount,
-                    written=review.created_at,
-                    seq=review.seq,
                 )
             )
     abatements = await repository.account_abatements(session, account)
     for a in abatements:
         out.append(
-            Happened(
+            Happened.of_row(
+                a,
                 on=a.requested_on,
                 kind="abatement.requested",
                 subject_id=a.id,
@@ -140,8 +137,6 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
                 period=a.period,
                 by=a.requested_by,
                 amount=a.amount,
-                written=a.created_at,
-                seq=a.seq,
             )
         )
     if abatements:
@@ -149,7 +144,8 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
         periods = {a.id: a.period for a in abatements}
         for d in decided:
             out.append(
-                Happened(
+                Happened.of_row(
+                    d,
                     on=d.decided_on,
                     kind=f"abatement.{d.outcome}",
                     subject_id=d.abatement_id,
@@ -158,14 +154,13 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
                     note=d.reasons,
                     by=f"user:{d.decided_by}",
                     amount=d.amount,
-                    written=d.created_at,
-                    seq=d.seq,
                 )
             )
     for f in facts.adjustments:
         what = f"{f.kind} {f.component or ''}".strip()
         out.append(
-            Happened(
+            Happened.of_row(
+                f,
                 on=f.effective_on,
                 kind=f"adjustment.{f.kind}",
                 subject_id=f.id,
@@ -175,15 +170,14 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
                 by=f"user:{f.approved_by}",
                 amount=f.amount,
                 section=f.section,
-                written=f.created_at,
-                seq=f.seq,
             )
         )
     by_fact = {f.id: f for f in facts.adjustments}
     for rv in facts.adjustment_reversals:
         fact = by_fact.get(rv.fact_id)
         out.append(
-            Happened(
+            Happened.of_row(
+                rv,
                 on=rv.reversed_on,
                 kind="adjustment.reversed",
                 subject_id=rv.fact_id,
@@ -192,8 +186,6 @@ async def entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
                 note=rv.reason,
                 by=f"user:{rv.approved_by}",
                 section=fact.section if fact else None,
-                written=rv.created_at,
-                seq=rv.seq,
             )
         )
     out.extend(await plans.timeline_entries(session, facts=facts))

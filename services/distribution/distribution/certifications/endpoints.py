@@ -12,26 +12,14 @@ from servicekit.auth import AdminDep, AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.rows import from_row
 
 router = make_router(prefix="/v1/certifications", tags=["certifications"])
 ERRORS = {**Forbidden.openapi(), **Conflict.openapi(), **ValidationFailed.openapi()}
 
 
 def to_out(cert: Certification, current: bool) -> CertificationOut:
-    return CertificationOut(
-        id=cert.id,
-        jurisdiction=cert.jurisdiction,
-        fiscal_year=cert.fiscal_year,
-        version=cert.version,
-        amount=cert.amount,
-        certified_on=cert.certified_on,
-        document_reference=cert.document_reference,
-        first_year_months_remaining=cert.first_year_months_remaining,
-        supersedes=cert.supersedes_id,
-        reason=cert.reason,
-        current=current,
-        created_at=cert.created_at,
-    )
+    return from_row(CertificationOut, cert, supersedes=cert.supersedes_id, current=current)
 
 
 @router.post(

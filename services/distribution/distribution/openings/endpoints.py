@@ -13,6 +13,7 @@ from servicekit.auth import AdminDep, AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.rows import from_row
 from taxcore.jurisdictions import JurisdictionCode
 from taxcore.periods import Period
 
@@ -21,19 +22,13 @@ ERRORS = {**Forbidden.openapi(), **Conflict.openapi(), **ValidationFailed.openap
 
 
 def to_out(opening: OpeningState, current: bool) -> OpeningStateOut:
-    return OpeningStateOut(
-        id=opening.id,
-        jurisdiction=opening.jurisdiction,
-        version=opening.version,
-        fiscal_year=opening.fiscal_year,
-        through_month=opening.through_month,
+    return from_row(
+        OpeningStateOut,
+        opening,
         first_run_month=str(Period.parse(opening.through_month).next()),
         transferred={k: Decimal(v) for k, v in opening.transferred.items()},
-        document_reference=opening.document_reference,
         supersedes=opening.supersedes_id,
-        reason=opening.reason,
         current=current,
-        entered_by=opening.entered_by,
         entered_at=opening.created_at,
     )
 

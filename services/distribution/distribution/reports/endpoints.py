@@ -19,7 +19,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, ValidationFailed
-from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, encode_cursor
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, encode_cursor
 from taxcore.jurisdictions import JurisdictionCode
 
 router = make_router(tags=["funds and ledger"])
@@ -106,14 +106,12 @@ async def list_entries(
         str | None, Query(max_length=40, description="only this lodging's collection entries")
     ] = None,
 ) -> Page[EntryOut]:
-    after = decode_cursor(cursor, arity=1)
-    if after is not None and not after[0].isdigit():
-        raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query")
+    after = decode_int_cursor(cursor)
     rows = await ledger.list_entries(
         session,
         jurisdiction=jurisdiction,
         run_id=run_id,
-        after=int(after[0]) if after else None,
+        after=after,
         limit=limit,
         tax_account=tax_account,
     )

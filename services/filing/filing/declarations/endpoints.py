@@ -20,7 +20,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, paginate
 
 router = make_router(prefix="/v1", tags=["declarations"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi(), **Conflict.openapi()}
@@ -178,11 +178,7 @@ async def list_declarations(
     schedule_id: str | None = None,
     latest: Annotated[bool, Query(description="only the latest version of each filing")] = False,
 ) -> Page[DeclarationOut]:
-    after = decode_cursor(cursor, arity=1)
-    try:
-        before = int(after[0]) if after else None
-    except ValueError as exc:
-        raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query") from exc
+    before = decode_int_cursor(cursor)
     rows = await repository.list_page(
         session,
         principal,

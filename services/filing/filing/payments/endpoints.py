@@ -25,7 +25,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
-from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, paginate
 
 router = make_router(prefix="/v1", tags=["payments"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi(), **Conflict.openapi()}
@@ -79,14 +79,11 @@ async def list_payments(
     method: Method | None = None,
     status: Literal["received", "reversed"] | None = None,
 ) -> Page[PaymentOut]:
-    after = decode_cursor(cursor, arity=1)
-    if after and not after[0].isdigit():
-        raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query")
     rows = await repository.list_page(
         session,
         principal,
         limit=limit,
-        before=int(after[0]) if after else None,
+        before=decode_int_cursor(cursor),
         jurisdiction=jurisdiction,
         period=period,
         lodging=lodging,

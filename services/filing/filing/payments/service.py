@@ -23,6 +23,7 @@ from servicekit.auth import Principal
 from servicekit.db import new_id
 from servicekit.errors import Conflict, Forbidden, ValidationFailed
 from servicekit.outbox import emit
+from servicekit.rows import from_row
 from taxcore import parameters
 from taxcore.errors import TaxcoreError
 from taxcore.events import filing as ev
@@ -128,21 +129,9 @@ async def record_payment(
     )
     session.add(payment)
     await session.flush()
-    await emit(
-        session,
-        ev.PaymentReceived(
-            payment_id=payment.id,
-            tax_account=lodging.tax_account,
-            jurisdiction=lodging.jurisdiction,
-            amount=payment.amount,
-            method=payment.method,
-            received_on=received_on,
-            payer_kind=payer.kind,
-            payer_id=payer.id,
-            periods=[ev.PeriodAmount(period=p.period, amount=p.amount) for p in body.periods],
-        ),
-        key=lodging.tax_account,
-    )
+    periods = [ev.PeriodAmount(period=p.period, amount=p.amount) for p in body.periods]
+    received = from_row(ev.PaymentReceived, payment, payment_id=payment.id, periods=periods)
+    await emit(session, received, key=lodging.tax_account)
     return payment
 
 
@@ -167,19 +156,8 @@ async def reverse_payment(
     )
     session.add(reversal)
     await session.flush()
-    await emit(
-        session,
-        ev.PaymentReversed(
-            reversal_id=reversal.id,
-            payment_id=payment.id,
-            tax_account=payment.tax_account,
-            jurisdiction=payment.jurisdiction,
-            amount=payment.amount,
-            reversed_on=reversed_on,
-            reason=body.reason,
-        ),
-        key=payment.tax_account,
-    )
+    reversed_ = from_row(ev.PaymentReversed, reversal, reversal_id=reversal.id)
+    await emit(session, reversed_, key=reversal.tax_account)
     return reversal
 
 

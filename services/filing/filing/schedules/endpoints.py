@@ -23,7 +23,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
-from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, paginate
 from taxcore.periods import filing_opens_on
 
 router = make_router(prefix="/v1/remittance-schedules", tags=["remittance schedules"])
@@ -173,14 +173,12 @@ async def list_schedules(
         facilitator_id = principal.facilitator_id or ""
     elif not principal.is_agency:
         raise Forbidden("remittance schedules are an online intermediary's (facilitator's) documents")
-    after = decode_cursor(cursor, arity=1)
-    if after and not after[0].isdigit():
-        raise ValidationFailed.on("cursor", "not a cursor returned by this list", root="query")
+    before = decode_int_cursor(cursor)
     rows = await repository.list_page(
         session,
         facilitator_id=facilitator_id,
         period=period,
-        before=int(after[0]) if after else None,
+        before=before,
         limit=limit,
     )
     return paginate(

@@ -8,21 +8,14 @@ from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, ValidationFailed
+from servicekit.rows import from_row
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/authorizations", tags=["authorizations"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}
 
 
 def to_out(a: Authorization, lodging: Lodging) -> AuthorizationOut:
-    return AuthorizationOut(
-        id=a.id,
-        lodging_id=lodging.id,
-        tax_account=lodging.tax_account,
-        facilitator_id=a.facilitator_id,
-        starts_on=a.starts_on,
-        ends_on=a.ends_on,
-        created_at=a.created_at,
-    )
+    return from_row(AuthorizationOut, a, lodging_id=lodging.id, tax_account=lodging.tax_account)
 
 
 @router.post(

@@ -8,40 +8,19 @@ from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, ValidationFailed
+from servicekit.rows import from_row
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/bonds", tags=["bonds"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}
 
 
 def draw_out(d: BondDraw) -> DrawOut:
-    return DrawOut(
-        id=d.id,
-        bond_id=d.bond_id,
-        amount=d.amount,
-        drawn_on=d.drawn_on,
-        reason=d.reason,
-        request_event_id=d.request_event_id,
-        created_at=d.created_at,
-    )
+    return from_row(DrawOut, d)
 
 
 def to_out(b: Bond) -> BondOut:
     drawn = service.drawn(b)
-    return BondOut(
-        id=b.id,
-        lodging_id=b.lodging_id,
-        kind=b.kind,
-        amount=b.amount,
-        issuer=b.issuer,
-        reference=b.reference,
-        effective_on=b.effective_on,
-        expires_on=b.expires_on,
-        status=b.status,
-        drawn=drawn,
-        remaining=b.amount - drawn,
-        draws=[draw_out(d) for d in b.draws],
-        created_at=b.created_at,
-    )
+    return from_row(BondOut, b, drawn=drawn, remaining=b.amount - drawn, draws=[draw_out(d) for d in b.draws])
 
 
 async def _bond(session: SessionDep, lodging: Lodging, bond_id: str) -> Bond:

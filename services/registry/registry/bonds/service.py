@@ -12,6 +12,7 @@ from registry.bonds.schemas import BondCreate
 from registry.models import Bond, BondDraw, Lodging
 from servicekit.errors import Conflict, ValidationFailed
 from servicekit.outbox import emit
+from servicekit.rows import from_row
 from taxcore.events import registry as ev
 from taxcore.money import ZERO
 
@@ -22,21 +23,9 @@ def drawn(bond: Bond) -> Decimal:
 
 async def _bond_event(session: AsyncSession, lodging: Lodging, bond: Bond) -> None:
     """The bond as it now stands (posted, released or cancelled), for the projections."""
-    await emit(
-        session,
-        ev.BondPosted(
-            bond_id=bond.id,
-            lodging_id=lodging.id,
-            tax_account=lodging.tax_account,
-            kind=bond.kind,
-            amount=bond.amount,
-            issuer=bond.issuer,
-            effective_on=bond.effective_on,
-            expires_on=bond.expires_on,
-            status=bond.status,
-        ),
-        key=lodging.tax_account,
-    )
+    account = lodging.tax_account
+    snapshot = from_row(ev.BondPosted, bond, bond_id=bond.id, lodging_id=lodging.id, tax_account=account)
+    await emit(session, snapshot, key=account)
 
 
 async def post_bond(session: AsyncSession, *, lodging: Lodging, data: BondCreate) -> Bond:
