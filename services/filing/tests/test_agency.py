@@ -6,6 +6,7 @@ from datetime import date
 
 from filing.payments.service import legal_basis
 from filing.settings import FilingSettings
+from taxcore.parameters import default_tree
 
 ON = date(2026, 10, 1)
 
@@ -16,9 +17,9 @@ class TestAgencyOnReceipts:
         assert settings.agency_name("PR", ON) == "Puerto Rico Tourism Company"
         assert settings.agency_name("VI", ON) == "Virgin Islands Bureau of Internal Revenue"
         assert settings.agency_name("ZZ", ON) == "ZZ room tax administrator"
-        assert legal_basis("PR", ON) == "Act No. 272 of 2003, Section 28(C)"
-        assert legal_basis("VI", ON) == "33 V.I.C. Section 54"
-        assert legal_basis("ZZ", ON) == "room occupancy tax"
+        assert legal_basis("PR", ON, law=default_tree()) == "Act No. 272 of 2003, Section 28(C)"
+        assert legal_basis("VI", ON, law=default_tree()) == "33 V.I.C. Section 54"
+        assert legal_basis("ZZ", ON, law=default_tree()) == "room occupancy tax"
 
     def test_a_deployment_may_override_the_name(self) -> None:
         settings = FilingSettings(environment="test", agencies={"PR": "Compañía de Turismo de Puerto Rico"})

@@ -8,7 +8,6 @@ from typing import Annotated
 from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
-from filing import clock
 from filing.declarations import repository as declarations
 from filing.declarations.schemas import LodgingPeriodOut, PeriodStr
 from filing.deps import VisibleLodgingDep
@@ -19,6 +18,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import AgencyReadDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound, ValidationFailed
+from servicekit.runtime import RuntimeDep
 from taxcore.jurisdictions import require_jurisdiction
 from taxcore.obligations import declaration_filers, must_file_lodging
 from taxcore.periods import due_date
@@ -60,6 +60,7 @@ async def compliance(
     _: AgencyReadDep,
     jurisdiction: Annotated[str, Query(examples=["PR"])],
     period: Annotated[PeriodStr, Query(examples=["2026-10"])],
+    runtime: RuntimeDep,
 ) -> ComplianceOut:
     require_jurisdiction(jurisdiction)
     p = parse_period(period, root="query")
@@ -90,7 +91,7 @@ async def compliance(
         jurisdiction=jurisdiction,
         period=str(p),
         due_date=due,
-        as_of=clock.today(),
+        as_of=runtime.today(),
         required=len(required),
         filed_on_time=on_time,
         filed_late=late,
