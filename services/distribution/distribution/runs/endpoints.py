@@ -15,6 +15,7 @@ from servicekit.auth import AdminDep, AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.runtime import RuntimeDep
 from taxcore.jurisdictions import JurisdictionCode
 from taxcore.periods import Period
 from taxcore.rules.distribution import pending_section
@@ -53,10 +54,16 @@ def to_out(run: Run, *, preview: bool = False, entry_id: int | None = None) -> R
     responses={200: {"description": "the month was already run (or a preview)", "model": RunOut}, **ERRORS},
     summary="Run (or preview) a month's distribution; running a posted month again returns it",
 )
-async def create_run(body: RunCreate, session: SessionDep, _: AdminDep) -> JSONResponse:
+async def create_run(body: RunCreate, session: SessionDep, _: AdminDep, runtime: RuntimeDep) -> JSONResponse:
     outcome = await service.run_month(
-        session, jurisdiction=body.jurisdiction, month=body.month, preview=body.preview
+        session,
+        jurisdiction=body.jurisdiction,
+        month=body.month,
+        preview=body.preview,
+        law=runtime.law,
+        now=runtime.now(),
     )
+
     preview = outcome.status == "preview"
     entry_id = None if preview else await repository.journal_entry_id(session, outcome.run.id)
     out = to_out(outcome.run, preview=preview, entry_id=entry_id)
