@@ -36,7 +36,8 @@ from servicekit.settings import ServiceSettings
 
 log = logging.getLogger("servicekit.cli")
 
-ConsumerFactory = Callable[[ServiceSettings, async_sessionmaker[AsyncSession]], list[EventConsumer]]
+#: the service's consumers, built with the process's runtime (the law and clock their handlers get)
+ConsumerFactory = Callable[[ServiceSettings, async_sessionmaker[AsyncSession], Runtime], list[EventConsumer]]
 
 
 @dataclass
@@ -46,7 +47,7 @@ class ServiceSpec:
     app: Callable[[ServiceSettings], FastAPI]
     migrations: Path
     default_port: int
-    consumers: ConsumerFactory = field(default=lambda s, m: [])
+    consumers: ConsumerFactory = field(default=lambda s, m, r: [])
     #: worker tasks, called with the settings, the sessionmaker, the stop event and the runtime
     background: list[
         Callable[[ServiceSettings, async_sessionmaker[AsyncSession], asyncio.Event, Runtime], object]
@@ -152,9 +153,8 @@ async def run_workers(
     if relay:
         tasks.append(asyncio.create_task(relay_for(settings).run(stop)))
     if consumers:
-        for consumer in spec.consumers(settings, sessionmaker):
+        for consumer in spec.consumers(settings, sessionmaker, runtime):
             consumer.kafka_options = kafka.client_options(settings)  # TLS/SASL (servicekit.kafka)
-            consumer.runtime = runtime
             tasks.append(asyncio.create_task(consumer.run(stop)))
         for job in spec.background:
             tasks.append(asyncio.create_task(job(settings, sessionmaker, stop, runtime)))  # type: ignore[arg-type]

@@ -106,7 +106,7 @@ async def on_access_revoked(
 
 
 def revocation_consumer(
-    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession], runtime: Runtime | None = None
 ) -> EventConsumer:
     """The consumer every service registers to record the registry's revocations."""
     return EventConsumer(
@@ -115,6 +115,7 @@ def revocation_consumer(
         topics=[REVOCATIONS],
         sessionmaker=sessionmaker,
         handlers=[on_access_revoked],
+        runtime=runtime,
     )
 
 

@@ -39,10 +39,11 @@ class SystemClock:
         return datetime.now(UTC)
 
 
-@dataclass(frozen=True)
+@dataclass
 class PinnedClock:
     """A clock whose day is ``day`` (tests, a re-run as of a past day). ``now`` is ``at`` when
-    given, else the real instant: timestamps (retries, rotations) keep moving."""
+    given, else the real instant: timestamps (retries, rotations) keep moving. A test moves
+    the day by setting ``day`` (``monkeypatch.setattr(clock, "day", ...)``)."""
 
     day: date
     at: datetime | None = None

@@ -297,9 +297,13 @@ class ServedApp:
 
 
 def pin_today(monkeypatch: Any, app: FastAPI, day: date) -> Runtime:
-    """Run ``app`` as of ``day`` for the rest of the test: its runtime gets a
-    :class:`~servicekit.runtime.PinnedClock` (the same law), restored by ``monkeypatch``."""
-    runtime: Runtime = dataclasses.replace(app.state.runtime, clock=PinnedClock(day))
-
+    """Run ``app`` as of ``day`` for the rest of the test (restored by ``monkeypatch``): a
+    :class:`~servicekit.runtime.PinnedClock` of the app is moved to ``day``; another clock is
+    replaced by one (the same law)."""
+    runtime: Runtime = app.state.runtime
+    if isinstance(runtime.clock, PinnedClock):
+        monkeypatch.setattr(runtime.clock, "day", day)
+        return runtime
+    runtime = dataclasses.replace(runtime, clock=PinnedClock(day))
     monkeypatch.setattr(app.state, "runtime", runtime)
     return runtime

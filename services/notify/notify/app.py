@@ -9,7 +9,6 @@ from notify.settings import NotifySettings
 from notify.webhooks.endpoints import router as webhooks
 from servicekit.app import create_app
 from servicekit.runtime import Runtime
-
 from taxcore.events import load_all
 
 

@@ -105,7 +105,7 @@ def handlers(settings: NotifySettings) -> dict[str, AnyHandler]:
 
 
 def consumers(
-    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession], runtime: Runtime
 ) -> list[EventConsumer]:
     assert isinstance(settings, NotifySettings)
     return [
@@ -114,7 +114,8 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=TOPICS,
             sessionmaker=sessionmaker,
+            runtime=runtime,
             handlers=handlers(settings),
         ),
-        revocation_consumer(settings, sessionmaker),
+        revocation_consumer(settings, sessionmaker, runtime),
     ]

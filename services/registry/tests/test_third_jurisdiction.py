@@ -37,7 +37,6 @@ def xx_parameters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, service_app: 
     reset_default_tree()
     monkeypatch.setattr(service_app.state, "runtime", Runtime.from_environment())
     yield
-
     monkeypatch.delenv(PARAMETERS_ENV)
     reset_default_tree()
 

@@ -74,7 +74,6 @@ def build_app(
     app = FastAPI(title="Roomtax Web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.settings = settings
     app.state.runtime = runtime or Runtime.from_environment()
-
     app.state.codec = SessionCodec(settings.secret_key, max_age=settings.session_max_age_seconds)
     app.state.templates = templates()
     headers = security_headers(production=settings.environment == "production")

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from assessment import law
+from assessment import law as statutes
 from assessment.audits.models import Audit, AuditStep
 from assessment.models import LodgingView
+from taxcore.parameters import ParameterTree
 
 
-def letter_data(audit: Audit, request: AuditStep, lodging: LodgingView | None) -> dict[str, Any]:
+def letter_data(
+    audit: Audit, request: AuditStep, lodging: LodgingView | None, *, law: ParameterTree
+) -> dict[str, Any]:
     return {
-        "agency": law.agency_name(audit.jurisdiction, request.recorded_on),
+        "agency": statutes.agency_name(audit.jurisdiction, request.recorded_on, law=law),
         "audit_id": audit.id,
         "tax_account": audit.tax_account,
         "lodging": lodging.name if lodging is not None else None,

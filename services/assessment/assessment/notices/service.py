@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock, law
+from assessment import law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.cases import service as cases_service
@@ -68,11 +68,11 @@ async def issue_notice(
         detail = f"{period}: {hold}; no notice is issued for its periods while it is"
         raise Conflict(detail, errors=[{"pointer": "#/body/period", "detail": detail}])
     out = {c.component: c.outstanding for c in bal.components}
-    term = law.cited(law.NOTICE_RESPONSE_DAYS, facts.jurisdiction)
+    term = law.cited(law.NOTICE_RESPONSE_DAYS, facts.jurisdiction, law=facts.law)
     section = (
-        law.CLERICAL_ASSESSMENT_SECTION[facts.jurisdiction]
+        law.CLERICAL_ASSESSMENT_SECTION.of(facts.law, facts.jurisdiction)
         if kind == "clerical_error"
-        else law.NOTICE_SECTION[facts.jurisdiction]
+        else law.NOTICE_SECTION.of(facts.law, facts.jurisdiction)
     )
     notice = Notice(
         tax_account=facts.tax_account,
@@ -170,13 +170,14 @@ async def respond(
     statement: str | None,
     responded_on: date,
     responder: str,
+    today: date,
 ) -> NoticeResponse:
     """Accept the notice, or dispute part of it, having paid the undisputed part where the
     jurisdiction requires it (PR §34: ``assessment.partial_dispute_prepay`` and its
     ``assessment.partial_dispute_section``; VI: no such rule)."""
     if responded_on < notice.issued_on:
         raise ValidationFailed.on("responded_on", "is before the notice was issued")
-    if responded_on > clock.today():
+    if responded_on > today:
         raise ValidationFailed.on("responded_on", "is in the future")
     if responded_on > notice.response_deadline:
         raise Conflict(

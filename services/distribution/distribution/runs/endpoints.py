@@ -63,7 +63,6 @@ async def create_run(body: RunCreate, session: SessionDep, _: AdminDep, runtime:
         law=runtime.law,
         now=runtime.now(),
     )
-
     preview = outcome.status == "preview"
     entry_id = None if preview else await repository.journal_entry_id(session, outcome.run.id)
     out = to_out(outcome.run, preview=preview, entry_id=entry_id)

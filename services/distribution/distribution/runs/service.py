@@ -185,7 +185,6 @@ async def run_month(
     period = Period.parse(month)
     # refuses unknown jurisdictions
     fund_specs = accounts.fund_accounts(jurisdiction, period.first_day, law=law)
-
     await repository.lock_jurisdiction(session, jurisdiction)
     existing = await repository.by_month(session, jurisdiction, str(period))
     if existing is not None:

@@ -118,7 +118,6 @@ def render_pdf(
     the verification code with its QR code."""
     on = receipt.received_on
     agency = documents.letterhead(receipt.jurisdiction, on, tree=law)
-
     if agency.name != receipt.agency:  # a deployment's override of the agency's name (FILING_AGENCIES)
         agency = dataclasses.replace(agency, name=receipt.agency)
     lines = (receipt.lodging_name, municipality) if municipality else (receipt.lodging_name,)

@@ -106,7 +106,6 @@ async def run_sender(
         sent = 0
         try:
             sent = await send_due(sessionmaker, settings, clock=runtime.clock)
-
         except Exception:  # noqa: BLE001 - the database may be down: look again later
             log.exception("mail sender: could not look for due e-mails")
         if not sent:

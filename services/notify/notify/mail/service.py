@@ -214,7 +214,6 @@ async def webhook_disabled(
             texts.language_for(jurisdiction, preferred),
         )
     on = sub.disabled_at.date() if sub.disabled_at else on
-
     fields = {
         "id": sub.id,
         "url": sub.url,

@@ -118,7 +118,6 @@ async def run_deliveries(
             attempted = 0
             try:
                 attempted = await deliver_due(sessionmaker, settings, client, clock=runtime.clock)
-
             except Exception:  # noqa: BLE001 - the database may be down: look again later
                 log.exception("webhook deliveries: could not look for due deliveries")
             if not attempted:

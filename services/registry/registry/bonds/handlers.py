@@ -34,7 +34,6 @@ async def on_bond_draw_requested(
     if bond is None:
         return
     amount, on = min(req.amount, bond.amount - drawn(bond)), req.requested_on
-
     if amount <= 0:
         return
     await record_draw(

@@ -153,5 +153,4 @@ async def get_compliance(
     lodging: LodgingDep, session: SessionDep, runtime: RuntimeDep, as_of: date | None = None
 ) -> Compliance:
     found = await service.compliance(session, lodging=lodging, on=as_of or runtime.today(), law=runtime.law)
-
     return Compliance.model_validate(found)

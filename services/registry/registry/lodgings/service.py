@@ -242,7 +242,6 @@ async def compliance(
         reasons.append(f"no valid bond on this date ({lodging.jurisdiction} {requirement.section})")
     if bond is not None and sum((d.amount for d in bond.draws), start=bond.amount * 0) >= bond.amount:
         draw = bond_draw_citation(lodging.jurisdiction, on, law=law)
-
         reasons.append("the bond is exhausted by draws" + (f" ({draw})" if draw else ""))
     status = current_status(lodging, on)
     if status != "active":
