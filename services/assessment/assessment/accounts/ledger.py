@@ -588,7 +588,7 @@ def period_statements(state: AccountState, as_of: date, *, explain: bool = True)
     for period, basis in state.periods.items():
         history = state.history(period)
         if explain:
-            bal = compute_balance(history, as_of=as_of, explain=True)
+            bal = compute_balance(history, as_of=as_of, parameters=state.balances.law, explain=True)
         else:
             bal = state.balances.balance(history, as_of)
         applied: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)

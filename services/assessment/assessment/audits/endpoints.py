@@ -142,7 +142,7 @@ async def letter_pdf(
     summary="Record the auditor's finding for a period: the base lines as the records show them",
 )
 async def record_finding(body: AuditFindingCreate, current: AuditDep, w: WorkDep) -> AuditOut:
-    return await _worked(current, w, partial(service.record_finding, finding=body))
+    return await _worked(current, w, partial(service.record_finding, finding=body, law=w.runtime.law))
 
 
 @router.get(

@@ -227,6 +227,7 @@ async def record_finding(
     principal: Principal,
     finding: AuditFindingCreate,
     today: date,
+    law: ParameterTree,
 ) -> AuditStep:
     """The auditor's finding for one period of the scope: the base lines as the records show them."""
     period, lines, note = finding.period, finding.lines, finding.note
@@ -239,7 +240,9 @@ async def record_finding(
     lodging = await session.get(LodgingView, current.audit.tax_account)
     assert lodging is not None
     filed = (await repository.operator_returns(session, current.audit.tax_account, [period])).get(period)
-    compute_allowed(_period_input(lodging, filed, period, lines))  # taxcore's InvalidInput names the field
+    compute_allowed(
+        _period_input(lodging, filed, period, lines), parameters=law
+    )  # InvalidInput names the field
     data = {"lines": lines.model_dump(mode="json"), "note": note}
     return await _step(
         session, current.audit, kind="finding", period=period, data=data, principal=principal, today=today
@@ -272,9 +275,11 @@ async def proposed_assessment(session: AsyncSession, *, current: AuditView, law:
     return Proposed(out)
 
 
-def _amendment(filed: Liability | None, corrected: DeclarationInput, tax_account: str) -> dict[str, Any]:
+def _amendment(
+    filed: Liability | None, corrected: DeclarationInput, tax_account: str, law: ParameterTree
+) -> dict[str, Any]:
     """What the agency posts at the filing service: the operator's return amended (or filed) for it."""
-    result = compute_allowed(corrected)
+    result = compute_allowed(corrected, parameters=law)
     lines = corrected.model_dump(mode="json", exclude={"jurisdiction", "lodging_class", "casino", "period"})
     body: dict[str, Any] = {
         **lines,
@@ -312,7 +317,7 @@ async def issue_notice(
         "additional_tax": fmt(proposed.additional_tax),
         "periods": [d.to_json() for d, _, _ in proposed.differences],
         "amendments": [
-            {"period": d.period, **_amendment(filed, corrected, current.audit.tax_account)}
+            {"period": d.period, **_amendment(filed, corrected, current.audit.tax_account, law)}
             for d, filed, corrected in proposed.differences
             if d.additional_tax != 0 or any(c.difference != 0 for c in d.components)
         ],

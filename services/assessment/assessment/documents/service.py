@@ -230,7 +230,7 @@ def notice_letter(
     """The notification of a deficiency (PR §2(25), §33; VI §54(d)) with the amounts on its date."""
     on = notice.issued_on
     language = language_of(facts, requested, on)
-    terms = notice_terms(notice.jurisdiction, on)
+    terms = notice_terms(notice.jurisdiction, on, parameters=facts.law)
     amounts = [
         (name, getattr(notice, name))
         for name in ("tax", "impact_fee", "penalty", "interest", "fine")

@@ -119,7 +119,9 @@ async def on_time_filing(
             owed = expected_for[key] = frozenset(
                 str(p)
                 for p in due_periods
-                if must_file(jurisdiction, p, registered_on=lodging.registered_on, history=history)
+                if must_file(
+                    jurisdiction, p, registered_on=lodging.registered_on, history=history, parameters=law
+                )
             )
         expected += len(owed)
         on_time += len(owed & on_time_periods.get(lodging.tax_account, set()))

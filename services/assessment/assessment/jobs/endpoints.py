@@ -63,7 +63,7 @@ async def run_lapsed_notices(
     session: SessionDep, _: AdminDep, runtime: RuntimeDep, as_of: AsOf = None
 ) -> LapsedOut:
     on = _as_of(as_of, runtime.today())
-    return LapsedOut.of(on, await request_lapsed_draws(session, as_of=on))
+    return LapsedOut.of(on, await request_lapsed_draws(session, as_of=on, law=runtime.law))
 
 
 @router.post(

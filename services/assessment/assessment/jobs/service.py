@@ -167,7 +167,7 @@ async def run_daily(
     async with sessionmaker() as session, session.begin():
         await plans.run(session, as_of=on)  # a plan defaulted today lets its periods' collection resume
     async with sessionmaker() as session, session.begin():
-        await request_lapsed_draws(session, as_of=on)
+        await request_lapsed_draws(session, as_of=on, law=law)
     async with sessionmaker() as session, session.begin():
         await refresh_all_summaries(session, as_of=on)
 

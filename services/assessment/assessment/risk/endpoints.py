@@ -35,7 +35,7 @@ async def risk_scores(
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> list[RiskOut]:
     try:
-        require_jurisdiction(jurisdiction)
+        require_jurisdiction(jurisdiction, parameters=runtime.law)
     except InvalidInput as exc:
         raise ValidationFailed.on("jurisdiction", exc.message, root="query") from None
     day = as_of or runtime.today()

@@ -171,7 +171,7 @@ async def fiscal_year_summary(
         )
     debt: DebtService | None = None
     debt_held = ZERO
-    start_state = opening_service.applied(opening).state if opening is not None else None
+    start_state = opening_service.applied(opening, law).state if opening is not None else None
     status = debt_service_status(jurisdiction, fiscal_year, last.state if last else start_state)
     if status is not None:
         cert = (

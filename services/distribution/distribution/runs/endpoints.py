@@ -116,7 +116,7 @@ async def read_run(run: RunDep, session: SessionDep) -> RunOut:
     responses={200: {"content": {"text/csv": {}}}, **NotFound.openapi(), **Forbidden.openapi()},
     summary="A run's report as CSV",
 )
-async def read_run_csv(run: RunDep) -> Response:
+async def read_run_csv(run: RunDep, runtime: RuntimeDep) -> Response:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(
@@ -145,7 +145,7 @@ async def read_run_csv(run: RunDep) -> Response:
             "pending",
             "Held pending (no certification)",
             "pending",
-            pending_section(run.jurisdiction, Period.parse(run.month).first_day),
+            pending_section(run.jurisdiction, Period.parse(run.month).first_day, runtime.law),
             str(run.pending),
         ]
     )

@@ -137,7 +137,7 @@ def _compute(
     state: Any = previous.state if previous is not None else None
     opening_trace: list[dict[str, Any]] = []
     if previous is None and opening is not None:
-        applied = opening_service.applied(opening)
+        applied = opening_service.applied(opening, law)
         state, opening_trace = applied.state, applied.trace
     result = distribute_month(
         jurisdiction,

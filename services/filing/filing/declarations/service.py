@@ -289,7 +289,7 @@ async def file_declaration(
         filer=chosen,
         previous=latest,
         filed_on=filed_on,
-        due=due_date(context.lodging.jurisdiction, period),
+        due=due_date(context.lodging.jurisdiction, period, parameters=parameters),
         submitted_by=principal.client_id,
         declaration_id=str(uuid.uuid4()),
     )

@@ -62,16 +62,18 @@ async def compliance(
     period: Annotated[PeriodStr, Query(examples=["2026-10"])],
     runtime: RuntimeDep,
 ) -> ComplianceOut:
-    require_jurisdiction(jurisdiction)
+    law = runtime.law
+    require_jurisdiction(jurisdiction, parameters=law)
     p = parse_period(period, root="query")
-    due = due_date(jurisdiction, p)
+    due = due_date(jurisdiction, p, parameters=law)
     required = [
         lodging
         for lodging in await projection.in_jurisdiction(session, jurisdiction)
-        if must_file_lodging(lodging, p)
+        if must_file_lodging(lodging, p, parameters=law)
     ]
+    filers = declaration_filers(jurisdiction, p, parameters=law)
     filed = await declarations.first_filed(
-        session, jurisdiction=jurisdiction, period=str(p), filer_kinds=declaration_filers(jurisdiction, p)
+        session, jurisdiction=jurisdiction, period=str(p), filer_kinds=filers
     )
     on_time = late = flagged = 0
     late_accounts: list[str] = []
@@ -113,8 +115,13 @@ async def lodging_period(
     period: Annotated[str, Path(pattern=r"^\d{4}-\d{2}$")],
     session: SessionDep,
     principal: PrincipalDep,
+    runtime: RuntimeDep,
 ) -> LodgingPeriodOut:
     view = await service.lodging_period(
-        session, principal=principal, lodging=lodging, period=parse_period(period, root="path")
+        session,
+        principal=principal,
+        lodging=lodging,
+        period=parse_period(period, root="path"),
+        law=runtime.law,
     )
     return LodgingPeriodOut.model_validate(view)
