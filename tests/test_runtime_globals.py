@@ -16,6 +16,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: ``<receiver>.<method>()`` calls that read the machine's clock
 CLOCK_CALLS = {("date", "today"), ("datetime", "now"), ("datetime", "utcnow"), ("datetime", "today")}
+#: ``taxcore.parameters`` helpers that read ``default_tree()`` when given no tree
+TREE_HELPERS = {"default_tree", "get", "value", "decimal_value", "int_value", "jurisdictions"}
 
 
 def _name(node: ast.expr) -> str | None:
@@ -28,9 +30,14 @@ def _name(node: ast.expr) -> str | None:
 
 
 def global_reads(source: str) -> list[str]:
-    """Each call of ``default_tree()``, ``date.today()`` or ``datetime.now()`` in the source."""
+    """Each call of ``default_tree()``, ``date.today()`` or ``datetime.now()`` in the source, and
+    each import of a ``taxcore.parameters`` helper that falls back to the default tree."""
     found: list[str] = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module == "taxcore.parameters":
+            found += [f"line {node.lineno}: imports {a.name}" for a in node.names if a.name in TREE_HELPERS]
+        elif isinstance(node, ast.ImportFrom) and node.module == "taxcore":
+            found += [f"line {node.lineno}: imports parameters" for a in node.names if a.name == "parameters"]
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -56,12 +63,15 @@ class TestNoGlobalLawOrClock:
             "c = datetime.now(UTC)\n"
             "d = dt.datetime.now()\n"
             "e = runtime.today(), runtime.law, clock.now()\n"
+            "from taxcore.parameters import ParameterTree, value\n"
         )
-        assert global_reads(source) == [
+        assert sorted(global_reads(source)) == [
+            "line 3: imports parameters",
             "line 4: default_tree()",
             "line 5: date.today()",
             "line 6: datetime.now()",
             "line 7: datetime.now()",
+            "line 9: imports value",
         ]
 
     def test_no_service_module_reads_the_law_or_the_clock_from_globals(self) -> None:

@@ -168,7 +168,9 @@ async def payment_receipt(
     responses=NotFound.openapi(),
     summary="Check a printed receipt's verification code (no token needed: the code is the proof)",
 )
-async def verify_receipt(code: str, session: SessionDep, settings: SettingsDep) -> VerificationOut:
+async def verify_receipt(
+    code: str, session: SessionDep, settings: SettingsDep, runtime: RuntimeDep
+) -> VerificationOut:
     normalized = receipts.normalize_code(code)
     found = await repository.by_code(session, normalized)
     if found is None or not receipts.matches(settings.receipt_secret, found[0].id, normalized):
@@ -177,7 +179,7 @@ async def verify_receipt(code: str, session: SessionDep, settings: SettingsDep) 
     return VerificationOut(
         valid=reversal is None,
         receipt_number=payment.id,
-        agency=settings.agency_name(payment.jurisdiction, payment.received_on),
+        agency=settings.agency_name(payment.jurisdiction, payment.received_on, law=runtime.law),
         jurisdiction=payment.jurisdiction,
         tax_account=payment.tax_account,
         amount=payment.amount,

@@ -234,7 +234,7 @@ def receipt(
 ) -> dict[str, Any]:
     return {
         "receipt_number": p.id,
-        "agency": settings.agency_name(p.jurisdiction, p.received_on),
+        "agency": settings.agency_name(p.jurisdiction, p.received_on, law=law),
         "jurisdiction": p.jurisdiction,
         "legal_basis": legal_basis(p.jurisdiction, p.received_on, law=law),
         "tax_account": p.tax_account,
