@@ -48,6 +48,7 @@ from assessment.accounts.repository import attach
 from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
+from servicekit.runtime import Runtime
 from servicekit.testing import consumer_records, fresh_database
 from taxcore.events import CloudEvent
 from taxcore.periods import Period
@@ -138,7 +139,9 @@ async def main(args: argparse.Namespace) -> None:
     url = await fresh_database("roomtax_bench_batches", MIGRATIONS)
     engine = make_engine(url, application_name="bench-batches", pool_size=2)
     sm = make_sessionmaker(engine, service="assessment")
-    attach(sm, BalanceCache())  # the worker's memo of taxcore balances (assessment.consumers does this)
+    runtime = Runtime.from_environment()
+    # the worker's memo of taxcore balances (assessment.consumers does this)
+    attach(sm, BalanceCache(law=runtime.law), runtime)
     n, reps = args.events, args.repeats
     print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
     try:

@@ -50,6 +50,7 @@ from assessment.app import build_app
 from assessment.indicators.service import audits_and_crosschecks
 from assessment.settings import AssessmentSettings
 from servicekit.testing import PG_ADMIN, auth, fresh_database, running_app, test_database_name
+from taxcore.parameters import default_tree
 from taxcore.periods import Period, due_date
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "services/assessment/migrations"
@@ -424,7 +425,9 @@ async def main(lodgings: int, n_periods: int) -> None:
             async with async_sessionmaker(engine)() as session:
 
                 async def p6() -> None:
-                    await audits_and_crosschecks(session, jurisdiction="PR", first=window[0], last=window[-1])
+                    await audits_and_crosschecks(
+                        session, jurisdiction="PR", first=window[0], last=window[-1], law=default_tree()
+                    )
 
                 p6_s = await median_time(p6)
         finally:

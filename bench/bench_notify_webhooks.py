@@ -21,6 +21,8 @@ from pathlib import Path
 
 import httpx
 
+from servicekit.runtime import SystemClock
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "services" / "notify" / "tests"))
 
@@ -69,7 +71,7 @@ async def main(events: int, subs: int) -> None:
         async with httpx.AsyncClient(timeout=10) as client:
             started = time.perf_counter()
             while len(receiver.received) < total:
-                await deliver_due(db, settings, client, limit=BATCH)
+                await deliver_due(db, settings, client, clock=SystemClock(), limit=BATCH)
             roomtax = time.perf_counter() - started
             async with db() as session:
                 delivered = await session.scalar(

@@ -39,13 +39,16 @@ def subscribers() -> dict[str, dict[str, set[str]]]:
     """Consumer group → topic → the event types its handlers take, from each service's consumers."""
     from sqlalchemy.ext.asyncio import async_sessionmaker
 
+    from servicekit.runtime import Runtime
     from servicekit.settings import ServiceSettings
 
     out: dict[str, dict[str, set[str]]] = {}
     for service in SERVICES:
         module = importlib.import_module(f"{service}.consumers")
         # a session factory bound to no database: consumers are built, never run
-        for consumer in module.consumers(ServiceSettings(environment="test"), async_sessionmaker()):
+        for consumer in module.consumers(
+            ServiceSettings(environment="test"), async_sessionmaker(), Runtime.from_environment()
+        ):
             for event_type in consumer.handlers:
                 topic = CONTRACTS[event_type][0]
                 out.setdefault(consumer.name, {}).setdefault(topic, set()).add(event_type)

@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from servicekit.consumer import ContractHandler, EventConsumer
+from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
 from taxcore.events import EventData, is_contract
 
@@ -88,7 +89,9 @@ def registered(handler: ContractHandler[Any], service: str) -> list[str]:
     takes and hand it that contract's events."""
     module = importlib.import_module(f"{service}.consumers")
     # a session factory bound to no database: consumers are built, never run
-    built: list[EventConsumer] = module.consumers(ServiceSettings(environment="test"), async_sessionmaker())
+    built: list[EventConsumer] = module.consumers(
+        ServiceSettings(environment="test"), async_sessionmaker(), Runtime.from_environment()
+    )
     return [
         c.name
         for c in built

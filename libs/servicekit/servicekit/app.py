@@ -23,6 +23,7 @@ from servicekit.limits import BodyLimitMiddleware
 from servicekit.logs import RequestContextMiddleware, configure_logging
 from servicekit.openapi import build_document
 from servicekit.revocations import Denylist
+from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
 
 log = logging.getLogger("servicekit.app")
@@ -58,12 +59,15 @@ def create_app(
     version: str = "1.0.0",
     on_startup: Callable[[FastAPI], Any] | None = None,
     upload_paths: Sequence[str] = (),
+    runtime: Runtime | None = None,
 ) -> FastAPI:
     """The service's app: error handlers, body limits, request context, health, metrics,
     the outbox dead letters (:mod:`servicekit.outbox_api`) and the service's routers.
 
     ``upload_paths`` are the POST paths whose bodies may reach ``max_upload_bytes``;
     every other body is capped at ``max_body_bytes`` (:mod:`servicekit.limits`).
+    ``runtime`` (the law and the clock, :mod:`servicekit.runtime`) is built from the
+    environment when not given, once, and held on ``app.state.runtime``.
     """
     configure_logging(settings.service_name, settings.log_level)
     telemetry.configure_tracing(settings.service_name, settings.environment)
@@ -115,6 +119,7 @@ def create_app(
 
     app = FastAPI(title=title, description=description, version=version, lifespan=lifespan)
     app.state.settings = settings
+    app.state.runtime = runtime or Runtime.from_environment()
     denylist = Denylist(token_ttl_seconds=settings.token_ttl_seconds)
     app.state.denylist = denylist
     app.state.token_verifier = TokenVerifier(

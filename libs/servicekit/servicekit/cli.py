@@ -31,11 +31,13 @@ from servicekit.db import make_engine, make_sessionmaker
 from servicekit.logs import configure_logging
 from servicekit.migrations import upgrade
 from servicekit.outbox import OutboxRelay
+from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
 
 log = logging.getLogger("servicekit.cli")
 
-ConsumerFactory = Callable[[ServiceSettings, async_sessionmaker[AsyncSession]], list[EventConsumer]]
+#: the service's consumers, built with the process's runtime (the law and clock their handlers get)
+ConsumerFactory = Callable[[ServiceSettings, async_sessionmaker[AsyncSession], Runtime], list[EventConsumer]]
 
 
 @dataclass
@@ -45,10 +47,11 @@ class ServiceSpec:
     app: Callable[[ServiceSettings], FastAPI]
     migrations: Path
     default_port: int
-    consumers: ConsumerFactory = field(default=lambda s, m: [])
-    background: list[Callable[[ServiceSettings, async_sessionmaker[AsyncSession], asyncio.Event], object]] = (
-        field(default_factory=list)
-    )
+    consumers: ConsumerFactory = field(default=lambda s, m, r: [])
+    #: worker tasks, called with the settings, the sessionmaker, the stop event and the runtime
+    background: list[
+        Callable[[ServiceSettings, async_sessionmaker[AsyncSession], asyncio.Event, Runtime], object]
+    ] = field(default_factory=list)
 
 
 def relay_for(settings: ServiceSettings) -> OutboxRelay:
@@ -136,8 +139,10 @@ async def run_workers(
     relay: bool,
     consumers: bool,
     stop: asyncio.Event | None = None,
+    runtime: Runtime | None = None,
 ) -> None:
     stop = stop or asyncio.Event()
+    runtime = runtime or Runtime.from_environment()  # the process's law and clock, read once
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError, RuntimeError):
@@ -148,11 +153,11 @@ async def run_workers(
     if relay:
         tasks.append(asyncio.create_task(relay_for(settings).run(stop)))
     if consumers:
-        for consumer in spec.consumers(settings, sessionmaker):
+        for consumer in spec.consumers(settings, sessionmaker, runtime):
             consumer.kafka_options = kafka.client_options(settings)  # TLS/SASL (servicekit.kafka)
             tasks.append(asyncio.create_task(consumer.run(stop)))
         for job in spec.background:
-            tasks.append(asyncio.create_task(job(settings, sessionmaker, stop)))  # type: ignore[arg-type]
+            tasks.append(asyncio.create_task(job(settings, sessionmaker, stop, runtime)))  # type: ignore[arg-type]
     if settings.metrics_port is not None:  # /metrics and /healthz (servicekit.monitoring)
         tasks.append(asyncio.create_task(monitoring.watch_database(engine, spec.name, stop), name="monitor"))
     state: dict[str, object] = {}

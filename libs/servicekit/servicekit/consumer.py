@@ -50,6 +50,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from servicekit import metrics, telemetry
+from servicekit.runtime import Runtime
 from taxcore.events import CloudEvent, EventData
 
 log = logging.getLogger("servicekit.consumer")
@@ -111,29 +112,32 @@ _INBOX_MANY = text(
 )
 
 C = TypeVar("C", bound=EventData)
+#: a contract handler's function: ``(session, model, envelope, runtime)``
+ContractFn = Callable[[AsyncSession, C, CloudEvent, Runtime], Awaitable[None]]
 
 
 class ContractHandler(Generic[C]):
-    """A handler of one or more event contracts: called as a :data:`Handler`, it parses the
+    """A handler of one or more event contracts: called by the consumer, it parses the
     event's data with the contract of its type and passes the model (and the envelope, for
-    its id and time) to the function. Made by :func:`handles`."""
+    its id and time, and the consumer's :class:`~servicekit.runtime.Runtime`: the law and the
+    day it applies) to the function. Made by :func:`handles`."""
 
-    def __init__(
-        self, contracts: tuple[type[C], ...], fn: Callable[[AsyncSession, C, CloudEvent], Awaitable[None]]
-    ) -> None:
+    def __init__(self, contracts: tuple[type[C], ...], fn: ContractFn[C]) -> None:
         self.contracts = {c.event_type: c for c in contracts}
         self.fn = fn
         self.__name__ = getattr(fn, "__name__", "handler")
         self.__doc__ = fn.__doc__
 
-    async def __call__(self, session: AsyncSession, event: CloudEvent) -> None:
-        await self.fn(session, self.contracts[event.type].model_validate(event.data), event)
+    async def __call__(self, session: AsyncSession, event: CloudEvent, runtime: Runtime) -> None:
+        await self.fn(session, self.contracts[event.type].model_validate(event.data), event, runtime)
 
 
-def handles(
-    *contracts: type[C],
-) -> Callable[[Callable[[AsyncSession, C, CloudEvent], Awaitable[None]]], ContractHandler[C]]:
-    """Decorator: ``@handles(PaymentReceived)`` over ``async def f(session, payment, event)``.
+#: what a consumer's table holds: a plain handler or a contract handler (which gets the runtime)
+AnyHandler = Handler | ContractHandler[Any]
+
+
+def handles(*contracts: type[C]) -> Callable[[ContractFn[C]], ContractHandler[C]]:
+    """Decorator: ``@handles(PaymentReceived)`` over ``async def f(session, payment, event, runtime)``.
 
     Several contracts sharing a base (the four lodging snapshots) may share a handler typed by
     the base. :class:`EventConsumer` takes a list of these as its ``handlers``.
@@ -141,15 +145,15 @@ def handles(
     if not contracts:
         raise TypeError("handles() needs at least one event contract")
 
-    def wrap(fn: Callable[[AsyncSession, C, CloudEvent], Awaitable[None]]) -> ContractHandler[C]:
+    def wrap(fn: ContractFn[C]) -> ContractHandler[C]:
         return ContractHandler(contracts, fn)
 
     return wrap
 
 
-def handler_map(handlers: Iterable[ContractHandler[Any]]) -> dict[str, Handler]:
+def handler_map(handlers: Iterable[ContractHandler[Any]]) -> dict[str, AnyHandler]:
     """``{event type: handler}`` of contract handlers; a type handled twice is an error."""
-    out: dict[str, Handler] = {}
+    out: dict[str, AnyHandler] = {}
     for handler in handlers:
         for event_type in handler.contracts:
             if event_type in out:
@@ -166,7 +170,7 @@ class EventConsumer:
         bootstrap: str,
         topics: list[str],
         sessionmaker: async_sessionmaker[AsyncSession],
-        handlers: Mapping[str, Handler] | Iterable[ContractHandler[Any]],
+        handlers: Mapping[str, AnyHandler] | Iterable[ContractHandler[Any]],
         max_attempts: int = 3,
         retry_delay: float = 0.2,
         session_timeout_ms: int = 3_000,
@@ -174,8 +178,11 @@ class EventConsumer:
         kafka_options: Mapping[str, Any] | None = None,
         batch_size: int = 1,
         prepare: Prepare | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
         self.name = name
+        # the law and clock the contract handlers get (the worker sets its process's one)
+        self.runtime = runtime or Runtime.from_environment()
         self.bootstrap = bootstrap
         self.topics = topics
         self.sessionmaker = sessionmaker
@@ -206,7 +213,14 @@ class EventConsumer:
             return parsed
         return await self.apply(parsed[0], parsed[1], record=record)
 
-    async def _parse(self, record: ConsumerRecord[bytes, bytes]) -> tuple[CloudEvent, Handler] | str:
+    async def _call(self, handler: AnyHandler, session: AsyncSession, event: CloudEvent) -> None:
+        """A contract handler gets the consumer's runtime; a plain one, session and event."""
+        if isinstance(handler, ContractHandler):
+            await handler(session, event, self.runtime)
+        else:
+            await handler(session, event)
+
+    async def _parse(self, record: ConsumerRecord[bytes, bytes]) -> tuple[CloudEvent, AnyHandler] | str:
         """The record's event and its handler, or "parked" (unparseable) or "ignored"."""
         try:
             raw = json.loads(record.value or b"")
@@ -222,7 +236,7 @@ class EventConsumer:
     async def handle_records(self, records: Sequence[ConsumerRecord[bytes, bytes]]) -> None:
         """Apply one partition's records in order, ``batch_size`` per transaction."""
         for start in range(0, len(records), self.batch_size):
-            chunk: list[tuple[CloudEvent, Handler, ConsumerRecord[bytes, bytes]]] = []
+            chunk: list[tuple[CloudEvent, AnyHandler, ConsumerRecord[bytes, bytes]]] = []
             for record in records[start : start + self.batch_size]:
                 parsed = await self._parse(record)
                 if not isinstance(parsed, str):
@@ -234,7 +248,7 @@ class EventConsumer:
                     await self.apply(event, handler, record=record)
 
     async def _apply_batch(
-        self, chunk: Sequence[tuple[CloudEvent, Handler, ConsumerRecord[bytes, bytes]]]
+        self, chunk: Sequence[tuple[CloudEvent, AnyHandler, ConsumerRecord[bytes, bytes]]]
     ) -> bool:
         """Apply the chunk in one transaction; False (nothing applied) if anything failed."""
         applied: list[str] = []
@@ -263,7 +277,7 @@ class EventConsumer:
                         fresh.discard(event.id)
                         with self._span(event, record):
                             started = time.perf_counter()
-                            await handler(session, event)
+                            await self._call(handler, session, event)
                             elapsed = time.perf_counter() - started
                         metrics.HANDLER_LATENCY.labels(self.name, event.type, "applied").observe(elapsed)
                         applied.append(event.type)
@@ -296,7 +310,7 @@ class EventConsumer:
         )
 
     async def apply(
-        self, event: CloudEvent, handler: Handler, *, record: ConsumerRecord[bytes, bytes] | None = None
+        self, event: CloudEvent, handler: AnyHandler, *, record: ConsumerRecord[bytes, bytes] | None = None
     ) -> str:
         """Apply one event in a span continuing its producer's trace (:mod:`servicekit.telemetry`);
         the time it took is ``roomtax_consumer_handler_seconds``."""
@@ -308,7 +322,7 @@ class EventConsumer:
             return outcome
 
     async def _apply(
-        self, event: CloudEvent, handler: Handler, *, record: ConsumerRecord[bytes, bytes] | None
+        self, event: CloudEvent, handler: AnyHandler, *, record: ConsumerRecord[bytes, bytes] | None
     ) -> str:
         last_error = ""
         for attempt in range(1, self.max_attempts + 1):
@@ -327,7 +341,7 @@ class EventConsumer:
                         metrics.EVENTS_CONSUMED.labels(self.name, event.type, "duplicate").inc()
                         return "duplicate"
                     with _deferring(session):
-                        await handler(session, event)
+                        await self._call(handler, session, event)
                         await _run_deferred(session)
                 self.applied += 1
                 metrics.EVENTS_CONSUMED.labels(self.name, event.type, "applied").inc()
@@ -499,6 +513,7 @@ class EventConsumer:
 
 
 __all__ = [
+    "AnyHandler",
     "ContractHandler",
     "EventConsumer",
     "Handler",

@@ -36,7 +36,7 @@ from babel.numbers import format_currency
 from weasyprint import HTML
 
 from taxcore.errors import TaxcoreError
-from taxcore.parameters import ParameterTree, default_tree
+from taxcore.parameters import ParameterTree
 
 Language = Literal["en", "es"]
 LANGUAGES: tuple[Language, ...] = ("en", "es")
@@ -121,10 +121,9 @@ class Verification:
     url: str
 
 
-def letterhead(jurisdiction: str, on: date, *, tree: ParameterTree | None = None) -> Letterhead:
+def letterhead(jurisdiction: str, on: date, *, tree: ParameterTree) -> Letterhead:
     """The agency's letterhead in force on ``on`` (``agency.name``, ``agency.letterhead``,
     ``agency.how_to_pay``: each cited, the contact lines provisional where the law is silent)."""
-    tree = tree or default_tree()
     head = cast(dict[str, Any], tree.value(jurisdiction, "agency.letterhead", on))
     pay = cast(dict[str, str], tree.value(jurisdiction, "agency.how_to_pay", on))
     return Letterhead(
@@ -139,14 +138,12 @@ def letterhead(jurisdiction: str, on: date, *, tree: ParameterTree | None = None
     )
 
 
-def language_for(
-    jurisdiction: str, preferred: str | None, on: date, *, tree: ParameterTree | None = None
-) -> Language:
+def language_for(jurisdiction: str, preferred: str | None, on: date, *, tree: ParameterTree) -> Language:
     """The lodging's preferred language, else the jurisdiction's ``agency.default_language``."""
     if preferred is not None and preferred in _BY_NAME:
         return _BY_NAME[preferred]
     try:
-        value = str((tree or default_tree()).value(jurisdiction, "agency.default_language", on))
+        value = str(tree.value(jurisdiction, "agency.default_language", on))
     except TaxcoreError:
         return "en"
     return _BY_NAME.get(value, "en")

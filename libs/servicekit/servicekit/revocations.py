@@ -32,6 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from servicekit.auth import LEEWAY_SECONDS
 from servicekit.consumer import EventConsumer, handles
+from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
 from taxcore.events import CloudEvent
 from taxcore.events.registry import REVOCATIONS, AccessRevoked
@@ -98,12 +99,14 @@ async def record_revocation(
 
 
 @handles(AccessRevoked)
-async def on_access_revoked(session: AsyncSession, revocation: AccessRevoked, event: CloudEvent) -> None:
+async def on_access_revoked(
+    session: AsyncSession, revocation: AccessRevoked, event: CloudEvent, runtime: Runtime
+) -> None:
     await record_revocation(session, revocation, event_id=event.id)
 
 
 def revocation_consumer(
-    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession], runtime: Runtime | None = None
 ) -> EventConsumer:
     """The consumer every service registers to record the registry's revocations."""
     return EventConsumer(
@@ -112,6 +115,7 @@ def revocation_consumer(
         topics=[REVOCATIONS],
         sessionmaker=sessionmaker,
         handlers=[on_access_revoked],
+        runtime=runtime,
     )
 
 

@@ -8,6 +8,7 @@ a database with ``alembic upgrade head`` so migrations are tested too.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import socket
 import subprocess
@@ -15,6 +16,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from datetime import date
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
@@ -31,6 +33,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from servicekit import devkeys
 from servicekit.auth import Principal, TokenIssuer
 from servicekit.migrations import upgrade
+from servicekit.runtime import PinnedClock, Runtime
 from servicekit.settings import ServiceSettings
 from taxcore.events import CloudEvent
 
@@ -307,3 +310,16 @@ class ServedApp:
     def __exit__(self, *_: object) -> None:
         self.server.should_exit = True
         self.thread.join(timeout=15)
+
+
+def pin_today(monkeypatch: Any, app: FastAPI, day: date) -> Runtime:
+    """Run ``app`` as of ``day`` for the rest of the test (restored by ``monkeypatch``): a
+    :class:`~servicekit.runtime.PinnedClock` of the app is moved to ``day``; another clock is
+    replaced by one (the same law)."""
+    runtime: Runtime = app.state.runtime
+    if isinstance(runtime.clock, PinnedClock):
+        monkeypatch.setattr(runtime.clock, "day", day)
+        return runtime
+    runtime = dataclasses.replace(runtime, clock=PinnedClock(day))
+    monkeypatch.setattr(app.state, "runtime", runtime)
+    return runtime

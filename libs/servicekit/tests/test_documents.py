@@ -11,22 +11,24 @@ from pypdf import PdfReader
 
 from servicekit import documents as docs
 from servicekit.testing import pdf_text
+from taxcore.parameters import default_tree
 
 ON = date(2025, 4, 1)
+LAW = default_tree()
 
 
 class TestLanguage:
     def test_the_lodgings_choice_wins_else_the_jurisdictions_default(self) -> None:
-        assert docs.language_for("PR", None, ON) == "es"  # agency.default_language
-        assert docs.language_for("VI", None, ON) == "en"
-        assert docs.language_for("PR", "en", ON) == "en"
-        assert docs.language_for("VI", "es", ON) == "es"
-        assert docs.language_for("PR", "fr", ON) == "es"  # not a document language: the default
+        assert docs.language_for("PR", None, ON, tree=LAW) == "es"  # agency.default_language
+        assert docs.language_for("VI", None, ON, tree=LAW) == "en"
+        assert docs.language_for("PR", "en", ON, tree=LAW) == "en"
+        assert docs.language_for("VI", "es", ON, tree=LAW) == "es"
+        assert docs.language_for("PR", "fr", ON, tree=LAW) == "es"  # not a document language: the default
 
 
 class TestLetterhead:
     def test_each_jurisdictions_agency_with_its_citations(self) -> None:
-        pr, vi = docs.letterhead("PR", ON), docs.letterhead("VI", ON)
+        pr, vi = docs.letterhead("PR", ON, tree=LAW), docs.letterhead("VI", ON, tree=LAW)
         assert (pr.name, pr.address, pr.phone) == (
             "Puerto Rico Tourism Company",
             ("P.O. Box 9023960", "San Juan, PR 00902-3960"),
@@ -76,7 +78,7 @@ class TestRender:
             author="Puerto Rico Tourism Company",
             language="es",
             title="Documento de prueba",
-            letterhead=docs.letterhead("PR", ON),
+            letterhead=docs.letterhead("PR", ON, tree=LAW),
             addressee=docs.Addressee("Hotel Ejemplo", ("1 Calle del Mar", "Ponce 00716")),
             verification=docs.Verification("ABCD-EFGH-IJKL-MNOP", "https://verify.example/x"),
             printed_on=ON,

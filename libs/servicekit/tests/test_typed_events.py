@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from servicekit.consumer import EventConsumer, handler_map, handles
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.outbox import OutboxEvent, emit, emit_many
+from servicekit.runtime import Runtime
 from taxcore.events import CloudEvent
 from taxcore.events.filing import PaymentReceived, PeriodAmount
 from taxcore.events.registry import LodgingSnapshot, LodgingStatusChanged, LodgingUpdated, OperatorRegistered
@@ -111,7 +112,9 @@ received: list[tuple[str, object]] = []
 
 
 @handles(LodgingUpdated, LodgingStatusChanged)
-async def on_snapshot(session: AsyncSession, snap: LodgingSnapshot, event: CloudEvent) -> None:
+async def on_snapshot(
+    session: AsyncSession, snap: LodgingSnapshot, event: CloudEvent, runtime: Runtime
+) -> None:
     received.append((event.id, snap))
 
 
@@ -132,7 +135,9 @@ class TestHandlersByContract:
 
     def test_a_type_handled_twice_is_refused(self) -> None:
         @handles(LodgingUpdated)
-        async def other(session: AsyncSession, snap: LodgingUpdated, event: CloudEvent) -> None: ...
+        async def other(
+            session: AsyncSession, snap: LodgingUpdated, event: CloudEvent, runtime: Runtime
+        ) -> None: ...
 
         with pytest.raises(ValueError, match="roomtax.registry.lodging.updated.v1 has two handlers"):
             handler_map([on_snapshot, other])

@@ -25,14 +25,16 @@ from assessment.timeline.endpoints import router as timeline
 from assessment.worklists.endpoints import router as worklists
 from assessment.writeoffs.endpoints import router as write_offs
 from servicekit.app import create_app
+from servicekit.runtime import Runtime
 
 
 async def _own_balances(app: FastAPI) -> None:
     """The app's requests share one cache of taxcore balances (the app owns it)."""
-    app.state.balances = attach(app.state.sessionmaker, BalanceCache())
+    runtime = app.state.runtime
+    app.state.balances = attach(app.state.sessionmaker, BalanceCache(law=runtime.law), runtime)
 
 
-def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
+def build_app(settings: AssessmentSettings | None = None, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or AssessmentSettings()
     return create_app(
         settings,
@@ -66,4 +68,5 @@ def build_app(settings: AssessmentSettings | None = None) -> FastAPI:
             worklists,
         ],
         on_startup=_own_balances,
+        runtime=runtime,
     )

@@ -15,6 +15,7 @@ from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound
+from servicekit.runtime import Runtime, RuntimeDep
 
 
 async def get_facts(
@@ -41,11 +42,14 @@ SettingsDep = Annotated[AssessmentSettings, Depends(settings_of)]
 
 @dataclass(frozen=True, slots=True)
 class CaseWork:
-    """What a case-work route acts with: the request's transaction, the caller, the settings."""
+    """What a case-work route acts with: the request's transaction, the caller, the settings, the
+    runtime."""
 
     session: SessionDep
     principal: Principal
     settings: AssessmentSettings
+    #: the app's law and clock (:mod:`servicekit.runtime`)
+    runtime: Runtime
 
     async def lock(self, tax_account: str) -> None:
         """The account's row lock: its case work is decided one request at a time."""
@@ -62,8 +66,10 @@ class CaseWork:
         return await work.locked_facts(self.session, tax_account)
 
 
-def case_work(session: SessionDep, principal: PrincipalDep, settings: SettingsDep) -> CaseWork:
-    return CaseWork(session, principal, settings)
+def case_work(
+    session: SessionDep, principal: PrincipalDep, settings: SettingsDep, runtime: RuntimeDep
+) -> CaseWork:
+    return CaseWork(session, principal, settings, runtime)
 
 
 WorkDep = Annotated[CaseWork, Depends(case_work)]

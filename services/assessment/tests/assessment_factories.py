@@ -12,12 +12,17 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment.consumers import consumers
+from servicekit.runtime import PinnedClock, Runtime
 from servicekit.settings import ServiceSettings
 from servicekit.testing import auth
 from taxcore.events import CloudEvent
+from taxcore.parameters import default_tree
 from taxcore.periods import Period, due_date
 
 TODAY = date(2026, 11, 30)
+#: the suite's clock (the app's and the consumers'): ``TODAY`` unless a test moves it
+CLOCK = PinnedClock(TODAY)
+RUNTIME = Runtime(law=default_tree(), clock=CLOCK)
 ADMIN = auth("agency-admin")
 AUDITOR = auth("agency-auditor")
 _serial = iter(range(1, 10_000_000))
@@ -50,8 +55,10 @@ def due(jurisdiction: str, period: str) -> date:
 
 
 class Bus:
-    def __init__(self, sessionmaker: async_sessionmaker[AsyncSession], settings: ServiceSettings) -> None:
-        self.consumers = consumers(settings, sessionmaker)
+    def __init__(
+        self, sessionmaker: async_sessionmaker[AsyncSession], settings: ServiceSettings, runtime: Runtime
+    ) -> None:
+        self.consumers = consumers(settings, sessionmaker, runtime)
         for c in self.consumers:
             c.retry_delay = 0.0
             c.max_attempts = 1

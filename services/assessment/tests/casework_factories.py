@@ -7,16 +7,16 @@ from typing import Any
 
 import httpx
 import pytest
-from assessment_factories import ADMIN, Bus, new_account
+from assessment_factories import ADMIN, CLOCK, Bus, new_account
 
-from assessment import clock
 from servicekit.testing import auth
 
 MAKER = auth("agency-officer", user_id="u-maker")
 
 
 def today_is(monkeypatch: pytest.MonkeyPatch, day: date) -> None:
-    monkeypatch.setattr(clock, "today", lambda: day)
+    """Move the suite's clock (the app's and the consumers') to ``day`` for this test."""
+    monkeypatch.setattr(CLOCK, "day", day)
 
 
 async def disputed(

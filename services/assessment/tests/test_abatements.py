@@ -11,10 +11,9 @@ from datetime import date
 
 import httpx
 import pytest
-from assessment_factories import Bus, new_account, rows, statement
+from assessment_factories import CLOCK, Bus, new_account, rows, statement
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from assessment import clock
 from servicekit.testing import auth
 
 DB = async_sessionmaker[AsyncSession]
@@ -23,7 +22,7 @@ CHECKER = auth("agency-officer", user_id="u-checker")  # an officer approves up 
 
 
 async def account_with_surcharge(bus: Bus, monkeypatch: pytest.MonkeyPatch, operator_id: str) -> str:
-    monkeypatch.setattr(clock, "today", lambda: date(2025, 4, 1))
+    monkeypatch.setattr(CLOCK, "day", date(2025, 4, 1))
     account = new_account()
     await bus.lodging(account, operator_id=operator_id)
     await bus.declare(account, "2025-01", filer_id=operator_id)

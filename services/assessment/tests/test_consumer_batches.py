@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from assessment_factories import cloud_event, due
+from assessment_factories import RUNTIME, cloud_event, due
 from sqlalchemy import text
 
 from assessment.consumers import consumers
@@ -161,7 +161,7 @@ async def consume(name: str, batch: int) -> dict[str, Any]:
     engine = make_engine(url, application_name=f"batches-{name}", pool_size=2)
     sm = make_sessionmaker(engine, service="assessment")
     settings = AssessmentSettings(environment="test", database_url=url)
-    registry, filing, _ = consumers(settings, sm)
+    registry, filing, _ = consumers(settings, sm, RUNTIME)
     assert isinstance(filing, EventConsumer)
     filing.batch_size = batch
     filing.max_attempts = 1

@@ -147,9 +147,9 @@ class TestDailyJobsTwice:
         await bus.lodging(account, registered_on="2025-01-01")
         await bus.declare(account, "2025-01", room_revenue="100000.00")
         settings = service_app.state.settings
-        await run_daily(db, settings, date(2025, 3, 15))
+        await run_daily(db, settings, date(2025, 3, 15), law=service_app.state.runtime.law)
         first = await rows(db, "SELECT period, tax FROM estimates WHERE tax_account = :a", a=account)
-        await run_daily(db, settings, date(2025, 3, 15))
+        await run_daily(db, settings, date(2025, 3, 15), law=service_app.state.runtime.law)
         assert await rows(db, "SELECT period, tax FROM estimates WHERE tax_account = :a", a=account) == first
         assert first == [("2025-02", Decimal("9000.00"))]  # due 2025-03-10 (§28), 100,000 x 9%
         events = await rows(

@@ -11,6 +11,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from aiokafka import AIOKafkaConsumer
+from assessment_factories import RUNTIME
 from sqlalchemy import text
 
 from assessment.consumers import consumers
@@ -125,7 +126,7 @@ class TestRelayAndBroker:
             check_interval=1.0,
         )
         workers = [asyncio.create_task(relay.run(stop))]
-        for c in consumers(settings, mine):
+        for c in consumers(settings, mine, RUNTIME):
             workers.append(asyncio.create_task(c.run(stop)))
 
         async def scalar(sql: str) -> object:

@@ -19,6 +19,7 @@ import pytest
 
 from assessment.accounts.ledger import (
     AccountState,
+    BalanceCache,
     Facts,
     account_state,
     current_applications,
@@ -26,6 +27,7 @@ from assessment.accounts.ledger import (
 )
 from assessment.casework.models import AdjustmentFact, RefundStep
 from assessment.models import Estimate, Liability, Payment, PaymentReversal, Refund
+from taxcore.parameters import default_tree
 from taxcore.periods import Period, due_date
 
 SEEDS = range(160)
@@ -58,7 +60,7 @@ def random_facts(seed: int) -> Facts:
     rng = random.Random(seed)
     jurisdiction = rng.choice(["PR", "VI"])
     account = f"{jurisdiction}-{seed:07d}-0"
-    facts = Facts(tax_account=account, jurisdiction=jurisdiction)
+    facts = Facts(tax_account=account, jurisdiction=jurisdiction, balances=BalanceCache(law=default_tree()))
     first = Period(2024, rng.randrange(1, 13))
     periods = [first]
     for _ in range(rng.randrange(0, 5)):

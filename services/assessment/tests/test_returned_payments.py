@@ -22,7 +22,9 @@ DB = async_sessionmaker[AsyncSession]
 
 @pytest.fixture
 def fee_25(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(fees.law, "returned_payment_fee", lambda jurisdiction, on: (Decimal("25.00"), "§29"))
+    monkeypatch.setattr(
+        fees.law, "returned_payment_fee", lambda jurisdiction, on, law: (Decimal("25.00"), "§29")
+    )
 
 
 class TestReturnedPaymentFee:

@@ -11,9 +11,11 @@ from distribution.reports.endpoints import router as reports
 from distribution.runs.endpoints import router as runs
 from distribution.settings import DistributionSettings
 from servicekit.app import create_app
+from servicekit.runtime import Runtime
 
 
-def build_app(settings: DistributionSettings | None = None) -> FastAPI:
+def build_app(settings: DistributionSettings | None = None, runtime: Runtime | None = None) -> FastAPI:
+
     settings = settings or DistributionSettings()
     return create_app(
         settings,
@@ -22,4 +24,5 @@ def build_app(settings: DistributionSettings | None = None) -> FastAPI:
         "go-live opening states, monthly distribution runs (PR §31; 33 V.I.C. §54(e), (b)(3)(D)) "
         "and fund balances.",
         routers=[certifications, openings, runs, reports],
+        runtime=runtime,
     )

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from distribution.ledger.handlers import on_collection_posted
 from servicekit.consumer import EventConsumer
 from servicekit.revocations import revocation_consumer
+from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
 from taxcore.events.assessment import COLLECTIONS
 
@@ -15,7 +16,7 @@ BATCH_SIZE = 200
 
 
 def consumers(
-    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession], runtime: Runtime
 ) -> list[EventConsumer]:
     return [
         EventConsumer(
@@ -23,8 +24,9 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=[COLLECTIONS],
             sessionmaker=sessionmaker,
+            runtime=runtime,
             batch_size=BATCH_SIZE,
             handlers=[on_collection_posted],
         ),
-        revocation_consumer(settings, sessionmaker),
+        revocation_consumer(settings, sessionmaker, runtime),
     ]

@@ -23,6 +23,7 @@ from distribution.ledger.handlers import COLLECTION_POSTED
 from distribution.settings import DistributionSettings
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.outbox import OutboxRelay, emit, request_replay
+from servicekit.runtime import Runtime
 from servicekit.testing import BrokerProcess, fresh_database, running_app
 from taxcore.events.assessment import CollectionPosted
 from taxcore.events.distribution import RUNS
@@ -49,7 +50,9 @@ async def _wait(predicate: object, timeout: float = 30.0) -> None:
 async def _workers(settings: DistributionSettings, topic: str) -> AsyncIterator[list[object]]:
     engine = make_engine(settings.database_url, application_name="flow-test", pool_size=2)
     sessionmaker = make_sessionmaker(engine, service="assessment")  # the scratch outbox plays assessment
-    consumer = consumers(settings, make_sessionmaker(engine, service="distribution"))[0]
+    consumer = consumers(
+        settings, make_sessionmaker(engine, service="distribution"), Runtime.from_environment()
+    )[0]
     consumer.topics = [topic]
     consumer.name = f"distribution-collections-{uuid.uuid4().hex[:8]}"
     relay = OutboxRelay(

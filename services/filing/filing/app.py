@@ -10,9 +10,10 @@ from filing.reports.endpoints import router as reports
 from filing.schedules.endpoints import router as schedules
 from filing.settings import FilingSettings
 from servicekit.app import create_app
+from servicekit.runtime import Runtime
 
 
-def build_app(settings: FilingSettings | None = None) -> FastAPI:
+def build_app(settings: FilingSettings | None = None, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or FilingSettings()
     return create_app(
         settings,
@@ -22,4 +23,5 @@ def build_app(settings: FilingSettings | None = None) -> FastAPI:
         "(PR §29) and receipts (PR §28(C)).",
         routers=[declarations, schedules, payments, reports],
         upload_paths=["/v1/remittance-schedules"],
+        runtime=runtime,
     )

@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from filing.projection.handlers import HANDLERS
 from servicekit.consumer import EventConsumer
 from servicekit.revocations import revocation_consumer
+from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
 from taxcore.events.registry import LODGINGS, PARTIES
 
@@ -15,7 +16,7 @@ PROJECTION = "filing-registry-projection"
 
 
 def registry_projection(
-    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession], runtime: Runtime | None = None
 ) -> EventConsumer:
     return EventConsumer(
         name=PROJECTION,
@@ -23,10 +24,14 @@ def registry_projection(
         topics=[LODGINGS, PARTIES],
         sessionmaker=sessionmaker,
         handlers=HANDLERS,
+        runtime=runtime,
     )
 
 
 def consumers(
-    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession], runtime: Runtime
 ) -> list[EventConsumer]:
-    return [registry_projection(settings, sessionmaker), revocation_consumer(settings, sessionmaker)]
+    return [
+        registry_projection(settings, sessionmaker, runtime),
+        revocation_consumer(settings, sessionmaker, runtime),
+    ]

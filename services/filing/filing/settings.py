@@ -7,7 +7,7 @@ from pydantic_settings import SettingsConfigDict
 
 from servicekit.settings import ServiceSettings
 from taxcore.errors import TaxcoreError
-from taxcore.parameters import value
+from taxcore.parameters import ParameterTree
 
 DEV_RECEIPT_SECRET = "dev-receipt-secret"
 
@@ -31,12 +31,12 @@ class FilingSettings(ServiceSettings):
         if self.environment == "production" and self.receipt_secret == DEV_RECEIPT_SECRET:
             raise ValueError("FILING_RECEIPT_SECRET must be set outside development")
 
-    def agency_name(self, jurisdiction: str, on: date) -> str:
-        """The override, else taxcore's ``agency.name`` in force on ``on`` (PR §2(12): "the
+    def agency_name(self, jurisdiction: str, on: date, *, law: ParameterTree) -> str:
+        """The override, else ``law``'s ``agency.name`` in force on ``on`` (PR §2(12): "the
         Company"; VI §54(b)(3)(B): the Bureau)."""
         if jurisdiction in self.agencies:
             return self.agencies[jurisdiction]
         try:
-            return str(value(jurisdiction, "agency.name", on))
+            return str(law.value(jurisdiction, "agency.name", on))
         except TaxcoreError:
             return f"{jurisdiction} room tax administrator"

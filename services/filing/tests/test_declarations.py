@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from filing_factories import (
     ADMIN,
     DASHBOARD,
@@ -26,18 +27,18 @@ from filing_factories import (
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
 
-from filing import clock
+from servicekit.testing import pin_today as pin_app_today
 
 PR_DUE = date(2026, 11, 10)
 Pin = Callable[[date], None]
 
 
 @pytest.fixture
-def pin_today(monkeypatch: pytest.MonkeyPatch) -> Pin:
-    """Pin the service's today (``filing.clock``), as a deployment or a test may."""
+def pin_today(monkeypatch: pytest.MonkeyPatch, service_app: FastAPI) -> Pin:
+    """Pin the service's today (its runtime's clock), as a deployment or a test may."""
 
     def pin(day: date) -> None:
-        monkeypatch.setattr(clock, "today", lambda: day)
+        pin_app_today(monkeypatch, service_app, day)
 
     return pin
 

@@ -8,10 +8,11 @@ from notify.mail.endpoints import router as emails
 from notify.settings import NotifySettings
 from notify.webhooks.endpoints import router as webhooks
 from servicekit.app import create_app
+from servicekit.runtime import Runtime
 from taxcore.events import load_all
 
 
-def build_app(settings: NotifySettings | None = None) -> FastAPI:
+def build_app(settings: NotifySettings | None = None, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or NotifySettings()
     load_all()
     return create_app(
@@ -22,4 +23,5 @@ def build_app(settings: NotifySettings | None = None) -> FastAPI:
         "than 5 minutes away), delivery logs and redelivery; e-mail notices, decisions, receipts on "
         "request (PR §28(C)) and due-date reminders (PR §28; 33 V.I.C. § 54(f)).",
         routers=[webhooks, emails],
+        runtime=runtime,
     )

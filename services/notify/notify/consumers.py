@@ -15,11 +15,12 @@ from notify.settings import NotifySettings
 from notify.webhooks import handlers as webhook_handlers
 from notify.webhooks import service as webhooks
 from notify.webhooks.tenancy import SUBSCRIBABLE
-from servicekit.consumer import EventConsumer, Handler
+from servicekit.consumer import AnyHandler, EventConsumer, Handler, handles
 from servicekit.revocations import revocation_consumer
+from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
 from taxcore import obligations
-from taxcore.events import CloudEvent
+from taxcore.events import CloudEvent, EventData
 from taxcore.events import assessment as ae
 from taxcore.events import cases as ce
 from taxcore.events import compliance as co
@@ -48,9 +49,13 @@ async def on_authorization(session: AsyncSession, event: CloudEvent) -> None:
     await webhooks.fan_out(session, event=event)
 
 
-async def on_declaration(session: AsyncSession, event: CloudEvent) -> None:
+@handles(fe.DeclarationFiled, fe.DeclarationAmended)
+async def on_declaration(session: AsyncSession, _: EventData, event: CloudEvent, runtime: Runtime) -> None:
+    """The projection, then a reminder no longer needed cancelled (the runtime's law says which
+    filer meets the obligation), then the webhooks."""
     decl = await projection.project_declaration(session, event)
-    if obligations.satisfies_declaration(decl.jurisdiction, Period.parse(decl.period), decl.filer_kind):
+    period = Period.parse(decl.period)
+    if obligations.satisfies_declaration(decl.jurisdiction, period, decl.filer_kind, parameters=runtime.law):
         await mail.cancel_reminder(session, tax_account=decl.tax_account, period=decl.period)
     await webhooks.fan_out(session, event=event)
 
@@ -70,8 +75,8 @@ def with_mail(letter: Callable[[NotifySettings], mail_handlers.Mail], settings: 
     return handle
 
 
-def handlers(settings: NotifySettings) -> dict[str, Handler]:
-    table: dict[str, Handler] = {
+def handlers(settings: NotifySettings) -> dict[str, AnyHandler]:
+    table: dict[str, AnyHandler] = {
         rge.OperatorRegistered.event_type: projection.project_operator,
         rge.FacilitatorRegistered.event_type: projection.project_facilitator,
         rge.AuthorizationGranted.event_type: on_authorization,
@@ -100,7 +105,7 @@ def handlers(settings: NotifySettings) -> dict[str, Handler]:
 
 
 def consumers(
-    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession]
+    settings: ServiceSettings, sessionmaker: async_sessionmaker[AsyncSession], runtime: Runtime
 ) -> list[EventConsumer]:
     assert isinstance(settings, NotifySettings)
     return [
@@ -109,7 +114,8 @@ def consumers(
             bootstrap=settings.kafka_bootstrap,
             topics=TOPICS,
             sessionmaker=sessionmaker,
+            runtime=runtime,
             handlers=handlers(settings),
         ),
-        revocation_consumer(settings, sessionmaker),
+        revocation_consumer(settings, sessionmaker, runtime),
     ]

@@ -17,9 +17,11 @@ from notify_factories import DB, Receiver, apply, declaration, lodging, operator
 from notify.settings import NotifySettings
 from notify.webhooks import signing
 from notify.webhooks.delivery import deliver_due
+from servicekit.runtime import SystemClock
 from servicekit.testing import auth
 
 OP = auth("operator", operator_id="op-d")
+CLOCK = SystemClock()
 FILED = "roomtax.filing.declaration.filed.v1"
 
 
@@ -41,7 +43,7 @@ async def until_due(db: DB, settings: NotifySettings, http: httpx.AsyncClient, *
     """Run the delivery loop's step until it attempts something (a retry waits its backoff)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if attempted := await deliver_due(db, settings, http):
+        if attempted := await deliver_due(db, settings, http, clock=CLOCK):
             return attempted
         await asyncio.sleep(0.05)
     raise AssertionError("nothing became due")
@@ -65,7 +67,7 @@ class TestDelivery:
     ) -> None:
         hook = await webhook(client, OP, receiver.url, FILED)
         event_id = await filed(db, notify_settings)
-        assert await deliver_due(db, notify_settings, http) == 1
+        assert await deliver_due(db, notify_settings, http, clock=CLOCK) == 1
         [(headers, body)] = receiver.received
         assert signing.verify(headers["Roomtax-Signature"], body, hook["secret"]) > 0
         assert json.loads(body)["id"] == event_id
@@ -74,7 +76,7 @@ class TestDelivery:
         log = (await client.get(f"/v1/webhooks/{hook['id']}/deliveries", headers=OP)).json()["items"]
         assert [(d["event_id"], d["status"], d["attempts"]) for d in log] == [(event_id, "delivered", 1)]
         assert [(a["status_code"], a["error"], a["manual"]) for a in log[0]["log"]] == [(200, None, False)]
-        assert await deliver_due(db, notify_settings, http) == 0  # delivered once
+        assert await deliver_due(db, notify_settings, http, clock=CLOCK) == 0  # delivered once
 
     async def test_receiver_down_then_up_is_retried_with_backoff(
         self,
@@ -87,7 +89,7 @@ class TestDelivery:
         hook = await webhook(client, OP, receiver.url, FILED)
         await receiver.stop()  # down: connection refused
         await filed(db, notify_settings)
-        assert await deliver_due(db, notify_settings, http) == 1
+        assert await deliver_due(db, notify_settings, http, clock=CLOCK) == 1
         receiver.status = 503
         await receiver.start()
         assert await until_due(db, notify_settings, http) == 1  # 503: a failure too
@@ -117,11 +119,11 @@ class TestDelivery:
     ) -> None:
         hook = await webhook(client, OP, receiver.url, FILED)
         await filed(db, notify_settings)
-        await deliver_due(db, notify_settings, http)
+        await deliver_due(db, notify_settings, http, clock=CLOCK)
         [delivery] = (await client.get(f"/v1/webhooks/{hook['id']}/deliveries", headers=OP)).json()["items"]
         r = await client.post(f"/v1/webhooks/{hook['id']}/deliveries/{delivery['id']}/redeliver", headers=OP)
         assert (r.status_code, r.json()["status"]) == (202, "pending")
-        assert await deliver_due(db, notify_settings, http) == 1
+        assert await deliver_due(db, notify_settings, http, clock=CLOCK) == 1
         assert len(receiver.received) == 2
         assert receiver.received[0][1] == receiver.received[1][1]  # the same body, signed again
         [delivery] = (await client.get(f"/v1/webhooks/{hook['id']}/deliveries", headers=OP)).json()["items"]
@@ -140,7 +142,7 @@ class TestDelivery:
         hook = await webhook(client, OP, receiver.url, FILED)
         new = (await client.post(f"/v1/webhooks/{hook['id']}/rotate-secret", headers=OP)).json()["secret"]
         await filed(db, notify_settings)
-        await deliver_due(db, notify_settings, http)
+        await deliver_due(db, notify_settings, http, clock=CLOCK)
         [(headers, body)] = receiver.received
         assert headers["Roomtax-Signature"].count("v1=") == 2
         signing.verify(headers["Roomtax-Signature"], body, new)
@@ -180,7 +182,7 @@ class TestDelivery:
         await client.post(f"/v1/webhooks/{hook['id']}/enable", headers=OP)
         r = await client.post(f"/v1/webhooks/{hook['id']}/deliveries/{delivery['id']}/redeliver", headers=OP)
         assert r.status_code == 202
-        assert await deliver_due(db, settings, http) == 1
+        assert await deliver_due(db, settings, http, clock=CLOCK) == 1
         assert (
             await scalar(db, "SELECT status FROM deliveries WHERE id = :i", i=delivery["id"]) == "delivered"
         )
@@ -198,7 +200,7 @@ class TestTargetCheckedAtDelivery:
         hook = await webhook(client, OP, receiver.url, FILED)  # allowed when subscribed
         await filed(db, notify_settings)
         strict = notify_settings.model_copy(update={"webhook_allow_private_targets": False})
-        assert await deliver_due(db, strict, http) == 1
+        assert await deliver_due(db, strict, http, clock=CLOCK) == 1
         assert receiver.received == []
         [delivery] = (await client.get(f"/v1/webhooks/{hook['id']}/deliveries", headers=OP)).json()["items"]
         assert (delivery["status"], delivery["last_status_code"]) == ("pending", None)

@@ -22,9 +22,11 @@ from notify_factories import (
 
 from notify.mail.sender import message_id, send_due
 from notify.settings import NotifySettings
+from servicekit.runtime import SystemClock
 from servicekit.testing import auth, free_port
 
 OP = auth("operator", operator_id="op-m")
+CLOCK = SystemClock()
 OTHER = auth("operator", operator_id="op-other")
 
 
@@ -54,8 +56,8 @@ class TestNotice:
         ev = notice(account)
         assert await apply(db, smtp, ev) == "applied"
         assert await apply(db, smtp, ev) == "duplicate"
-        assert await send_due(db, smtp) == 1
-        assert await send_due(db, smtp) == 0
+        assert await send_due(db, smtp, clock=CLOCK) == 1
+        assert await send_due(db, smtp, clock=CLOCK) == 0
         [(rcpt, msg)] = sink.messages
         assert rcpt == ["owner@faro.example"]
         assert (
@@ -84,7 +86,7 @@ class TestNotice:
         await operator(db, smtp, operator_id="op-vi", email="vi@hotel.example", name="Bluebeard LLC")
         account = await lodging(db, smtp, operator_id="op-vi", jurisdiction="VI", name="Bluebeard Castle")
         await apply(db, smtp, notice(account))
-        await send_due(db, smtp)
+        await send_due(db, smtp, clock=CLOCK)
         [(_, msg)] = sink.messages
         assert msg["Subject"] == f"Notice of deficiency for Bluebeard Castle ({account}), period 2026-10"
         assert "Total owed: $1,744.65" in msg.get_content().replace("\r\n", "\n")
@@ -94,7 +96,7 @@ class TestNotice:
         account = await pr_lodging(db, down)
         ev = notice(account)
         await apply(db, down, ev)
-        assert await send_due(db, down) == 1
+        assert await send_due(db, down, clock=CLOCK) == 1
         row = await scalar(
             db,
             "SELECT status || ':' || attempts || ':' || (last_error IS NOT NULL) FROM emails "
@@ -112,7 +114,7 @@ class TestNotice:
             await scalar(db, "SELECT status FROM emails WHERE message_key = :k", k=f"notice:{ev.id}")
             == "no_address"
         )
-        assert await send_due(db, notify_settings) == 0
+        assert await send_due(db, notify_settings, clock=CLOCK) == 0
 
 
 class TestDecision:
@@ -144,7 +146,7 @@ class TestDecision:
                 {**data, "step_id": "s2", "step": "under_review", "outcome": None},
             ),
         )
-        assert await send_due(db, smtp) == 1
+        assert await send_due(db, smtp, clock=CLOCK) == 1
         [(_, msg)] = sink.messages
         body = msg.get_content().replace("\r\n", "\n")
         assert msg["Subject"] == f"Decisión sobre su caso para Hotel El Faro ({account}), periodo 2026-10"
@@ -179,7 +181,7 @@ class TestReceiptOnRequest:
             {"message_key": "receipt:pay-1:operator:op-m", "queued": True},
         )
         assert again.json()["queued"] is False
-        assert await send_due(db, smtp) == 1
+        assert await send_due(db, smtp, clock=CLOCK) == 1
         [(_, msg)] = sink.messages
         assert msg["Subject"] == f"Recibo de su pago de $900.00 ({account})"
         body = msg.get_content().replace("\r\n", "\n")
@@ -199,7 +201,7 @@ class TestPlansAndAudits:
         ev = event("roomtax.assessment.plan.granted.v1", plan_granted(account))
         assert await apply(db, smtp, ev) == "applied"
         assert await apply(db, smtp, ev) == "duplicate"
-        assert await send_due(db, smtp) == 1
+        assert await send_due(db, smtp, clock=CLOCK) == 1
         [(rcpt, msg)] = sink.messages
         assert rcpt == ["owner@faro.example"]
         assert msg["Subject"] == f"Se concedió su plan de pagos para Hotel El Faro ({account})"
@@ -241,7 +243,7 @@ class TestPlansAndAudits:
         }
         await apply(db, smtp, event("roomtax.assessment.plan.defaulted.v1", defaulted))
         await apply(db, smtp, event("roomtax.assessment.plan.request.declined.v1", declined))
-        assert await send_due(db, smtp) == 2
+        assert await send_due(db, smtp, clock=CLOCK) == 2
         by_subject = {msg["Subject"]: msg.get_content().replace("\r\n", "\n") for _, msg in sink.messages}
         body = by_subject[f"Your payment plan for Reef Inn ({account}) has ended unpaid"]
         assert (
@@ -269,7 +271,7 @@ class TestPlansAndAudits:
                 smtp,
                 event("roomtax.assessment.audit.step.recorded.v1", audit_step(account, step, **extra)),
             )
-        assert await send_due(db, smtp) == 2
+        assert await send_due(db, smtp, clock=CLOCK) == 2
         by_subject = {msg["Subject"]: msg.get_content().replace("\r\n", "\n") for _, msg in sink.messages}
         requested = f"Documentos solicitados para la auditoría de Hotel El Faro ({account})"
         closed = f"Se cerró la auditoría de Hotel El Faro ({account})"

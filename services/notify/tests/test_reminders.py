@@ -11,12 +11,16 @@ from sqlalchemy import text
 from notify.mail.sender import send_due
 from notify.reminders.service import periods_to_remind, send_reminders
 from notify.settings import NotifySettings
+from servicekit.runtime import SystemClock
+from taxcore.parameters import default_tree
 from taxcore.periods import Period
+
+LAW = default_tree()
 
 
 async def remind(db: DB, settings: NotifySettings, on: date) -> int:
     async with db() as session, session.begin():
-        return await send_reminders(session, on=on, settings=settings)
+        return await send_reminders(session, on=on, settings=settings, law=LAW)
 
 
 async def reminded(db: DB) -> list[tuple[str, str, str]]:
@@ -31,14 +35,20 @@ async def reminded(db: DB) -> list[tuple[str, str, str]]:
 
 class TestWindow:
     def test_pr_due_on_the_tenth(self) -> None:
-        assert periods_to_remind("PR", date(2026, 12, 5), 5) == [(Period(2026, 11), date(2026, 12, 10))]
-        assert periods_to_remind("PR", date(2026, 12, 10), 5) == [(Period(2026, 11), date(2026, 12, 10))]
-        assert periods_to_remind("PR", date(2026, 12, 4), 5) == []
-        assert periods_to_remind("PR", date(2026, 12, 11), 5) == []
+        assert periods_to_remind("PR", date(2026, 12, 5), 5, law=LAW) == [
+            (Period(2026, 11), date(2026, 12, 10))
+        ]
+        assert periods_to_remind("PR", date(2026, 12, 10), 5, law=LAW) == [
+            (Period(2026, 11), date(2026, 12, 10))
+        ]
+        assert periods_to_remind("PR", date(2026, 12, 4), 5, law=LAW) == []
+        assert periods_to_remind("PR", date(2026, 12, 11), 5, law=LAW) == []
 
     def test_vi_due_thirty_days_after_month_end(self) -> None:
-        assert periods_to_remind("VI", date(2026, 12, 25), 5) == [(Period(2026, 11), date(2026, 12, 30))]
-        assert periods_to_remind("VI", date(2026, 12, 24), 5) == []
+        assert periods_to_remind("VI", date(2026, 12, 25), 5, law=LAW) == [
+            (Period(2026, 11), date(2026, 12, 30))
+        ]
+        assert periods_to_remind("VI", date(2026, 12, 24), 5, law=LAW) == []
 
 
 class TestReminders:
@@ -78,7 +88,7 @@ class TestReminders:
         assert await remind(db, notify_settings, date(2026, 12, 8)) == 1
         await apply(db, notify_settings, declaration(account, period="2026-11", filer_kind="operator"))
         assert await reminded(db) == [(account, "2026-11", "cancelled")]
-        assert await send_due(db, notify_settings) == 0
+        assert await send_due(db, notify_settings, clock=SystemClock()) == 0
 
     async def test_off_when_zero_days(self, db: DB, notify_settings: NotifySettings) -> None:
         await lodging(db, notify_settings, operator_id="op-r3", tax_account="PR-R-10")

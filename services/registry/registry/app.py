@@ -19,6 +19,7 @@ from registry.settings import RegistrySettings
 from registry.users.endpoints import attempts as people_sign_in
 from registry.users.endpoints import router as people
 from servicekit.app import create_app
+from servicekit.runtime import Runtime
 
 
 async def ensure_bootstrap_admin(sessionmaker: async_sessionmaker, settings: RegistrySettings) -> None:  # type: ignore[type-arg]
@@ -33,7 +34,7 @@ async def ensure_bootstrap_admin(sessionmaker: async_sessionmaker, settings: Reg
             )
 
 
-def build_app(settings: RegistrySettings | None = None) -> FastAPI:
+def build_app(settings: RegistrySettings | None = None, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or RegistrySettings()
 
     async def startup(app: FastAPI) -> None:
@@ -56,4 +57,5 @@ def build_app(settings: RegistrySettings | None = None) -> FastAPI:
             certificates,
         ],
         on_startup=startup,
+        runtime=runtime,
     )

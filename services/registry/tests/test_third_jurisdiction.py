@@ -1,7 +1,9 @@
 """A third jurisdiction needs no registry code: taxcore parameters alone make ``XX`` registrable.
 
 ``XX`` is a copy of the VI parameter folder (its own 10% rate); the service is pointed at
-that tree through ``TAXCORE_PARAMETERS`` (read by ``taxcore.parameters.default_tree``).
+that tree through ``TAXCORE_PARAMETERS`` (read by ``taxcore.parameters.default_tree``, which the
+request schemas' ``JurisdictionCode`` consults) and the app's runtime built from it (what a
+service started with that variable holds).
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from pathlib import Path
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from registry_factories import ADMIN, make_lodging, make_operator, outbox_types
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from registry.accounts import is_valid_account
+from servicekit.runtime import Runtime
 from taxcore.parameters import PARAMETERS_ENV, reset_default_tree
 from taxcore.testing import tree_with_jurisdiction
 
@@ -22,7 +26,7 @@ DB = async_sessionmaker[AsyncSession]
 
 
 @pytest.fixture
-def xx_parameters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def xx_parameters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, service_app: FastAPI) -> Iterator[None]:
     root = tree_with_jurisdiction(
         tmp_path / "parameters",
         "XX",
@@ -31,6 +35,7 @@ def xx_parameters(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[N
     )
     monkeypatch.setenv(PARAMETERS_ENV, str(root))
     reset_default_tree()
+    monkeypatch.setattr(service_app.state, "runtime", Runtime.from_environment())
     yield
     monkeypatch.delenv(PARAMETERS_ENV)
     reset_default_tree()

@@ -191,10 +191,12 @@ class TestIndicatorWindow:
     def test_the_default_is_the_calendar_year_to_last_month(self) -> None:
         last = Period.of(date.today()).add_months(-1)
         default = ("PR", f"{last.year}-01", str(last))
-        assert indicator_window("", "", "") == default
-        assert indicator_window("XX", "2026-13", "nope") == default
-        assert indicator_window("VI", "2025-03", "2025-05") == ("VI", "2025-03", "2025-05")
-        assert indicator_window("VI", "2025-06", "2025-05") == ("VI", *default[1:])  # backwards: the default
+        today = date.today()
+        assert indicator_window("", "", "", today=today) == default
+        assert indicator_window("XX", "2026-13", "nope", today=today) == default
+        assert indicator_window("VI", "2025-03", "2025-05", today=today) == ("VI", "2025-03", "2025-05")
+        backwards = indicator_window("VI", "2025-06", "2025-05", today=today)
+        assert backwards == ("VI", *default[1:])  # backwards: the default
 
 
 class TestOverview:

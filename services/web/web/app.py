@@ -15,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from servicekit import telemetry
+from servicekit.runtime import Runtime
 from web import i18n
 from web.backend import ApiError, Backend
 from web.core import CsrfFailed, SignInRequired, WrongRole, redirect, render, sign_in_url
@@ -42,9 +43,13 @@ def templates() -> Environment:
 
 
 def build_app(
-    settings: WebSettings | None = None, *, transport: httpx.AsyncBaseTransport | None = None
+    settings: WebSettings | None = None,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    runtime: Runtime | None = None,
 ) -> FastAPI:
-    """``transport`` lets tests route the backend calls to in-process services.
+    """``transport`` lets tests route the backend calls to in-process services. ``runtime``: the
+    law and clock the pages use (:mod:`servicekit.runtime`), from the environment when not given.
 
     Tracing is the services' (``servicekit.telemetry``, the ``OTEL_*`` environment): each
     page request is a server span, and the httpx calls to the services are its child spans
@@ -68,6 +73,7 @@ def build_app(
 
     app = FastAPI(title="Roomtax Web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.settings = settings
+    app.state.runtime = runtime or Runtime.from_environment()
     app.state.codec = SessionCodec(settings.secret_key, max_age=settings.session_max_age_seconds)
     app.state.templates = templates()
     headers = security_headers(production=settings.environment == "production")

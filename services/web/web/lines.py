@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from taxcore.errors import TaxcoreError
 from taxcore.money import MoneyError
-from taxcore.parameters import ParameterTree, default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period
 from taxcore.rules import check
 from taxcore.rules.declaration import LINES, DeclarationInput, DeclarationResult
@@ -42,11 +42,8 @@ def _names(tree: ParameterTree, jurisdiction: str, path: str, on: date) -> list[
     return [str(v) for v in value] if isinstance(value, list) else []
 
 
-def form_lines(
-    jurisdiction: str, lodging_class: str, period: Period, *, tree: ParameterTree | None = None
-) -> list[str]:
+def form_lines(jurisdiction: str, lodging_class: str, period: Period, *, tree: ParameterTree) -> list[str]:
     """The money lines this lodging declares for ``period``, in taxcore's order."""
-    tree = tree or default_tree()
     on = period.first_day
     wanted = set(_names(tree, jurisdiction, "base.lines", on)) | set(
         _names(tree, jurisdiction, "base.excluded_lines", on)
@@ -102,7 +99,14 @@ class Preview:
 
 
 def preview(
-    *, jurisdiction: str, lodging_class: str, casino: bool, period: Period, parsed: Parsed, today: date
+    *,
+    jurisdiction: str,
+    lodging_class: str,
+    casino: bool,
+    period: Period,
+    parsed: Parsed,
+    today: date,
+    tree: ParameterTree,
 ) -> Preview:
     try:
         inp = DeclarationInput(
@@ -114,7 +118,10 @@ def preview(
             **parsed.amounts,
         )
         review = check.review_declaration(
-            inp, check.DeclaredFigures(taxable_base=None, tax=parsed.declared_tax), today=today
+            inp,
+            check.DeclaredFigures(taxable_base=None, tax=parsed.declared_tax),
+            today=today,
+            parameters=tree,
         )
     except (TaxcoreError, MoneyError) as exc:
         return Preview(result=None, findings=[], error=(exc.field, exc.message))

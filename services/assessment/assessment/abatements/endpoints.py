@@ -39,7 +39,9 @@ AbatementDep = Annotated[AbatementRequest, Depends(get_abatement)]
 )
 async def request_abatement(body: AbatementCreate, facts: FactsDep, w: WorkDep) -> AbatementOut:
     await w.lock(facts.tax_account)
-    row = await service.request(w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body)
+    row = await service.request(
+        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body, today=w.runtime.today()
+    )
     return await service.view(w.session, abatement=row)
 
 
@@ -71,6 +73,12 @@ async def decide_abatement(
 ) -> AbatementOut:
     facts = await w.locked_facts(abatement.tax_account, staff="decide an abatement")
     await service.decide(
-        w.session, abatement=abatement, facts=facts, principal=w.principal, settings=w.settings, decision=body
+        w.session,
+        abatement=abatement,
+        facts=facts,
+        principal=w.principal,
+        settings=w.settings,
+        decision=body,
+        today=w.runtime.today(),
     )
     return await service.view(w.session, abatement=abatement)

@@ -10,11 +10,11 @@ statement's explain shows it with who proposed and approved it and why.
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock
 from assessment.abatements.schemas import AbatementCreate, AbatementDecisionCreate, AbatementOut
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
@@ -34,11 +34,12 @@ from servicekit.auth import Principal
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from taxcore.events.cases import AbatementDecided, AbatementRequested
 from taxcore.money import ZERO, fmt
+from taxcore.parameters import ParameterTree
 
 
-def _at_most_outstanding(facts: Facts, period: str, component: str, amount: Decimal) -> None:
+def _at_most_outstanding(facts: Facts, period: str, component: str, amount: Decimal, *, today: date) -> None:
     """A 422 on ``amount`` when more is abated than the component has outstanding today."""
-    bal = balances_on(facts, period, clock.today())
+    bal = balances_on(facts, period, today)
     if bal is None:
         raise ValidationFailed.on("period", f"the account has no liability for {period}")
     outstanding = sum((c.outstanding for c in bal.components if c.component == component), ZERO)
@@ -55,6 +56,7 @@ async def request(
     principal: Principal,
     settings: AssessmentSettings,
     ask: AbatementCreate,
+    today: date,
 ) -> AbatementRequest:
     """Record the taxpayer's or an agency person's request (no more than is outstanding)."""
     if principal.role == "operator":
@@ -63,7 +65,7 @@ async def request(
         by = f"user:{approvals.may_propose(principal, settings)}"
     else:
         raise Forbidden("the taxpayer (operator) or agency staff request an abatement")
-    _at_most_outstanding(facts, ask.period, ask.component, ask.amount)
+    _at_most_outstanding(facts, ask.period, ask.component, ask.amount, today=today)
     row = AbatementRequest(
         tax_account=facts.tax_account,
         jurisdiction=facts.jurisdiction,
@@ -72,7 +74,7 @@ async def request(
         amount=ask.amount,
         ground=ask.ground,
         explanation=ask.explanation,
-        requested_on=clock.today(),
+        requested_on=today,
         requested_by=by,
     )
     return await work.add_and_emit(
@@ -93,6 +95,8 @@ async def _record_decision(
     reasons: str,
     decided_by: str,
     proposed_by: str,
+    today: date,
+    tree: ParameterTree,
 ) -> AbatementDecision:
     row = AbatementDecision(
         abatement_id=abatement.id,
@@ -100,27 +104,29 @@ async def _record_decision(
         outcome=outcome,
         amount=amount,
         reasons=reasons,
-        decided_on=clock.today(),
+        decided_on=today,
         decided_by=decided_by,
         proposed_by=proposed_by,
     )
     return await work.add_and_emit(
         session,
         row,
-        lambda r: decided_event(abatement, r),
+        lambda r: decided_event(abatement, r, tree),
         key=abatement.tax_account,
         event_key=lambda r: ("abatement-decision", r.abatement_id),
     )
 
 
-def decided_event(abatement: AbatementRequest, row: AbatementDecision) -> AbatementDecided:
+def decided_event(
+    abatement: AbatementRequest, row: AbatementDecision, tree: ParameterTree
+) -> AbatementDecided:
     return from_row(
         AbatementDecided,
         row,
         period=abatement.period,
         component=abatement.component,
         approved_by=row.decided_by,
-        section=law.section(abatement.jurisdiction, "abatement", row.decided_on),
+        section=law.section(abatement.jurisdiction, "abatement", row.decided_on, law=tree),
     )
 
 
@@ -132,6 +138,7 @@ async def decide(
     principal: Principal,
     settings: AssessmentSettings,
     decision: AbatementDecisionCreate,
+    today: date,
 ) -> Proposal | AbatementDecision:
     """Deny now, or propose a full or partial abatement for a second person's approval."""
     outcome, amount, reasons = decision.outcome, decision.amount, decision.reasons
@@ -142,7 +149,15 @@ async def decide(
         if amount is not None:
             raise ValidationFailed.on("amount", "a denial abates nothing")
         return await _record_decision(
-            session, abatement, outcome="deny", amount=ZERO, reasons=reasons, decided_by=who, proposed_by=who
+            session,
+            abatement,
+            outcome="deny",
+            amount=ZERO,
+            reasons=reasons,
+            decided_by=who,
+            proposed_by=who,
+            today=today,
+            tree=facts.law,
         )
     if outcome == "full":
         if amount is not None and amount != abatement.amount:
@@ -154,7 +169,7 @@ async def decide(
         raise ValidationFailed.on(
             "amount", f"a partial abatement is more than 0 and less than requested ({fmt(abatement.amount)})"
         )
-    _at_most_outstanding(facts, abatement.period, abatement.component, amount)
+    _at_most_outstanding(facts, abatement.period, abatement.component, amount, today=today)
     return await approvals.propose(
         session,
         tax_account=abatement.tax_account,
@@ -165,6 +180,7 @@ async def decide(
         payload={"outcome": outcome, "amount": fmt(amount), "reasons": reasons},
         principal=principal,
         settings=settings,
+        today=today,
     )
 
 
@@ -188,7 +204,7 @@ async def _execute(session: AsyncSession, proposal: Proposal, review: ProposalRe
         component=abatement.component,
         amount=amount,
         effective_on=on,
-        section=law.section(abatement.jurisdiction, "abatement", on),
+        section=law.section(abatement.jurisdiction, "abatement", on, law=facts.law),
         reason=f"{abatement.ground}: {reasons}",
         proposed_by=proposal.proposed_by,
         approved_by=review.reviewed_by,
@@ -204,6 +220,8 @@ async def _execute(session: AsyncSession, proposal: Proposal, review: ProposalRe
         reasons=reasons,
         decided_by=review.reviewed_by,
         proposed_by=proposal.proposed_by,
+        today=on,
+        tree=facts.law,
     )
 
 

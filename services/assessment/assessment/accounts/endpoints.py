@@ -5,7 +5,6 @@ from typing import Annotated
 
 from fastapi import Query
 
-from assessment import clock
 from assessment.accounts import repository, service
 from assessment.accounts.ledger import account_state
 from assessment.accounts.schemas import CreditsOut, RefundCreate, RefundOut, Statement
@@ -14,6 +13,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
+from servicekit.runtime import RuntimeDep
 from taxcore.money import fmt
 
 router = make_router(prefix="/v1/accounts", tags=["accounts"])
@@ -37,10 +37,11 @@ AsOf = Annotated[date | None, Query(description="statement date (YYYY-MM-DD), pa
 )
 async def get_statement(
     facts: FactsDep,
+    runtime: RuntimeDep,
     as_of: AsOf = None,
     explain: Annotated[bool, Query(description="include taxcore's trace and citations")] = False,
 ) -> Statement:
-    return Statement.model_validate(service.statement(facts, as_of=as_of or clock.today(), explain=explain))
+    return Statement.model_validate(service.statement(facts, as_of=as_of or runtime.today(), explain=explain))
 
 
 @router.get(
@@ -49,8 +50,8 @@ async def get_statement(
     responses=ERRORS,
     summary="Unapplied credit, by payment, with its PR §42 refund limit",
 )
-async def get_credits(facts: FactsDep, as_of: AsOf = None) -> CreditsOut:
-    state = account_state(facts, as_of or clock.today())
+async def get_credits(facts: FactsDep, runtime: RuntimeDep, as_of: AsOf = None) -> CreditsOut:
+    state = account_state(facts, as_of or runtime.today())
     return CreditsOut.model_validate(service.credits_out(state))
 
 
@@ -62,7 +63,7 @@ async def get_credits(facts: FactsDep, as_of: AsOf = None) -> CreditsOut:
     summary="Request the refund of credit within PR §42 (4 years from the declaration, 3 from payment)",
 )
 async def request_refund(
-    body: RefundCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep
+    body: RefundCreate, facts: FactsDep, session: SessionDep, principal: PrincipalDep, runtime: RuntimeDep
 ) -> RefundOut:
     if not (principal.can_write_all or principal.role == "operator"):
         raise Forbidden("only the taxpayer (operator) or the agency administrator requests a refund")
@@ -71,10 +72,11 @@ async def request_refund(
         session,
         facts=facts,
         amount=body.amount,
-        requested_on=body.requested_on or clock.today(),
+        requested_on=body.requested_on or runtime.today(),
         requested_by=principal.client_id,
+        today=runtime.today(),
     )
-    await service.refresh_summary(session, facts=facts)
+    await service.refresh_summary(session, facts=facts, as_of=runtime.today())
     return RefundOut(
         refund_id=refund.id,
         tax_account=refund.tax_account,

@@ -31,6 +31,7 @@ from assessment.plans import service as plans
 from servicekit.consumer import handles
 from servicekit.outbox import emit
 from servicekit.projections import lodging_values, upsert_latest
+from servicekit.runtime import Runtime
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import AccountAssessed
 from taxcore.events.filing import DeclarationAmended, DeclarationFiled, PaymentReceived, PaymentReversed
@@ -44,6 +45,7 @@ from taxcore.events.registry import (
     LodgingUpdated,
 )
 from taxcore.money import ZERO, fmt
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compute_allowed
 
@@ -51,7 +53,9 @@ from taxcore.rules.declaration import DeclarationInput, DeclarationResult, compu
 
 
 @handles(LodgingRegistered, LodgingUpdated, LodgingStatusChanged, LodgingAttributesChanged)
-async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudEvent) -> None:
+async def on_lodging(
+    session: AsyncSession, snap: LodgingSnapshot, event: CloudEvent, runtime: Runtime
+) -> None:
     """Keep the latest snapshot (an older snapshot delivered late does not overwrite a newer one)."""
     values = {
         **lodging_values(snap),
@@ -68,14 +72,14 @@ async def on_lodging(session: AsyncSession, snap: LodgingSnapshot, event: CloudE
 
 
 @handles(BondPosted)
-async def on_bond(session: AsyncSession, bond: BondPosted, event: CloudEvent) -> None:
+async def on_bond(session: AsyncSession, bond: BondPosted, event: CloudEvent, runtime: Runtime) -> None:
     kept = ("bond_id", "tax_account", "kind", "amount", "effective_on", "expires_on", "status")
     values = {**{name: getattr(bond, name) for name in kept}, "snapshot_at": event.time}
     await upsert_latest(session, BondView, values, key=["bond_id"], as_of="snapshot_at")
 
 
 @handles(BondDrawn)
-async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEvent) -> None:
+async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEvent, runtime: Runtime) -> None:
     """A bond draw is money the agency collected: a payment designated to the notice's period."""
     if await session.get(BondDrawView, draw.draw_id) is not None:
         return
@@ -139,14 +143,14 @@ async def prepare_filing_batch(session: AsyncSession, events: Sequence[CloudEven
     )
 
 
-def recompute_declaration(inp: DeclarationInput) -> DeclarationResult:
+def recompute_declaration(inp: DeclarationInput, *, law: ParameterTree) -> DeclarationResult:
     """taxcore's figures from the declared lines.
 
     A claim the statute does not allow (an exemption without its evidence) is
     disallowed rather than refused, as taxcore's check does: the agency
     assesses the corrected tax.
     """
-    return compute_allowed(inp)
+    return compute_allowed(inp, parameters=law)
 
 
 def _deficiency(data: DeclarationFiled, result: DeclarationResult) -> tuple[Decimal, str | None]:
@@ -172,13 +176,15 @@ def _deficiency(data: DeclarationFiled, result: DeclarationResult) -> tuple[Deci
 
 
 @handles(DeclarationFiled, DeclarationAmended)
-async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: CloudEvent) -> None:
+async def on_declaration(
+    session: AsyncSession, data: DeclarationFiled, event: CloudEvent, runtime: Runtime
+) -> None:
     """A declaration version: taxcore's tax is the liability; the difference is a deficiency."""
     await repository.lock_account(session, data.tax_account)
     if await repository.liability_recorded(session, data.declaration_id):
         return
     inp = DeclarationInput.model_validate(data.input)
-    result = recompute_declaration(inp)
+    result = recompute_declaration(inp, law=runtime.law)
     deficiency, reason = _deficiency(data, result)
     row = Liability(
         declaration_id=data.declaration_id,
@@ -218,14 +224,14 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
             period=data.period,
             basis="declaration",
             source_id=data.declaration_id,
-            due_date=due_date(data.jurisdiction, Period.parse(data.period)),
+            due_date=due_date(data.jurisdiction, Period.parse(data.period), parameters=runtime.law),
             assessed_on=data.filed_on,
             tax=sum((tax for tax, _ in latest), ZERO),
             impact_fee=sum((fee for _, fee in latest), ZERO),
             declared_total=data.declared_total,
             deficiency=deficiency,
             reasons=[reason] if reason else [],
-            section=law.LIABILITY_SECTION[data.jurisdiction],
+            section=law.LIABILITY_SECTION.of(runtime.law, data.jurisdiction),
         ),
         key=data.tax_account,
     )
@@ -245,11 +251,15 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
             source_declaration_id=data.declaration_id,
         )
     await recompute_after_batch(session, tax_account=data.tax_account)
-    await run_crosschecks(session, tax_account=data.tax_account, period=data.period, checked_on=data.filed_on)
+    await run_crosschecks(
+        session, tax_account=data.tax_account, period=data.period, checked_on=data.filed_on, law=runtime.law
+    )
 
 
 @handles(PaymentReceived)
-async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudEvent) -> None:
+async def on_payment(
+    session: AsyncSession, data: PaymentReceived, event: CloudEvent, runtime: Runtime
+) -> None:
     await repository.lock_account(session, data.tax_account)
     if await repository.payment_recorded(session, data.payment_id):
         return
@@ -273,7 +283,9 @@ async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudE
 
 
 @handles(PaymentReversed)
-async def on_reversal(session: AsyncSession, data: PaymentReversed, event: CloudEvent) -> None:
+async def on_reversal(
+    session: AsyncSession, data: PaymentReversed, event: CloudEvent, runtime: Runtime
+) -> None:
     await repository.lock_account(session, data.tax_account)
     if await session.get(PaymentReversal, data.reversal_id) is not None:
         return

@@ -82,7 +82,7 @@ from assessment.models import (
 from taxcore import obligations
 from taxcore.events import registry as registry_events
 from taxcore.money import ZERO
-from taxcore.parameters import ParameterTree, default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period
 from taxcore.periods import due_date as period_due_date
 from taxcore.rules.balance import (
@@ -123,40 +123,35 @@ def _history_key(history: AccountHistory, as_of: date) -> tuple[object, ...]:
 
 class BalanceCache:
     """taxcore balances already computed, by period history and date (least recently used
-    dropped past ``size``).
+       dropped past ``size``).
 
-    A balance depends only on the history, the date and the law (``law``: the parameter
-    tree; None: ``default_tree()`` when computed, and the memo is dropped when that tree is
-    reloaded), so a period an event did not change is not walked again by the next event
-    of the same account. One is owned by the assessment worker and one by its API app
-    (kept with their sessionmakers: ``accounts.repository.attach``) and reaches the ledger through the
-    account's :class:`Facts`; facts made without one get their own, which memoizes the
-    walks of one computation. Returned balances are shared: callers must not modify them.
+       A balance depends only on the history, the date and the law (``law``: the parameter
+       tree of the owner's runtime, :mod:`servicekit.runtime`; the facts loaded with the cache
+       read their law from it, :attr:`Facts.law`), so a period an event did not change is not
+       walked again by the next event of the same account.
+    One is owned by the assessment worker and one by its API app
+       (kept with their sessionmakers: ``accounts.repository.attach``) and reaches the ledger through the
+       account's :class:`Facts`; facts made without one get their own, which memoizes the
+       walks of one computation. Returned balances are shared: callers must not modify them.
     """
 
-    def __init__(self, *, law: ParameterTree | None = None, size: int = BALANCE_CACHE_SIZE) -> None:
+    def __init__(self, *, law: ParameterTree, size: int = BALANCE_CACHE_SIZE) -> None:
         self.law = law
         self.size = size
         self._balances: OrderedDict[tuple[object, ...], Balance] = OrderedDict()
-        self._tree: ParameterTree | None = None  # the tree the memoized balances were computed with
         self._lock = threading.Lock()  # a request may compute from a worker thread
 
     def balance(self, history: AccountHistory, as_of: date) -> Balance:
         """taxcore's ``compute_balance(history, as_of=as_of, explain=False)``, memoized."""
-        tree = self.law or default_tree()
+        tree = self.law
         key = _history_key(history, as_of)
         with self._lock:
-            if tree is not self._tree:  # reset_default_tree() loaded other parameters
-                self._balances.clear()
-                self._tree = tree
             found = self._balances.get(key)
             if found is not None:
                 self._balances.move_to_end(key)
                 return found
         result = compute_balance(history, as_of=as_of, parameters=tree, explain=False)
         with self._lock:
-            if tree is not self._tree:
-                return result
             self._balances[key] = result
             if len(self._balances) > self.size:
                 self._balances.popitem(last=False)
@@ -187,8 +182,13 @@ class Facts:
     adjustments: list[AdjustmentFact] = field(default_factory=list)
     adjustment_reversals: list[AdjustmentReversal] = field(default_factory=list)
     refund_steps: list[RefundStep] = field(default_factory=list)
-    #: the balances already computed (of the worker or app that loaded the facts)
-    balances: BalanceCache = field(default_factory=BalanceCache, repr=False, compare=False)
+    #: the balances already computed (of the worker or app that loaded the facts), and their law
+    balances: BalanceCache = field(kw_only=True, repr=False, compare=False)
+
+    @property
+    def law(self) -> ParameterTree:
+        """The parameter tree the account is computed with (its balance cache's)."""
+        return self.balances.law
 
     def refund_paid_on(self) -> dict[str, date]:
         """Refund id -> the day it was paid out (only a paid refund leaves the account)."""
@@ -301,7 +301,7 @@ class AccountState:
     credits: list[Credit]
     refunded: Decimal
     refund_shortfall: Decimal
-    balances: BalanceCache = field(default_factory=BalanceCache, repr=False, compare=False)
+    balances: BalanceCache = field(kw_only=True, repr=False, compare=False)
 
     @property
     def credit(self) -> Decimal:
@@ -358,7 +358,7 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
     out: dict[str, PeriodBasis] = {}
     adjustments = adjustments_known(facts, as_of)
     for period in sorted(set(by_period) | set(estimates)):
-        due = period_due_date(facts.jurisdiction, Period.parse(period))
+        due = period_due_date(facts.jurisdiction, Period.parse(period), parameters=facts.law)
         versions = by_period.get(period, [])
         if versions:
             latest: dict[str, Liability] = {}
@@ -373,7 +373,10 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 tax=sum((f.tax for f in filings), ZERO),
                 impact_fee=sum((f.impact_fee for f in filings), ZERO),
                 declaration_filed_on=obligations.declaration_filed_on(
-                    facts.jurisdiction, Period.parse(period), ((r.filer_kind, r.filed_on) for r in versions)
+                    facts.jurisdiction,
+                    Period.parse(period),
+                    ((r.filer_kind, r.filed_on) for r in versions),
+                    parameters=facts.law,
                 ),
                 books_kept=all(f.books_kept for f in filings),
                 notice_on=notices.get(period),
@@ -432,9 +435,9 @@ def refundable_until(facts: Facts, pay: Payment) -> tuple[date, str]:
         if row.period in designated and row.filed_on == pay.received_on
     ]
     if with_declaration:
-        rule = law.cited(law.REFUND_YEARS_FROM_DECLARATION, facts.jurisdiction)
+        rule = law.cited(law.REFUND_YEARS_FROM_DECLARATION, facts.jurisdiction, law=facts.law)
         return add_months(min(with_declaration), 12 * rule.value), rule.section
-    rule = law.cited(law.REFUND_YEARS_FROM_PAYMENT, facts.jurisdiction)
+    rule = law.cited(law.REFUND_YEARS_FROM_PAYMENT, facts.jurisdiction, law=facts.law)
     return add_months(pay.received_on, 12 * rule.value), rule.section
 
 
@@ -585,7 +588,7 @@ def period_statements(state: AccountState, as_of: date, *, explain: bool = True)
     for period, basis in state.periods.items():
         history = state.history(period)
         if explain:
-            bal = compute_balance(history, as_of=as_of, explain=True)
+            bal = compute_balance(history, as_of=as_of, parameters=state.balances.law, explain=True)
         else:
             bal = state.balances.balance(history, as_of)
         applied: dict[tuple[str, str], Decimal] = defaultdict(lambda: ZERO)

@@ -26,28 +26,51 @@ from assessment.models import (
     Refund,
 )
 from servicekit.auth import Principal
+from servicekit.runtime import Runtime
+from taxcore.parameters import ParameterTree
 
 _T = TypeVar("_T")
 
 
 #: where :func:`attach` keeps the cache in a sessionmaker's ``info`` (each session sees it)
 BALANCES = "assessment.balances"
+RUNTIME = "assessment.runtime"
 
 
-def attach(sessionmaker: async_sessionmaker[AsyncSession], cache: BalanceCache) -> BalanceCache:
-    """Give the sessions of ``sessionmaker`` (a worker's, an app's) ``cache``: the facts
-    loaded through them use it (:func:`load_facts`)."""
-    sessionmaker.configure(info={**sessionmaker.kw.get("info", {}), BALANCES: cache})
+def attach(
+    sessionmaker: async_sessionmaker[AsyncSession], cache: BalanceCache, runtime: Runtime
+) -> BalanceCache:
+    """Give the sessions of ``sessionmaker`` (a worker's, an app's) ``cache`` and the owner's
+    ``runtime``: the facts loaded through them use the cache (:func:`load_facts`), and the work
+    deferred to the end of a consumer's batch (the accounts' recomputation) its clock."""
+    sessionmaker.configure(info={**sessionmaker.kw.get("info", {}), BALANCES: cache, RUNTIME: runtime})
     return cache
 
 
+def runtime_of(session: AsyncSession) -> Runtime:
+    """The runtime of the session's owner (:func:`attach`)."""
+    found = session.info.get(RUNTIME)
+    if not isinstance(found, Runtime):
+        raise LookupError("no runtime attached to this sessionmaker (accounts.repository.attach)")
+    return found
+
+
 def cache_of(session: AsyncSession) -> BalanceCache:
-    """The cache of the session's owner (:func:`attach`), else a new one for this computation."""
+    """The cache of the session's owner (:func:`attach`: the app or worker, with its runtime's law)."""
     found = session.info.get(BALANCES)
-    return found if isinstance(found, BalanceCache) else BalanceCache()
+    if not isinstance(found, BalanceCache):
+        raise LookupError("no balance cache attached to this sessionmaker (accounts.repository.attach)")
+    return found
 
 
-_LOCKED = "assessment.locked"  # session.info: (transaction, accounts it holds the lock of)
+def law_of(session: AsyncSession) -> ParameterTree:
+    """The parameter tree of the session's owner (its balance cache's: the app's or worker's
+    runtime law, :mod:`servicekit.runtime`)."""
+    return cache_of(session).law
+
+
+_LOCKED = "assessment.locked"
+# session.info: (transaction, accounts it holds the lock of)
 _ABSENT = "assessment.absent"  # session.info: (transaction, ids known not recorded)
 _PREFETCHED = "assessment.prefetched"  # session.info: the batch's lodgings (kept in the identity map)
 

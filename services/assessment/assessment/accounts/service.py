@@ -10,7 +10,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock
 from assessment.accounts import repository
 from assessment.accounts.ledger import (
     AccountState,
@@ -189,10 +188,10 @@ def summary_rows(
     return rows
 
 
-async def refresh_summary(session: AsyncSession, *, facts: Facts, as_of: date | None = None) -> None:
-    """Re-materialize the account's per-period balances as of today (dashboards read them)."""
-    on = as_of or clock.today()
-    await repository.upsert_summaries(session, summary_rows(facts, on), facts.tax_account)
+async def refresh_summary(session: AsyncSession, *, facts: Facts, as_of: date) -> None:
+    """Re-materialize the account's per-period balances as of ``as_of`` (the caller's today:
+    dashboards read them)."""
+    await repository.upsert_summaries(session, summary_rows(facts, as_of), facts.tax_account)
 
 
 async def recompute(
@@ -223,7 +222,7 @@ async def _recompute_loaded(
     session: AsyncSession, loaded: Sequence[Facts], *, refund_id: str | None = None
 ) -> None:
     posted = await repository.posted_totals_many(session, [f.tax_account for f in loaded if f.payments])
-    on = clock.today()
+    on = repository.runtime_of(session).today()  # the day of the app's or worker's clock
     postings: list[dict[str, object]] = []
     events: list[OutboxEvent] = []
     summaries: list[dict[str, object]] = []
@@ -442,10 +441,16 @@ def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
 
 
 async def request_refund(
-    session: AsyncSession, *, facts: Facts, amount: Decimal, requested_on: date, requested_by: str
+    session: AsyncSession,
+    *,
+    facts: Facts,
+    amount: Decimal,
+    requested_on: date,
+    requested_by: str,
+    today: date,
 ) -> tuple[Refund, AccountState]:
     """Refund credit still within PR §42 (4 years from the declaration it came with, else 3 from payment)."""
-    if requested_on > clock.today():
+    if requested_on > today:
         raise ValidationFailed.on("requested_on", "is in the future")
     state = account_state(facts, requested_on)
     refundable = sum((c.amount for c in state.credits if c.refundable_until >= requested_on), ZERO)

@@ -9,7 +9,6 @@ from typing import Annotated, Protocol
 from fastapi import Depends, Path, Query
 from fastapi.responses import Response
 
-from assessment import clock
 from assessment.accounts import repository as accounts
 from assessment.audits import letter, repository, service
 from assessment.audits.models import Audit
@@ -30,6 +29,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1/audits", tags=["audits"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
@@ -61,15 +61,19 @@ class AuditWork(Protocol):
 
 async def _worked(current: service.AuditView, w: CaseWork, step: AuditWork) -> AuditOut:
     """The step, today, by the caller; then the audit as it now stands."""
-    await step(w.session, current=current, principal=w.principal, today=clock.today())
+    await step(w.session, current=current, principal=w.principal, today=w.runtime.today())
     return AuditOut.of(await service.view(w.session, audit=current.audit))
 
 
 @router.post(
     "", status_code=201, response_model=AuditOut, responses=ERRORS, summary="Open an audit (agency-admin)"
 )
-async def open_audit(body: AuditCreate, session: SessionDep, principal: PrincipalDep) -> AuditOut:
-    audit = await service.open_audit(session, principal=principal, body=body, today=clock.today())
+async def open_audit(
+    body: AuditCreate, session: SessionDep, principal: PrincipalDep, runtime: RuntimeDep
+) -> AuditOut:
+    audit = await service.open_audit(
+        session, principal=principal, body=body, today=runtime.today(), law=runtime.law
+    )
     return AuditOut.of(await service.view(session, audit=audit))
 
 
@@ -100,13 +104,13 @@ async def show_audit(current: AuditDep) -> AuditOut:
     summary="Request the lodging's records by a due date (the letter: /letter, /letter.pdf)",
 )
 async def request_records(body: RecordsRequestCreate, current: AuditDep, w: WorkDep) -> AuditOut:
-    return await _worked(current, w, partial(service.request_records, ask=body))
+    return await _worked(current, w, partial(service.request_records, ask=body, law=w.runtime.law))
 
 
 @router.get("/{audit_id}/letter", responses=ERRORS, summary="The records request letter's content")
-async def letter_json(current: AuditDep, session: SessionDep) -> RecordsLetter:
+async def letter_json(current: AuditDep, session: SessionDep, runtime: RuntimeDep) -> RecordsLetter:
     request, lodging = await service.records_letter(session, current=current)
-    return letter.letter_data(current.audit, request, lodging)
+    return letter.letter_data(current.audit, request, lodging, law=runtime.law)
 
 
 @router.get(
@@ -116,12 +120,18 @@ async def letter_json(current: AuditDep, session: SessionDep) -> RecordsLetter:
     summary="The records request letter (PDF)",
 )
 async def letter_pdf(
-    current: AuditDep, session: SessionDep, settings: SettingsDep, lang: Lang = None
+    current: AuditDep, session: SessionDep, settings: SettingsDep, runtime: RuntimeDep, lang: Lang = None
 ) -> Response:
     request, lodging = await service.records_letter(session, current=current)
     return pdf_response(
         documents.records_request_letter(
-            current.audit, request, lodging, settings=settings, printed_on=clock.today(), requested=lang
+            current.audit,
+            request,
+            lodging,
+            settings=settings,
+            printed_on=runtime.today(),
+            requested=lang,
+            law=runtime.law,
         )
     )
 
@@ -133,7 +143,7 @@ async def letter_pdf(
     summary="Record the auditor's finding for a period: the base lines as the records show them",
 )
 async def record_finding(body: AuditFindingCreate, current: AuditDep, w: WorkDep) -> AuditOut:
-    return await _worked(current, w, partial(service.record_finding, finding=body))
+    return await _worked(current, w, partial(service.record_finding, finding=body, law=w.runtime.law))
 
 
 @router.get(
@@ -142,8 +152,8 @@ async def record_finding(body: AuditFindingCreate, current: AuditDep, w: WorkDep
     responses=ERRORS,
     summary="The proposed assessment: taxcore's corrected returns less the filed ones, per component",
 )
-async def proposed(current: AuditDep, session: SessionDep) -> ProposedOut:
-    p = await service.proposed_assessment(session, current=current)
+async def proposed(current: AuditDep, session: SessionDep, runtime: RuntimeDep) -> ProposedOut:
+    p = await service.proposed_assessment(session, current=current, law=runtime.law)
     return ProposedOut(
         audit_id=current.audit.id,
         periods=[d.to_json() for d, _, _ in p.differences],
@@ -159,7 +169,7 @@ async def proposed(current: AuditDep, session: SessionDep) -> ProposedOut:
     summary="Issue the notice of audit assessment (with the amendments the agency files for the lodging)",
 )
 async def issue_notice(current: AuditDep, w: WorkDep) -> AuditOut:
-    return await _worked(current, w, service.issue_notice)
+    return await _worked(current, w, partial(service.issue_notice, law=w.runtime.law))
 
 
 @router.post("/{audit_id}/close", response_model=AuditOut, responses=ERRORS, summary="Close the audit")

@@ -6,15 +6,18 @@ The data (:func:`letter_data`) is the letter's content as JSON; the PDF is rende
 
 from __future__ import annotations
 
-from assessment import law
+from assessment import law as statutes
 from assessment.audits.models import Audit, AuditStep
 from assessment.audits.schemas import RecordsLetter
 from assessment.models import LodgingView
+from taxcore.parameters import ParameterTree
 
 
-def letter_data(audit: Audit, request: AuditStep, lodging: LodgingView | None) -> RecordsLetter:
+def letter_data(
+    audit: Audit, request: AuditStep, lodging: LodgingView | None, *, law: ParameterTree
+) -> RecordsLetter:
     return RecordsLetter(
-        agency=law.agency_name(audit.jurisdiction, request.recorded_on),
+        agency=statutes.agency_name(audit.jurisdiction, request.recorded_on, law=law),
         audit_id=audit.id,
         tax_account=audit.tax_account,
         lodging=lodging.name if lodging is not None else None,

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import law
+from assessment import law as statutes
 from assessment.accounts.repository import lock_account
 from assessment.audits import repository
 from assessment.audits.models import Audit, AuditStep
@@ -36,7 +36,7 @@ from servicekit.outbox import emit
 from taxcore.events import registry as registry_events
 from taxcore.events.compliance import AuditStepRecorded
 from taxcore.money import ZERO, fmt
-from taxcore.parameters import default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period
 from taxcore.rules.audit import AuditDifference, audit_difference
 from taxcore.rules.declaration import DeclarationInput, compute_allowed
@@ -83,7 +83,9 @@ async def view(session: AsyncSession, *, audit: Audit) -> AuditView:
     return AuditView(audit, (await repository.steps_of(session, [audit.id]))[audit.id])
 
 
-async def open_audit(session: AsyncSession, *, principal: Principal, body: AuditCreate, today: date) -> Audit:
+async def open_audit(
+    session: AsyncSession, *, principal: Principal, body: AuditCreate, today: date, law: ParameterTree
+) -> Audit:
     """Open an audit of a lodging for some periods; periods already under an open audit are a 409."""
     require_auditor(principal, "open audits")
     lodging = await session.get(LodgingView, body.tax_account)
@@ -116,7 +118,7 @@ async def open_audit(session: AsyncSession, *, principal: Principal, body: Audit
         source=body.source,
         opened_on=today,
         opened_by=principal.actor,
-        section=str(default_tree().value(lodging.jurisdiction, "audits.section", today)),
+        section=str(law.value(lodging.jurisdiction, "audits.section", today)),
     )
     session.add(audit)
     await session.flush()
@@ -185,12 +187,13 @@ async def request_records(
     principal: Principal,
     ask: RecordsRequestCreate,
     today: date,
+    law: ParameterTree,
 ) -> AuditStep:
     """The records request (PR §3(E), §9: the lodging must facilitate the examination)."""
     due_on, records = ask.due_on, ask.records
     require_auditor(principal, "request records")
     _require_open(current)
-    days = default_tree().get(current.audit.jurisdiction, "audits.records_due_days", today)
+    days = law.get(current.audit.jurisdiction, "audits.records_due_days", today)
     due = due_on or today + timedelta(days=int(str(days.value)))
     if due <= today:
         raise ValidationFailed.on("due_on", "the records are due after today")
@@ -224,6 +227,7 @@ async def record_finding(
     principal: Principal,
     finding: AuditFindingCreate,
     today: date,
+    law: ParameterTree,
 ) -> AuditStep:
     """The auditor's finding for one period of the scope: the base lines as the records show them."""
     period, lines, note = finding.period, finding.lines, finding.note
@@ -236,7 +240,9 @@ async def record_finding(
     lodging = await session.get(LodgingView, current.audit.tax_account)
     assert lodging is not None
     filed = (await repository.operator_returns(session, current.audit.tax_account, [period])).get(period)
-    compute_allowed(_period_input(lodging, filed, period, lines))  # taxcore's InvalidInput names the field
+    compute_allowed(
+        _period_input(lodging, filed, period, lines), parameters=law
+    )  # InvalidInput names the field
     data = {"lines": lines.model_dump(mode="json"), "note": note}
     return await _step(
         session, current.audit, kind="finding", period=period, data=data, principal=principal, today=today
@@ -252,13 +258,13 @@ class Proposed:
         return sum((d.additional_tax for d, _, _ in self.differences), ZERO)
 
 
-async def proposed_assessment(session: AsyncSession, *, current: AuditView) -> Proposed:
+async def proposed_assessment(session: AsyncSession, *, current: AuditView, law: ParameterTree) -> Proposed:
     """Per period with a finding: taxcore's corrected return less the filed one, per component."""
     findings = current.findings()
     lodging = await session.get(LodgingView, current.audit.tax_account)
     assert lodging is not None
     filed = await repository.operator_returns(session, current.audit.tax_account, list(findings))
-    tree = default_tree()
+    tree = law
     out = []
     for period in sorted(findings):
         corrected = _period_input(
@@ -269,9 +275,11 @@ async def proposed_assessment(session: AsyncSession, *, current: AuditView) -> P
     return Proposed(out)
 
 
-def _amendment(filed: Liability | None, corrected: DeclarationInput, tax_account: str) -> dict[str, Any]:
+def _amendment(
+    filed: Liability | None, corrected: DeclarationInput, tax_account: str, law: ParameterTree
+) -> dict[str, Any]:
     """What the agency posts at the filing service: the operator's return amended (or filed) for it."""
-    result = compute_allowed(corrected)
+    result = compute_allowed(corrected, parameters=law)
     lines = corrected.model_dump(mode="json", exclude={"jurisdiction", "lodging_class", "casino", "period"})
     body: dict[str, Any] = {
         **lines,
@@ -292,7 +300,7 @@ def _amendment(filed: Liability | None, corrected: DeclarationInput, tax_account
 
 
 async def issue_notice(
-    session: AsyncSession, *, current: AuditView, principal: Principal, today: date
+    session: AsyncSession, *, current: AuditView, principal: Principal, today: date, law: ParameterTree
 ) -> AuditStep:
     """The notice of audit assessment: the proposed figures per period and the amendments to file."""
     require_auditor(principal, "issue notices of audit assessment")
@@ -301,15 +309,15 @@ async def issue_notice(
         raise Conflict("the notice of audit assessment is already issued")
     if not current.findings():
         raise Conflict("no finding is recorded: nothing to assess")
-    proposed = await proposed_assessment(session, current=current)
-    days = law.cited_on("assessment.notice_response_days", current.audit.jurisdiction, today)
+    proposed = await proposed_assessment(session, current=current, law=law)
+    days = statutes.cited_on("assessment.notice_response_days", current.audit.jurisdiction, today, law=law)
     data = {
         "issued_on": today.isoformat(),
         "response_due_on": (today + timedelta(days=days.value)).isoformat(),
         "additional_tax": fmt(proposed.additional_tax),
         "periods": [d.to_json() for d, _, _ in proposed.differences],
         "amendments": [
-            {"period": d.period, **_amendment(filed, corrected, current.audit.tax_account)}
+            {"period": d.period, **_amendment(filed, corrected, current.audit.tax_account, law)}
             for d, filed, corrected in proposed.differences
             if d.additional_tax != 0 or any(c.difference != 0 for c in d.components)
         ],

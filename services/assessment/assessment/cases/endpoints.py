@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated
 
 from fastapi import Depends, Path, Query
 
-from assessment import clock
 from assessment.cases import service
 from assessment.cases.schemas import AppealCreate, AppealResolution, CaseOut, DecisionCreate, HearingCreate
 from assessment.casework import repository, work
@@ -16,6 +16,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1/cases", tags=["cases"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
@@ -29,29 +30,35 @@ CaseDep = Annotated[Case, Depends(get_case)]
 WORK = "work a case"
 
 
-async def _out(session: SessionDep, case: Case) -> CaseOut:
-    return await service.shown(session, current=await service.view(session, case=case), on=clock.today())
+async def _out(session: SessionDep, case: Case, today: date) -> CaseOut:
+    return await service.shown(session, current=await service.view(session, case=case, on=today), on=today)
 
 
 @router.get("", response_model=list[CaseOut], summary="The cases of an account the caller may see")
 async def list_cases(
-    session: SessionDep, principal: PrincipalDep, tax_account: Annotated[str, Query(min_length=1)]
+    session: SessionDep,
+    principal: PrincipalDep,
+    tax_account: Annotated[str, Query(min_length=1)],
+    runtime: RuntimeDep,
 ) -> list[CaseOut]:
     if not await repository.can_see(session, principal, tax_account):
         return []
-    return [await _out(session, c) for c in await repository.account_cases(session, tax_account)]
+    today = runtime.today()
+    return [await _out(session, c, today) for c in await repository.account_cases(session, tax_account)]
 
 
 @router.get("/{case_id}", response_model=CaseOut, responses=ERRORS, summary="A case and its timeline")
-async def show_case(case: CaseDep, session: SessionDep) -> CaseOut:
-    return await _out(session, case)
+async def show_case(case: CaseDep, session: SessionDep, runtime: RuntimeDep) -> CaseOut:
+    return await _out(session, case, runtime.today())
 
 
 @router.post("/{case_id}/review", response_model=CaseOut, responses=ERRORS, summary="Start the review")
 async def start_review(case: CaseDep, w: WorkDep) -> CaseOut:
     await w.staff_lock(case.tax_account, what=WORK)
-    await service.start_review(w.session, case=case, principal=w.principal, settings=w.settings)
-    return await _out(w.session, case)
+    await service.start_review(
+        w.session, case=case, principal=w.principal, settings=w.settings, today=w.runtime.today()
+    )
+    return await _out(w.session, case, w.runtime.today())
 
 
 @router.post(
@@ -60,9 +67,14 @@ async def start_review(case: CaseDep, w: WorkDep) -> CaseOut:
 async def schedule_hearing(body: HearingCreate, case: CaseDep, w: WorkDep) -> CaseOut:
     await w.staff_lock(case.tax_account, what=WORK)
     await service.schedule_hearing(
-        w.session, case=case, principal=w.principal, settings=w.settings, hearing=body
+        w.session,
+        case=case,
+        principal=w.principal,
+        settings=w.settings,
+        hearing=body,
+        today=w.runtime.today(),
     )
-    return await _out(w.session, case)
+    return await _out(w.session, case, w.runtime.today())
 
 
 @router.post(
@@ -74,9 +86,15 @@ async def schedule_hearing(body: HearingCreate, case: CaseDep, w: WorkDep) -> Ca
 async def decide(body: DecisionCreate, case: CaseDep, w: WorkDep) -> CaseOut:
     facts = await w.locked_facts(case.tax_account, staff=WORK)
     await service.propose_decision(
-        w.session, case=case, facts=facts, principal=w.principal, settings=w.settings, decision=body
+        w.session,
+        case=case,
+        facts=facts,
+        principal=w.principal,
+        settings=w.settings,
+        decision=body,
+        today=w.runtime.today(),
     )
-    return await _out(w.session, case)
+    return await _out(w.session, case, w.runtime.today())
 
 
 @router.post(
@@ -91,10 +109,11 @@ async def appeal(body: AppealCreate, case: CaseDep, w: WorkDep) -> CaseOut:
         w.session,
         case=case,
         principal=w.principal,
-        filed_on=body.filed_on or clock.today(),
+        filed_on=body.filed_on or w.runtime.today(),
         grounds=body.grounds,
+        today=w.runtime.today(),
     )
-    return await _out(w.session, case)
+    return await _out(w.session, case, w.runtime.today())
 
 
 @router.post(
@@ -103,6 +122,12 @@ async def appeal(body: AppealCreate, case: CaseDep, w: WorkDep) -> CaseOut:
 async def resolve_appeal(body: AppealResolution, case: CaseDep, w: WorkDep) -> CaseOut:
     facts = await w.locked_facts(case.tax_account, staff=WORK)
     await service.resolve_appeal(
-        w.session, case=case, facts=facts, principal=w.principal, settings=w.settings, resolution=body
+        w.session,
+        case=case,
+        facts=facts,
+        principal=w.principal,
+        settings=w.settings,
+        resolution=body,
+        today=w.runtime.today(),
     )
-    return await _out(w.session, case)
+    return await _out(w.session, case, w.runtime.today())

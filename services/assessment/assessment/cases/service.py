@@ -24,7 +24,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.cases.schemas import AppealResolution, CaseOut, DecisionCreate, HearingCreate, HoldReason
@@ -40,6 +39,7 @@ from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import emit
 from taxcore.events.cases import CaseStepRecorded
 from taxcore.money import ZERO, fmt
+from taxcore.parameters import ParameterTree
 
 DECIDABLE = ("under_review", "hearing_scheduled")
 REDUCIBLE = ("tax", "impact_fee", "fine")
@@ -68,9 +68,9 @@ def _conflict(detail: str, pointer: str = "#/case/status") -> Conflict:
     return approvals.conflict(detail, pointer)
 
 
-async def view(session: AsyncSession, *, case: Case, on: date | None = None) -> CaseView:
-    """The case as of ``on`` (default today): its steps, status, decision and pending proposal."""
-    on = on or clock.today()
+async def view(session: AsyncSession, *, case: Case, on: date) -> CaseView:
+    """The case as of ``on`` (the caller's today, or an earlier day): its steps, status, decision
+    and pending proposal."""
     steps = [s for s in await repository.steps_of(session, case.id) if s.on <= on]
     proposals = [
         p
@@ -126,7 +126,7 @@ async def add_step(
             amounts=amounts,
             appeal_deadline=details.get("appeal_deadline"),
             new_outcome=replacing.get("outcome"),
-            section=law.section(case.jurisdiction, "decision", on),
+            section=law.section(case.jurisdiction, "decision", on, law=accounts_repo.law_of(session)),
         ),
         key=case.tax_account,
         event_id=event_id("case-step", row.id),
@@ -165,15 +165,13 @@ async def open_case(
 
 
 async def start_review(
-    session: AsyncSession, *, case: Case, principal: Principal, settings: AssessmentSettings
+    session: AsyncSession, *, case: Case, principal: Principal, settings: AssessmentSettings, today: date
 ) -> CaseStep:
     who = approvals.may_propose(principal, settings)
-    current = await view(session, case=case)
+    current = await view(session, case=case, on=today)
     if current.status != "filed":
         raise _conflict(f"the case is {current.status}, not filed: its review has started already")
-    return await add_step(
-        session, case=case, step="under_review", on=clock.today(), by=f"user:{who}", details={}
-    )
+    return await add_step(session, case=case, step="under_review", on=today, by=f"user:{who}", details={})
 
 
 async def schedule_hearing(
@@ -183,20 +181,21 @@ async def schedule_hearing(
     principal: Principal,
     settings: AssessmentSettings,
     hearing: HearingCreate,
+    today: date,
 ) -> CaseStep:
     """Schedule (or move) the hearing: a place, a video link or both, not in the past."""
     hearing_on, place, video_link = hearing.hearing_on, hearing.place, hearing.video_link
     who = approvals.may_propose(principal, settings)
-    current = await view(session, case=case)
+    current = await view(session, case=case, on=today)
     if current.status not in DECIDABLE:
         raise _conflict(f"the case is {current.status}: a hearing is scheduled while it is under review")
-    if hearing_on < clock.today():
+    if hearing_on < today:
         raise ValidationFailed.on("hearing_on", "is in the past")
     if not (place or video_link):
         raise ValidationFailed.on("place", "give the place of the hearing or a video link")
     details = {"hearing_on": hearing_on.isoformat(), "place": place, "video_link": video_link}
     return await add_step(
-        session, case=case, step="hearing_scheduled", on=clock.today(), by=f"user:{who}", details=details
+        session, case=case, step="hearing_scheduled", on=today, by=f"user:{who}", details=details
     )
 
 
@@ -209,8 +208,9 @@ def _decision_rows(
     on: date,
     proposed_by: str | None,
     approved_by: str,
+    tree: ParameterTree,
 ) -> list[AdjustmentFact]:
-    section = law.section(case.jurisdiction, "decision", on)
+    section = law.section(case.jurisdiction, "decision", on, law=tree)
     common: dict[str, Any] = {
         "tax_account": case.tax_account,
         "jurisdiction": case.jurisdiction,
@@ -263,7 +263,14 @@ def _lowering(
                 )
     before = _owed(facts, case.period, on)
     trial = _decision_rows(
-        case, outcome=outcome, amounts=amounts, reasons=reasons, on=on, proposed_by=who, approved_by=who
+        case,
+        outcome=outcome,
+        amounts=amounts,
+        reasons=reasons,
+        on=on,
+        proposed_by=who,
+        approved_by=who,
+        tree=facts.law,
     )
     for row in trial:
         row.id = f"trial-{row.component or row.kind}"
@@ -283,23 +290,23 @@ async def propose_decision(
     principal: Principal,
     settings: AssessmentSettings,
     decision: DecisionCreate,
+    today: date,
 ) -> CaseView:
     """Sustain (decided now), or propose reduce/cancel for a second person's approval."""
     outcome, amounts, reasons = decision.outcome, dict(decision.amounts), decision.reasons
     who = approvals.may_propose(principal, settings)
-    current = await view(session, case=case)
+    current = await view(session, case=case, on=today)
     if current.decision is not None:
         raise _conflict("the case is already decided")
     if current.pending is not None:
         raise _conflict(f"decision proposal {current.pending.id} is awaiting review")
     if current.status not in DECIDABLE:
         raise _conflict(f"the case is {current.status}: it is decided once under review")
-    today = clock.today()
     if outcome in ("sustain", "cancel") and amounts:
         raise ValidationFailed.on("amounts", f"a decision to {outcome} takes no amounts")
     if outcome == "sustain":
         await _decided(session, case, outcome="sustain", amounts={}, reasons=reasons, on=today, by=who)
-        return await view(session, case=case)
+        return await view(session, case=case, on=today)
     lowered = _lowering(facts, case, outcome=outcome, amounts=amounts, reasons=reasons, on=today, who=who)
     proposal = await approvals.propose(
         session,
@@ -311,6 +318,7 @@ async def propose_decision(
         payload={"outcome": outcome, "amounts": {k: fmt(v) for k, v in amounts.items()}, "reasons": reasons},
         principal=principal,
         settings=settings,
+        today=today,
     )
     await add_step(
         session,
@@ -326,7 +334,7 @@ async def propose_decision(
             "lowers_by": fmt(lowered),
         },
     )
-    return await view(session, case=case)
+    return await view(session, case=case, on=today)
 
 
 async def _decided(
@@ -341,7 +349,7 @@ async def _decided(
     proposed_by: str | None = None,
     proposal_id: str | None = None,
 ) -> CaseStep:
-    term = law.appeal_days(case.jurisdiction, on)
+    term = law.appeal_days(case.jurisdiction, on, law=accounts_repo.law_of(session))
     return await add_step(
         session,
         case=case,
@@ -369,7 +377,7 @@ async def _record_approved(
     case = await session.get(Case, proposal.subject_id)
     if case is None:  # pragma: no cover - proposals are made for existing cases
         raise NotFound(f"no case {proposal.subject_id!r}")
-    current = await view(session, case=case)
+    current = await view(session, case=case, on=review.reviewed_on)
     if appeal and current.status != "under_appeal":
         raise _conflict(f"the case is {current.status}: no appeal is pending")
     if not appeal and current.decision is not None:
@@ -387,6 +395,7 @@ async def _record_approved(
         on=review.reviewed_on,
         proposed_by=proposal.proposed_by,
         approved_by=review.reviewed_by,
+        tree=facts.law,
     )
     await adjustments.record(session, facts, rows, field=field)
     return case, outcome, amounts, reasons
@@ -411,18 +420,18 @@ async def _execute_decision(session: AsyncSession, proposal: Proposal, review: P
 
 
 async def appeal(
-    session: AsyncSession, *, case: Case, principal: Principal, filed_on: date, grounds: str
+    session: AsyncSession, *, case: Case, principal: Principal, filed_on: date, grounds: str, today: date
 ) -> CaseStep:
     """An appeal against the decision (the taxpayer, or the agency on its behalf), within the term."""
     if not (principal.role == "operator" or principal.can_write_all):
         raise Forbidden("the taxpayer (operator) or an agency administrator records an appeal")
-    current = await view(session, case=case)
+    current = await view(session, case=case, on=today)
     if current.status == "under_appeal":
         raise _conflict("the decision is already under appeal")
     if current.decision is None or current.status != "decided":
         raise _conflict(f"the case is {current.status}: only a decision is appealed")
     deadline = date.fromisoformat(str(current.decision.details["appeal_deadline"]))
-    if filed_on > clock.today():
+    if filed_on > today:
         raise ValidationFailed.on("filed_on", "is in the future")
     if filed_on < current.decision.on:
         raise ValidationFailed.on("filed_on", "is before the decision")
@@ -441,6 +450,7 @@ async def resolve_appeal(
     principal: Principal,
     settings: AssessmentSettings,
     resolution: AppealResolution,
+    today: date,
 ) -> CaseStep:
     """Upheld or withdrawn: the decision stands, the case closes. Replaced: a new decision
     (reduce/cancel) on the appeal, proposed by one agency person for another's approval; on
@@ -449,12 +459,11 @@ async def resolve_appeal(
     outcome, reasons = resolution.outcome, resolution.reasons
     decision = resolution.decision.model_dump(mode="json") if resolution.decision is not None else None
     who = approvals.may_propose(principal, settings)
-    current = await view(session, case=case)
+    current = await view(session, case=case, on=today)
     if current.status != "under_appeal":
         raise _conflict(f"the case is {current.status}: no appeal is pending")
     if current.pending is not None:
         raise _conflict(f"proposal {current.pending.id} is awaiting review")
-    today = clock.today()
     if outcome != "replaced":
         if decision is not None:
             raise ValidationFailed.on("decision", f"an appeal {outcome} takes no new decision")
@@ -493,6 +502,7 @@ async def resolve_appeal(
         payload=payload,
         principal=principal,
         settings=settings,
+        today=today,
     )
     return await add_step(
         session,

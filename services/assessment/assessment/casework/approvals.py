@@ -15,12 +15,12 @@ can neither propose nor approve.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.casework import repository
 from assessment.casework.events import event_id
@@ -82,6 +82,7 @@ async def propose(
     payload: dict[str, Any],
     principal: Principal,
     settings: AssessmentSettings,
+    today: date,
 ) -> Proposal:
     """Record a proposal (one pending per subject and action) and its event."""
     who = may_propose(principal, settings)
@@ -100,7 +101,7 @@ async def propose(
         payload=payload,
         proposed_by=who,
         proposed_role=principal.role,
-        proposed_on=clock.today(),
+        proposed_on=today,
     )
     session.add(row)
     await session.flush()
@@ -128,6 +129,7 @@ async def review(
     outcome: str,
     note: str | None,
     settings: AssessmentSettings,
+    today: date,
 ) -> ProposalReview:
     """The checker's decision; on approval the action runs (same transaction)."""
     who = person(principal)
@@ -157,7 +159,7 @@ async def review(
         outcome=outcome,
         reviewed_by=who,
         reviewed_role=principal.role,
-        reviewed_on=clock.today(),
+        reviewed_on=today,
         note=note,
     )
     session.add(row)

@@ -52,7 +52,13 @@ async def show_proposal(proposal: ProposalDep, session: SessionDep, settings: Se
 
 async def _review(outcome: str, body: ReviewCreate, proposal: Proposal, w: CaseWork) -> ProposalOut:
     review = await approvals.review(
-        w.session, proposal, principal=w.principal, outcome=outcome, note=body.note, settings=w.settings
+        w.session,
+        proposal,
+        principal=w.principal,
+        outcome=outcome,
+        note=body.note,
+        settings=w.settings,
+        today=w.runtime.today(),
     )
     return ProposalOut.of(proposal, review, w.settings)
 

@@ -41,7 +41,7 @@ async def charge_returned_payment_fee(
     facts = await accounts_repo.load_facts(session, reversal.tax_account)
     if facts is None:  # pragma: no cover - a reversal belongs to a known payment
         return None
-    fee, section = law.returned_payment_fee(facts.jurisdiction, reversal.reversed_on)
+    fee, section = law.returned_payment_fee(facts.jurisdiction, reversal.reversed_on, law=facts.law)
     period = period_paid_by(facts, reversal.payment_id, reversal)
     if fee == 0 or period is None:
         return None

@@ -6,12 +6,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.casework.models import FacilitatorAuthorization
 from servicekit.consumer import handles
+from servicekit.runtime import Runtime
 from taxcore.events import CloudEvent
 from taxcore.events.registry import AuthorizationEnded, AuthorizationGranted
 
 
 @handles(AuthorizationGranted, AuthorizationEnded)
-async def on_authorization(session: AsyncSession, data: AuthorizationGranted, event: CloudEvent) -> None:
+async def on_authorization(
+    session: AsyncSession, data: AuthorizationGranted, event: CloudEvent, runtime: Runtime
+) -> None:
     """Granted: the facilitator sees the lodging's cases; ended: no more (idempotent upsert)."""
     ended = isinstance(data, AuthorizationEnded)
     row = await session.get(FacilitatorAuthorization, data.authorization_id, with_for_update=True)

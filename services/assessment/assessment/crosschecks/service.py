@@ -22,7 +22,7 @@ from assessment.crosschecks.models import CrosscheckFinding, CrosscheckRun
 from assessment.models import LodgingView
 from servicekit.outbox import emit
 from taxcore.events.compliance import CrosscheckFindingItem, CrosscheckFindingsRecorded
-from taxcore.parameters import default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.rules.crosscheck import CROSSCHECK_RULES, CrossFinding, LodgingPeriodData, cross_check
 from taxcore.rules.declaration import DeclarationInput
 
@@ -35,7 +35,7 @@ def _fields(finding: CrossFinding | CrosscheckFinding) -> dict[str, Any]:
 
 
 async def run_crosschecks(
-    session: AsyncSession, *, tax_account: str, period: str, checked_on: date
+    session: AsyncSession, *, tax_account: str, period: str, checked_on: date, law: ParameterTree
 ) -> int | None:
     """Check the lodging-period; returns the number of findings, or None when nothing was checked."""
     lodging = await session.get(LodgingView, tax_account)
@@ -63,7 +63,7 @@ async def run_crosschecks(
         else await repository.peer_adrs(session, lodging, period, returned.lodging_class),
     )
     rules = CROSSCHECK_RULES if earlier is None else [r for r in CROSSCHECK_RULES if r != "adr_outlier"]
-    found = cross_check(data, parameters=default_tree(), rules=rules)
+    found = cross_check(data, parameters=law, rules=rules)
     if earlier is not None:
         found += [CrossFinding.model_validate(_fields(f)) for f in earlier if f.rule == "adr_outlier"]
     previous = await repository.latest_run(session, tax_account=tax_account, period=period)

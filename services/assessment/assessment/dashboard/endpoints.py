@@ -14,12 +14,12 @@ from typing import Annotated
 from fastapi import Query
 from pydantic import BaseModel
 
-from assessment import clock
 from assessment.dashboard import repository
 from servicekit.app import router as make_router
 from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.runtime import RuntimeDep
 from taxcore.money import SignedMoney, fmt
 
 router = make_router(prefix="/v1/dashboard", tags=["dashboard"])
@@ -68,11 +68,12 @@ class MonthRow(BaseModel):
 async def get_aging(
     session: SessionDep,
     _: AgencyReadDep,
+    runtime: RuntimeDep,
     as_of: date | None = None,
     jurisdiction: Jurisdiction = None,
     lodging_class: str | None = None,
 ) -> Aging:
-    on = as_of or clock.today()
+    on = as_of or runtime.today()
     rows = await repository.aging(session, as_of=on, jurisdiction=jurisdiction, lodging_class=lodging_class)
     totals = {b: fmt(sum((Decimal(r[b]) for r in rows), Decimal(0))) for b in (*repository.BUCKETS, "total")}
     return Aging(
@@ -91,6 +92,7 @@ async def get_aging(
 async def get_delinquents(
     session: SessionDep,
     _: AgencyReadDep,
+    runtime: RuntimeDep,
     as_of: date | None = None,
     jurisdiction: Jurisdiction = None,
     limit: LimitQuery = 50,
@@ -98,7 +100,7 @@ async def get_delinquents(
 ) -> Page[Delinquent]:
     rows = await repository.delinquents(
         session,
-        as_of=as_of or clock.today(),
+        as_of=as_of or runtime.today(),
         jurisdiction=jurisdiction,
         limit=limit,
         after=decode_cursor(cursor, arity=2),

@@ -6,7 +6,6 @@ from typing import Annotated, Literal
 
 from fastapi import Path, Query, Response
 
-from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.endpoints import AsOf
 from assessment.cases import service as cases
@@ -17,6 +16,7 @@ from assessment.documents.service import Rendered
 from servicekit.app import router as make_router
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1", tags=["documents"])
 PDF = {200: {"content": {"application/pdf": {}}}, **NotFound.openapi()}
@@ -47,9 +47,10 @@ def pdf_response(doc: Rendered) -> Response:
     summary="The notice of decision (PDF): outcome, recomputed balance, appeal deadline, how to pay",
 )
 async def decision_letter(
-    case: CaseDep, session: SessionDep, settings: SettingsDep, lang: Lang = None
+    case: CaseDep, session: SessionDep, settings: SettingsDep, runtime: RuntimeDep, lang: Lang = None
 ) -> Response:
-    current = await cases.view(session, case=case)
+    today = runtime.today()
+    current = await cases.view(session, case=case, on=today)
     if current.decision is None:
         raise Conflict(
             f"the case is {current.status}: a notice of decision exists once it is decided",
@@ -59,7 +60,7 @@ async def decision_letter(
     if facts is None:  # pragma: no cover - a case exists for a known account
         raise NotFound(f"no case {case.id!r}")
     return pdf_response(
-        service.decision_letter(facts, current, settings=settings, printed_on=clock.today(), requested=lang)
+        service.decision_letter(facts, current, settings=settings, printed_on=today, requested=lang)
     )
 
 
@@ -70,11 +71,12 @@ async def decision_letter(
     summary="The statement of account (PDF) as of any date",
 )
 async def statement_document(
-    facts: FactsDep, settings: SettingsDep, as_of: AsOf = None, lang: Lang = None
+    facts: FactsDep, settings: SettingsDep, runtime: RuntimeDep, as_of: AsOf = None, lang: Lang = None
 ) -> Response:
+    today = runtime.today()
     return pdf_response(
         service.statement_document(
-            facts, as_of=as_of or clock.today(), settings=settings, printed_on=clock.today(), requested=lang
+            facts, as_of=as_of or today, settings=settings, printed_on=today, requested=lang
         )
     )
 

@@ -31,7 +31,7 @@ from servicekit import documents as docs
 from servicekit.documents import Addressee, Language, Verification
 from taxcore.errors import TaxcoreError
 from taxcore.notices import notice_terms
-from taxcore.parameters import default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.rules.balance import COMPONENTS
 
 Kind = Literal["decision", "notice", "statement", "records_request"]
@@ -62,9 +62,9 @@ class Rendered:
     language: Language
 
 
-def component_section(jurisdiction: str, component: str, on: date) -> str:
-    """The statute section a component's amount rests on (its parameter's citation)."""
-    tree = default_tree()
+def component_section(jurisdiction: str, component: str, on: date, *, law: ParameterTree) -> str:
+    """The statute section a component's amount rests on (its parameter's citation in ``law``)."""
+    tree = law
     if component in ("tax", "impact_fee"):
         principal = tree.value(jurisdiction, "payments.principal_sections", on)
         if isinstance(principal, dict) and component in principal:
@@ -84,7 +84,7 @@ def component_section(jurisdiction: str, component: str, on: date) -> str:
 def language_of(facts: Facts, requested: str | None, on: date) -> Language:
     """``lang`` asked for, else the lodging's preferred language, else the jurisdiction's default."""
     preferred = requested or (facts.lodging.preferred_language if facts.lodging is not None else None)
-    return docs.language_for(facts.jurisdiction, preferred, on)
+    return docs.language_for(facts.jurisdiction, preferred, on, tree=facts.law)
 
 
 def addressee(facts: Facts) -> Addressee:
@@ -112,7 +112,9 @@ def verified(settings: AssessmentSettings, kind: str, subject: str, code: str) -
     return kind in KINDS and docs.code_matches(settings.document_secret, f"{kind}:{subject}", code)
 
 
-def _components(period: dict[str, Any], jurisdiction: str, on: date) -> list[dict[str, Any]]:
+def _components(
+    period: dict[str, Any], jurisdiction: str, on: date, law: ParameterTree
+) -> list[dict[str, Any]]:
     rows = []
     for name in COMPONENTS:
         c = period["components"].get(name)
@@ -121,7 +123,7 @@ def _components(period: dict[str, Any], jurisdiction: str, on: date) -> list[dic
         rows.append(
             {
                 "label": COMPONENT_LABELS.get(name, name),
-                "section": component_section(jurisdiction, name, on),
+                "section": component_section(jurisdiction, name, on, law=law),
                 "assessed": Decimal(c["assessed"]),
                 "paid": Decimal(c["paid"]),
                 "outstanding": Decimal(c["outstanding"]),
@@ -144,7 +146,7 @@ def _render(
     filename: str,
     **context: Any,
 ) -> Rendered:
-    agency = docs.letterhead(facts.jurisdiction, on)
+    agency = docs.letterhead(facts.jurisdiction, on, tree=facts.law)
     pdf = RENDERER.pdf(
         template,
         author=agency.name,
@@ -178,13 +180,13 @@ def decision_letter(
     period = next((p for p in body["periods"] if p["period"] == case.period), None)
     before = accounts.statement(facts, as_of=on - timedelta(days=1), explain=False)
     was = next((p for p in before["periods"] if p["period"] == case.period), None)
-    term = case_law.appeal_days(case.jurisdiction, on)
+    term = case_law.appeal_days(case.jurisdiction, on, law=facts.law)
     outcome = str(decision.details["outcome"])
     amounts = {k: Decimal(v) for k, v in (decision.details.get("amounts") or {}).items()}
     reduced = [
         {
             "label": COMPONENT_LABELS[c],
-            "section": component_section(case.jurisdiction, c, on),
+            "section": component_section(case.jurisdiction, c, on, law=facts.law),
             "was": Decimal(was["components"][c]["assessed"]) if was else None,
             "now": amount,
         }
@@ -206,8 +208,8 @@ def decision_letter(
         outcome=outcome,
         reasons=str(decision.details["reasons"]),
         reduced=reduced,
-        decision_section=case_law.section(case.jurisdiction, "decision", on),
-        components=_components(period, case.jurisdiction, on) if period else [],
+        decision_section=case_law.section(case.jurisdiction, "decision", on, law=facts.law),
+        components=_components(period, case.jurisdiction, on, facts.law) if period else [],
         balance=Decimal(period["balance"]) if period else Decimal("0.00"),
         balance_before=Decimal(was["balance"]) if was else None,
         appeal_deadline=date.fromisoformat(str(decision.details["appeal_deadline"])),
@@ -228,7 +230,7 @@ def notice_letter(
     """The notification of a deficiency (PR §2(25), §33; VI §54(d)) with the amounts on its date."""
     on = notice.issued_on
     language = language_of(facts, requested, on)
-    terms = notice_terms(notice.jurisdiction, on)
+    terms = notice_terms(notice.jurisdiction, on, parameters=facts.law)
     amounts = [
         (name, getattr(notice, name))
         for name in ("tax", "impact_fee", "penalty", "interest", "fine")
@@ -254,7 +256,7 @@ def notice_letter(
         rows=[
             {
                 "label": COMPONENT_LABELS[n],
-                "section": component_section(notice.jurisdiction, n, on),
+                "section": component_section(notice.jurisdiction, n, on, law=facts.law),
                 "amount": a,
             }
             for n, a in amounts
@@ -280,7 +282,7 @@ def statement_document(
             "period": p["period"],
             "due_date": p["due_date"],
             "basis": p["basis"],
-            "components": _components(p, facts.jurisdiction, as_of),
+            "components": _components(p, facts.jurisdiction, as_of, facts.law),
             "balance": Decimal(p["balance"]),
             "adjustments": [
                 {**a, "component_label": COMPONENT_LABELS.get(a["component"] or "", a["component"])}
@@ -301,7 +303,7 @@ def statement_document(
         settings=settings,
         filename=f"statement-{facts.tax_account}-{as_of.isoformat()}.pdf",
         as_of=as_of,
-        agency_name=law.agency_name(facts.jurisdiction, as_of),
+        agency_name=law.agency_name(facts.jurisdiction, as_of, law=facts.law),
         periods=periods,
         payments=body["payments"],
         totals={k: Decimal(v) for k, v in body["totals"].items()},
@@ -318,14 +320,15 @@ def records_request_letter(
     settings: AssessmentSettings,
     printed_on: date,
     requested: str | None = None,
+    law: ParameterTree,
 ) -> Rendered:
     """The records request of an audit (PR §3(E), §9, §10; VI §54(d)): the periods audited,
     the records the auditor listed and the date they are due."""
     on = request.recorded_on
     language = docs.language_for(
-        audit.jurisdiction, requested or (lodging.preferred_language if lodging else None), on
+        audit.jurisdiction, requested or (lodging.preferred_language if lodging else None), on, tree=law
     )
-    agency = docs.letterhead(audit.jurisdiction, on)
+    agency = docs.letterhead(audit.jurisdiction, on, tree=law)
     pdf = RENDERER.pdf(
         "documents/records_request.html",
         author=agency.name,

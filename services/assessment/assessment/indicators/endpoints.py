@@ -7,13 +7,13 @@ from typing import Annotated
 
 from fastapi import Query
 
-from assessment import clock
 from assessment.indicators import service
 from assessment.indicators.schemas import IndicatorsOut
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, ValidationFailed
+from servicekit.runtime import RuntimeDep
 from taxcore.errors import TaxcoreError
 from taxcore.periods import Period
 
@@ -34,16 +34,22 @@ async def get_indicators(
     jurisdiction: Annotated[str, Query(pattern=r"^[A-Z]{2}$")],
     from_: Annotated[str, Query(alias="from", pattern=PERIOD, description="first period, YYYY-MM")],
     to: Annotated[str, Query(pattern=PERIOD, description="last period, YYYY-MM")],
+    runtime: RuntimeDep,
     as_of: Annotated[date | None, Query(description="records known on this day (default today)")] = None,
 ) -> IndicatorsOut:
     if not principal.is_agency:
         raise Forbidden("the indicators are for the agency")
-    on = as_of or clock.today()
-    if on > clock.today():
+    on = as_of or runtime.today()
+    if on > runtime.today():
         raise ValidationFailed.on("as_of", "is in the future", root="query")
     try:
         return await service.compute(
-            session, jurisdiction=jurisdiction, first=Period.parse(from_), last=Period.parse(to), as_of=on
+            session,
+            jurisdiction=jurisdiction,
+            first=Period.parse(from_),
+            last=Period.parse(to),
+            as_of=on,
+            law=runtime.law,
         )
     except TaxcoreError as exc:  # a jurisdiction without parameters for the window
         raise ValidationFailed.on("jurisdiction", exc.message, root="query") from None

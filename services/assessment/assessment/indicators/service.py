@@ -27,7 +27,7 @@ from assessment.indicators.schemas import Indicator, IndicatorsOut, ReasonCode, 
 from servicekit.errors import ValidationFailed
 from taxcore.money import fmt
 from taxcore.obligations import declaration_filers, must_file
-from taxcore.parameters import default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
 HUNDRED = Decimal(100)
@@ -161,14 +161,14 @@ def periods_between(first: Period, last: Period) -> list[Period]:
 
 
 async def on_time_filing(
-    session: AsyncSession, *, jurisdiction: str, periods: list[Period], as_of: date
+    session: AsyncSession, *, jurisdiction: str, periods: list[Period], as_of: date, law: ParameterTree
 ) -> Indicator:
-    due = {str(p): due_date(jurisdiction, p) for p in periods}
+    due = {str(p): due_date(jurisdiction, p, parameters=law) for p in periods}
     due = {p: d for p, d in due.items() if d < as_of}  # expected only once the due date has passed
     by_kinds: dict[frozenset[str], dict[str, date]] = defaultdict(dict)
     for p in periods:
         if str(p) in due:
-            by_kinds[declaration_filers(jurisdiction, p)][str(p)] = due[str(p)]
+            by_kinds[declaration_filers(jurisdiction, p, parameters=law)][str(p)] = due[str(p)]
     on_time_periods: dict[str, set[str]] = defaultdict(set)
     for kinds, dues in by_kinds.items():
         for r in await repository.filed_on_time(
@@ -190,7 +190,9 @@ async def on_time_filing(
             owed = expected_for[key] = frozenset(
                 str(p)
                 for p in due_periods
-                if must_file(jurisdiction, p, registered_on=lodging.registered_on, history=history)
+                if must_file(
+                    jurisdiction, p, registered_on=lodging.registered_on, history=history, parameters=law
+                )
             )
         expected += len(owed)
         on_time += len(owed & on_time_periods.get(lodging.tax_account, set()))
@@ -205,14 +207,14 @@ async def on_time_filing(
 
 
 async def audits_and_crosschecks(
-    session: AsyncSession, *, jurisdiction: str, first: Period, last: Period
+    session: AsyncSession, *, jurisdiction: str, first: Period, last: Period, law: ParameterTree
 ) -> list[Indicator]:
     """P6-13 (use of audits) and P6-14 (automated cross-checking), from the audit and cross-check
     records (``audits``, ``audit_steps``, ``crosscheck_runs``)."""
     audits = await audit_coverage(session, jurisdiction=jurisdiction, first=first, last=last)
     checks = await crosscheck_coverage(session, jurisdiction=jurisdiction, first=first, last=last)
     window = {"starts_on": first.first_day.isoformat(), "ends_on": last.last_day.isoformat()}
-    tree = default_tree()
+    tree = law
     audit_section = tree.value(jurisdiction, "audits.section", last.last_day)
     sections = tree.value(jurisdiction, "crosschecks.sections", last.last_day)
     shortfall = sections["intermediary_shortfall"] if isinstance(sections, dict) else sections
@@ -257,7 +259,7 @@ async def audits_and_crosschecks(
 
 
 async def compute(
-    session: AsyncSession, *, jurisdiction: str, first: Period, last: Period, as_of: date
+    session: AsyncSession, *, jurisdiction: str, first: Period, last: Period, as_of: date, law: ParameterTree
 ) -> IndicatorsOut:
     if str(last) < str(first):
         raise ValidationFailed.on("to", "is before from", root="query")
@@ -266,7 +268,9 @@ async def compute(
         raise ValidationFailed.on("to", "the window is longer than 120 months", root="query")
     starts_on, ends_on = first.first_day, last.last_day
     end = min(ends_on, as_of)
-    figures = [await on_time_filing(session, jurisdiction=jurisdiction, periods=periods, as_of=as_of)]
+    figures = [
+        await on_time_filing(session, jurisdiction=jurisdiction, periods=periods, as_of=as_of, law=law)
+    ]
 
     pay = await repository.payment_timeliness(
         session, jurisdiction=jurisdiction, first=str(first), last=str(last), as_of=as_of
@@ -316,7 +320,9 @@ async def compute(
             denominator=fmt(arr["stock"]),
         )
     )
-    figures.extend(await audits_and_crosschecks(session, jurisdiction=jurisdiction, first=first, last=last))
+    figures.extend(
+        await audits_and_crosschecks(session, jurisdiction=jurisdiction, first=first, last=last, law=law)
+    )
 
     cases = await repository.cases(session, jurisdiction=jurisdiction)
     opened = [c for c in cases if starts_on <= c.opened_on <= end]

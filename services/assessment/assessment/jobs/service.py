@@ -24,19 +24,23 @@ from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from assessment import law
+from assessment import law as statutes
 from assessment.accounts import repository as accounts_repo
+from assessment.accounts.ledger import BalanceCache
+from assessment.accounts.repository import BALANCES, attach
 from assessment.accounts.service import recompute, refresh_summary
 from assessment.models import Estimate
 from assessment.notices.service import request_lapsed_draws
 from assessment.plans import service as plans
 from assessment.settings import AssessmentSettings
 from servicekit.outbox import emit
+from servicekit.runtime import Runtime
 from servicekit.schedule import DailySchedule, scheduled_daily
 from taxcore.errors import TaxcoreError
 from taxcore.events import registry as registry_events
 from taxcore.events.assessment import AccountAssessed
 from taxcore.obligations import must_file_lodging
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 from taxcore.rules.estimate import estimate_assessment
 
@@ -51,7 +55,7 @@ class NonFilersRun:
 
 
 async def estimate_non_filers(
-    session: AsyncSession, *, as_of: date, industry_cost: Decimal | None
+    session: AsyncSession, *, as_of: date, industry_cost: Decimal | None, law: ParameterTree
 ) -> NonFilersRun:
     lodgings = await accounts_repo.all_lodgings(session)
     raised: list[dict[str, str]] = []
@@ -64,7 +68,7 @@ async def estimate_non_filers(
         changed = False
         while True:
             try:
-                due = due_date(jur, period)
+                due = due_date(jur, period, parameters=law)
             except TaxcoreError as exc:
                 skipped.append(
                     {"tax_account": lodging.tax_account, "period": str(period), "reason": exc.message}
@@ -73,7 +77,7 @@ async def estimate_non_filers(
             if due >= as_of:
                 break
             p = str(period)
-            if p not in filed and p not in estimated and must_file_lodging(lodging, period):
+            if p not in filed and p not in estimated and must_file_lodging(lodging, period, parameters=law):
                 history = await accounts_repo.latest_bases_before(session, lodging.tax_account, p, as_of)
                 in_force = registry_events.attributes_in(lodging, period)  # the period's class, not today's
                 try:
@@ -85,6 +89,7 @@ async def estimate_non_filers(
                         history=history,
                         room_count=lodging.room_count,
                         industry_cost=industry_cost,
+                        parameters=law,
                     )
                 except TaxcoreError as exc:
                     skipped.append({"tax_account": lodging.tax_account, "period": p, "reason": exc.message})
@@ -121,7 +126,7 @@ async def estimate_non_filers(
                         tax=est.tax,
                         impact_fee=est.impact_fee,
                         reasons=[f"no declaration filed by {as_of.isoformat()}; estimated by {est.method}"],
-                        section=law.ESTIMATE_SECTION[jur],
+                        section=statutes.ESTIMATE_SECTION.of(law, jur),
                     ),
                     key=lodging.tax_account,
                 )
@@ -151,14 +156,18 @@ async def refresh_all_summaries(session: AsyncSession, *, as_of: date) -> int:
 
 
 async def run_daily(
-    sessionmaker: async_sessionmaker[AsyncSession], settings: AssessmentSettings, on: date
+    sessionmaker: async_sessionmaker[AsyncSession],
+    settings: AssessmentSettings,
+    on: date,
+    *,
+    law: ParameterTree,
 ) -> None:
     async with sessionmaker() as session, session.begin():
-        await estimate_non_filers(session, as_of=on, industry_cost=settings.estimate_industry_cost)
+        await estimate_non_filers(session, as_of=on, industry_cost=settings.estimate_industry_cost, law=law)
     async with sessionmaker() as session, session.begin():
         await plans.run(session, as_of=on)  # a plan defaulted today lets its periods' collection resume
     async with sessionmaker() as session, session.begin():
-        await request_lapsed_draws(session, as_of=on)
+        await request_lapsed_draws(session, as_of=on, law=law)
     async with sessionmaker() as session, session.begin():
         await refresh_all_summaries(session, as_of=on)
 
@@ -167,17 +176,23 @@ DAILY_JOB = "assessment.daily"
 
 
 async def daily_jobs(
-    settings: AssessmentSettings, sessionmaker: async_sessionmaker[AsyncSession], stop: asyncio.Event
+    settings: AssessmentSettings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    stop: asyncio.Event,
+    runtime: Runtime,
 ) -> None:
     """Worker background task: the daily jobs once a day at ``daily_jobs_at``, across replicas.
 
     Every replica runs this; one of them (the advisory-lock leader) runs the day's jobs,
-    recorded in ``job_runs`` (servicekit.schedule). They run as of the scheduled day.
+    recorded in ``job_runs`` (servicekit.schedule). They run as of the scheduled day (of the
+    runtime's clock), under the runtime's law.
     """
     engine = sessionmaker.kw["bind"]
+    if BALANCES not in sessionmaker.kw.get("info", {}):  # a worker without consumers owns its cache here
+        attach(sessionmaker, BalanceCache(law=runtime.law), runtime)
 
     async def work(on: date) -> None:
-        await run_daily(sessionmaker, settings, on)
+        await run_daily(sessionmaker, settings, on, law=runtime.law)
 
     await scheduled_daily(
         engine,
@@ -187,4 +202,5 @@ async def daily_jobs(
         runner=f"{socket.gethostname()}:{os.getpid()}",
         work=work,
         retry_seconds=settings.daily_jobs_retry_seconds,
+        now=runtime.clock.now,
     )

@@ -1,11 +1,12 @@
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated
 
 from fastapi import Depends, Path, Query
 from fastapi.responses import Response
 
-from assessment import clock, law
+from assessment import law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.accounts.service import recompute
@@ -21,6 +22,7 @@ from servicekit.auth import AdminDep, Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1/notices", tags=["notices"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi()}
@@ -43,11 +45,11 @@ async def get_visible_notice(
 NoticeDep = Annotated[tuple[Notice, Facts], Depends(get_visible_notice)]
 
 
-async def to_out(session: SessionDep, notice: Notice, facts: Facts) -> NoticeOut:
-    today = clock.today()
+async def to_out(session: SessionDep, notice: Notice, facts: Facts, today: date) -> NoticeOut:
     standing = await service.status_of(session, facts=facts, notice=notice, on=today)
     decided = await cases_service.notice_outcome(session, notice_id=notice.id, on=today)
-    return NoticeOut.of(notice, law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction), standing, decided)
+    term = law.cited(law.NOTICE_RESPONSE_DAYS, notice.jurisdiction, law=facts.law)
+    return NoticeOut.of(notice, term, standing, decided)
 
 
 @router.post(
@@ -57,9 +59,11 @@ async def to_out(session: SessionDep, notice: Notice, facts: Facts) -> NoticeOut
     responses=ERRORS,
     summary="Notify a deficiency (PR §2(25), §33) with the amounts owed on its date",
 )
-async def create_notice(body: NoticeCreate, session: SessionDep, principal: AdminDep) -> NoticeOut:
-    issued_on = body.issued_on or clock.today()
-    if issued_on > clock.today():
+async def create_notice(
+    body: NoticeCreate, session: SessionDep, principal: AdminDep, runtime: RuntimeDep
+) -> NoticeOut:
+    issued_on = body.issued_on or runtime.today()
+    if issued_on > runtime.today():
         raise ValidationFailed.on("issued_on", "is in the future")
     await accounts_repo.lock_account(session, body.tax_account)
     facts = await accounts_repo.load_facts(session, body.tax_account)
@@ -76,13 +80,14 @@ async def create_notice(body: NoticeCreate, session: SessionDep, principal: Admi
     )
     assert notice is not None
     refreshed = await recompute(session, tax_account=body.tax_account)
-    return await to_out(session, notice, refreshed or facts)
+    return await to_out(session, notice, refreshed or facts, runtime.today())
 
 
 @router.get("", response_model=Page[NoticeOut], summary="Notices visible to the caller")
 async def list_notices(
     session: SessionDep,
     principal: PrincipalDep,
+    runtime: RuntimeDep,
     tax_account: Annotated[str | None, Query()] = None,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
@@ -98,7 +103,7 @@ async def list_notices(
             f = await accounts_repo.load_facts(session, n.tax_account)
             assert f is not None
             facts_cache[n.tax_account] = f
-        items.append(await to_out(session, n, facts_cache[n.tax_account]))
+        items.append(await to_out(session, n, facts_cache[n.tax_account], runtime.today()))
     page = paginate(
         list(rows), limit=limit, key=lambda n: [n.issued_on.isoformat(), n.id], to_item=lambda n: n
     )
@@ -106,8 +111,8 @@ async def list_notices(
 
 
 @router.get("/{notice_id}", response_model=NoticeOut, responses=ERRORS, summary="A notice and its status")
-async def get_notice(found: NoticeDep, session: SessionDep) -> NoticeOut:
-    return await to_out(session, *found)
+async def get_notice(found: NoticeDep, session: SessionDep, runtime: RuntimeDep) -> NoticeOut:
+    return await to_out(session, *found, runtime.today())
 
 
 @router.get(
@@ -116,10 +121,12 @@ async def get_notice(found: NoticeDep, session: SessionDep) -> NoticeOut:
     response_class=Response,
     summary="The notice letter (PDF)",
 )
-async def get_letter(found: NoticeDep, settings: SettingsDep, lang: Lang = None) -> Response:
+async def get_letter(
+    found: NoticeDep, settings: SettingsDep, runtime: RuntimeDep, lang: Lang = None
+) -> Response:
     notice, facts = found
     return pdf_response(
-        documents.notice_letter(facts, notice, settings=settings, printed_on=clock.today(), requested=lang)
+        documents.notice_letter(facts, notice, settings=settings, printed_on=runtime.today(), requested=lang)
     )
 
 
@@ -131,7 +138,7 @@ async def get_letter(found: NoticeDep, settings: SettingsDep, lang: Lang = None)
     summary="Accept the notice, or dispute part of it with the undisputed part paid (PR §34)",
 )
 async def respond(
-    body: ResponseCreate, found: NoticeDep, session: SessionDep, principal: PrincipalDep
+    body: ResponseCreate, found: NoticeDep, session: SessionDep, principal: PrincipalDep, runtime: RuntimeDep
 ) -> NoticeOut:
     notice, facts = found
     if not (principal.can_write_all or principal.role == "operator"):
@@ -143,11 +150,12 @@ async def respond(
         kind=body.kind,
         disputed_amount=body.disputed_amount,
         statement=body.statement,
-        responded_on=body.responded_on or clock.today(),
+        responded_on=body.responded_on or runtime.today(),
         responder=principal.client_id,
+        today=runtime.today(),
     )
     if response.kind == "dispute":  # a dispute opens a case (assessment.cases)
         await cases_service.open_case(
             session, facts=facts, notice=notice, response=response, by=principal.actor
         )
-    return await to_out(session, notice, facts)
+    return await to_out(session, notice, facts, runtime.today())

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock, law
+from assessment import law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.cases import service as cases_service
@@ -22,6 +22,7 @@ from servicekit.outbox import emit
 from taxcore.events.assessment import BondDrawRequested, NoticeIssued
 from taxcore.money import ZERO, fmt
 from taxcore.notices import notice_terms
+from taxcore.parameters import ParameterTree
 from taxcore.rules.balance import Balance
 
 BOND_REQUEST_NAMESPACE = uuid.UUID("0b6f3b7c-3f4e-4f0e-9b61-8a2d6f4c2e55")
@@ -68,11 +69,11 @@ async def issue_notice(
         detail = f"{period}: {hold}; no notice is issued for its periods while it is"
         raise Conflict(detail, errors=[{"pointer": "#/body/period", "detail": detail}])
     out = {c.component: c.outstanding for c in bal.components}
-    term = law.cited(law.NOTICE_RESPONSE_DAYS, facts.jurisdiction)
+    term = law.cited(law.NOTICE_RESPONSE_DAYS, facts.jurisdiction, law=facts.law)
     section = (
-        law.CLERICAL_ASSESSMENT_SECTION[facts.jurisdiction]
+        law.CLERICAL_ASSESSMENT_SECTION.of(facts.law, facts.jurisdiction)
         if kind == "clerical_error"
-        else law.NOTICE_SECTION[facts.jurisdiction]
+        else law.NOTICE_SECTION.of(facts.law, facts.jurisdiction)
     )
     notice = Notice(
         tax_account=facts.tax_account,
@@ -170,13 +171,14 @@ async def respond(
     statement: str | None,
     responded_on: date,
     responder: str,
+    today: date,
 ) -> NoticeResponse:
     """Accept the notice, or dispute part of it, having paid the undisputed part where the
     jurisdiction requires it (PR §34: ``assessment.partial_dispute_prepay`` and its
     ``assessment.partial_dispute_section``; VI: no such rule)."""
     if responded_on < notice.issued_on:
         raise ValidationFailed.on("responded_on", "is before the notice was issued")
-    if responded_on > clock.today():
+    if responded_on > today:
         raise ValidationFailed.on("responded_on", "is in the future")
     if responded_on > notice.response_deadline:
         raise Conflict(
@@ -198,7 +200,9 @@ async def respond(
         after = period_balance(facts, notice.period, responded_on)
         paid_since = (after.total_paid if after else ZERO) - (before.total_paid if before else ZERO)
         # only where the jurisdiction's own law asks for it (PR §34; none in VI §54)
-        prepay = notice_terms(notice.jurisdiction, notice.issued_on).partial_dispute_section
+        prepay = notice_terms(
+            notice.jurisdiction, notice.issued_on, parameters=facts.law
+        ).partial_dispute_section
         if prepay is not None and paid_since < undisputed:
             raise ValidationFailed.on(
                 "disputed_amount",
@@ -223,7 +227,9 @@ def _bond_remaining(bond: BondView, draws: list[BondDrawView]) -> Decimal:
     return bond.amount - sum((d.amount for d in draws if d.bond_id == bond.bond_id), ZERO)
 
 
-async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[BondDrawRequest]:
+async def request_lapsed_draws(
+    session: AsyncSession, *, as_of: date, law: ParameterTree
+) -> list[BondDrawRequest]:
     """PR §33: for each notice whose term lapsed unpaid and undisputed, ask the registry to draw the bond.
 
     Once per notice (the request row's primary key is the notice id, and the
@@ -232,7 +238,7 @@ async def request_lapsed_draws(session: AsyncSession, *, as_of: date) -> list[Bo
     """
     made: list[BondDrawRequest] = []
     for notice in await repository.lapsed_without_request(session, as_of):
-        draw_section = notice_terms(notice.jurisdiction, notice.issued_on).bond_draw_section
+        draw_section = notice_terms(notice.jurisdiction, notice.issued_on, parameters=law).bond_draw_section
         if draw_section is None:  # bonds are not required there (VI): nothing to draw on
             continue
         responses = [r for r in await repository.responses_of(session, notice.id) if r.responded_on <= as_of]

@@ -6,7 +6,6 @@ from typing import Annotated
 
 from fastapi import Depends, Path
 
-from assessment import clock
 from assessment.casework import approvals, work
 from assessment.deps import FactsDep, WorkDep
 from assessment.plans import repository, service
@@ -22,6 +21,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1", tags=["plans"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()}
@@ -54,8 +54,11 @@ RequestDep = Annotated[PlanRequest, Depends(get_request)]
 )
 async def grant_plan(body: PlanCreate, facts: FactsDep, w: WorkDep) -> PlanOut:
     await w.staff_lock(facts.tax_account, what="grant a payment plan")
-    plan = await service.grant(w.session, facts=facts, principal=w.principal, settings=w.settings, grant=body)
-    return await service.view(w.session, facts=facts, plan=plan, on=clock.today())
+    today = w.runtime.today()
+    plan = await service.grant(
+        w.session, facts=facts, principal=w.principal, settings=w.settings, grant=body, today=today
+    )
+    return await service.view(w.session, facts=facts, plan=plan, on=today)
 
 
 @router.get(
@@ -64,15 +67,15 @@ async def grant_plan(body: PlanCreate, facts: FactsDep, w: WorkDep) -> PlanOut:
     responses=ERRORS,
     summary="The account's payment plans, each with its schedule and status today",
 )
-async def list_plans(facts: FactsDep, session: SessionDep) -> list[PlanOut]:
+async def list_plans(facts: FactsDep, session: SessionDep, runtime: RuntimeDep) -> list[PlanOut]:
     plans = await repository.account_plans(session, facts.tax_account)
-    return [await service.view(session, facts=facts, plan=p, on=clock.today()) for p in plans]
+    return [await service.view(session, facts=facts, plan=p, on=runtime.today()) for p in plans]
 
 
 @router.get("/plans/{plan_id}", response_model=PlanOut, responses=ERRORS, summary="One plan and its schedule")
-async def show_plan(plan: PlanDep, session: SessionDep) -> PlanOut:
+async def show_plan(plan: PlanDep, session: SessionDep, runtime: RuntimeDep) -> PlanOut:
     facts = await work.facts_of(session, plan.tax_account)
-    return await service.view(session, facts=facts, plan=plan, on=clock.today())
+    return await service.view(session, facts=facts, plan=plan, on=runtime.today())
 
 
 @router.post(
@@ -83,7 +86,9 @@ async def show_plan(plan: PlanDep, session: SessionDep) -> PlanOut:
     summary="The taxpayer asks for a payment plan (it goes to the agency's queue)",
 )
 async def request_plan(body: PlanRequestCreate, facts: FactsDep, w: WorkDep) -> PlanRequestOut:
-    row = await service.request(w.session, facts=facts, principal=w.principal, ask=body)
+    row = await service.request(
+        w.session, facts=facts, principal=w.principal, ask=body, today=w.runtime.today()
+    )
     return await service.request_view(w.session, req=row)
 
 
@@ -125,6 +130,11 @@ async def show_request(req: RequestDep, session: SessionDep) -> PlanRequestOut:
 async def decline_request(body: DeclineCreate, req: RequestDep, w: WorkDep) -> PlanRequestOut:
     await w.staff_lock(req.tax_account, what="decline a plan request")
     await service.decline(
-        w.session, req=req, principal=w.principal, settings=w.settings, reasons=body.reasons
+        w.session,
+        req=req,
+        principal=w.principal,
+        settings=w.settings,
+        reasons=body.reasons,
+        today=w.runtime.today(),
     )
     return await service.request_view(w.session, req=req)

@@ -25,7 +25,7 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock, law
+from assessment import law
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts, account_state, period_statements
 from assessment.accounts.service import recompute
@@ -108,14 +108,14 @@ async def grant(
     principal: Principal,
     settings: AssessmentSettings,
     grant: PlanCreate,
+    today: date,
 ) -> PaymentPlan:
     """Grant a plan; every check comes before the first write (a refusal changes nothing)."""
-    as_of, periods, request_id = grant.as_of or clock.today(), grant.periods, grant.request_id
+    as_of, periods, request_id = grant.as_of or today, grant.periods, grant.request_id
     down = grant.down_payment
     down_payment = Line(down.due_on, down.amount) if down is not None else None
     installments = [Line(x.due_on, x.amount) for x in grant.installments]
     who = approvals.may_propose(principal, settings)
-    today = clock.today()
     if as_of > today:
         raise ValidationFailed.on("as_of", "is in the future")
     if request_id is not None:
@@ -151,7 +151,7 @@ async def grant(
             )
     planned = sum((owed[p] for p in periods), ZERO)
     _check_schedule(as_of, down_payment, installments, planned)
-    grace = law.cited_on(GRACE_DAYS, facts.jurisdiction, today)
+    grace = law.cited_on(GRACE_DAYS, facts.jurisdiction, today, law=facts.law)
     plan = PaymentPlan(
         tax_account=facts.tax_account,
         jurisdiction=facts.jurisdiction,
@@ -197,19 +197,19 @@ async def grant(
 
 
 async def request(
-    session: AsyncSession, *, facts: Facts, principal: Principal, ask: PlanRequestCreate
+    session: AsyncSession, *, facts: Facts, principal: Principal, ask: PlanRequestCreate, today: date
 ) -> PlanRequest:
     """The taxpayer's request, to the agency's queue (only while something is owed)."""
     if principal.role != "operator":
         raise Forbidden("the taxpayer (operator) requests a payment plan; the agency grants one directly")
-    if not owed_on(facts, clock.today()):
+    if not owed_on(facts, today):
         raise approvals.conflict("nothing is owed: no balance to plan", "#/body/installments")
     row = PlanRequest(
         tax_account=facts.tax_account,
         jurisdiction=facts.jurisdiction,
         installments=ask.installments,
         explanation=ask.explanation,
-        requested_on=clock.today(),
+        requested_on=today,
         requested_by=principal.actor,
     )
     return await work.add_and_emit(
@@ -228,6 +228,7 @@ async def decline(
     principal: Principal,
     settings: AssessmentSettings,
     reasons: str,
+    today: date,
 ) -> PlanStep:
     who = f"user:{approvals.may_propose(principal, settings)}"
     if (
@@ -240,7 +241,7 @@ async def decline(
         tax_account=req.tax_account,
         key="declined",
         step="declined",
-        on=clock.today(),
+        on=today,
         by=who,
         details={"reasons": reasons},
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from functools import partial
 from typing import Annotated, Protocol
 
@@ -46,6 +47,7 @@ class RefundWork(Protocol):
         refund: Refund,
         principal: Principal,
         settings: AssessmentSettings,
+        today: date,
     ) -> object: ...
 
 
@@ -70,7 +72,14 @@ async def _work_refund(found: tuple[Refund, Facts], w: CaseWork, step: RefundWor
     """Agency staff, under the account's lock: the step, then the refund as it now stands."""
     refund, facts = found
     await w.staff_lock(refund.tax_account, what="work a refund")
-    await step(w.session, facts=facts, refund=refund, principal=w.principal, settings=w.settings)
+    await step(
+        w.session,
+        facts=facts,
+        refund=refund,
+        principal=w.principal,
+        settings=w.settings,
+        today=w.runtime.today(),
+    )
     return await service.view(w.session, facts=facts, refund=refund)
 
 

@@ -18,7 +18,6 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock
 from assessment.accounts.ledger import Facts, account_state
 from assessment.casework import approvals
 from assessment.casework.models import Proposal, ProposalReview, RefundStep
@@ -56,7 +55,13 @@ def _conflict(detail: str) -> Conflict:
 
 
 async def start_review(
-    session: AsyncSession, *, facts: Facts, refund: Refund, principal: Principal, settings: AssessmentSettings
+    session: AsyncSession,
+    *,
+    facts: Facts,
+    refund: Refund,
+    principal: Principal,
+    settings: AssessmentSettings,
+    today: date,
 ) -> RefundStep:
     who = approvals.may_propose(principal, settings)
     if status(facts, refund.id) != "requested":
@@ -66,7 +71,7 @@ async def start_review(
         facts=facts,
         refund=refund,
         step="under_review",
-        on=clock.today(),
+        on=today,
         by=f"user:{who}",
         details={},
     )
@@ -80,6 +85,7 @@ async def decide(
     principal: Principal,
     settings: AssessmentSettings,
     decision: RefundDecisionCreate,
+    today: date,
 ) -> RefundStep | Proposal:
     """Deny now (one person), or propose the approval for a second person."""
     outcome, reasons = decision.outcome, decision.reasons
@@ -93,7 +99,7 @@ async def decide(
             facts=facts,
             refund=refund,
             step="denied",
-            on=clock.today(),
+            on=today,
             by=f"user:{who}",
             details={"reasons": reasons},
         )
@@ -107,6 +113,7 @@ async def decide(
         payload={"reasons": reasons},
         principal=principal,
         settings=settings,
+        today=today,
     )
 
 
@@ -127,13 +134,14 @@ async def propose_payment(
     principal: Principal,
     settings: AssessmentSettings,
     payment: RefundPaymentCreate,
+    today: date,
 ) -> Proposal:
     """Propose the disbursement (on ``payment.paid_on``, default today) for a second person."""
-    method, reference, paid_on = payment.method, payment.reference, payment.paid_on or clock.today()
+    method, reference, paid_on = payment.method, payment.reference, payment.paid_on or today
     approvals.may_propose(principal, settings)
     if status(facts, refund.id) != "approved":
         raise _conflict(f"the refund is {status(facts, refund.id)}: only an approved refund is paid")
-    if paid_on > clock.today():
+    if paid_on > today:
         raise ValidationFailed.on("paid_on", "is in the future")
     if paid_on < refund.requested_on:
         raise ValidationFailed.on("paid_on", "is before the request")
@@ -153,6 +161,7 @@ async def propose_payment(
         payload={"method": method, "reference": reference, "paid_on": paid_on.isoformat()},
         principal=principal,
         settings=settings,
+        today=today,
     )
 
 

@@ -61,7 +61,7 @@ async def emit_step(
             reference=details.get("reference"),
             proposed_by=details.get("proposed_by"),
             approved_by=details.get("approved_by"),
-            section=law.section(facts.jurisdiction, "refund", on),
+            section=law.section(facts.jurisdiction, "refund", on, law=facts.law),
         ),
         key=refund.tax_account,
         event_id=event_id("refund-step", refund.id, step),

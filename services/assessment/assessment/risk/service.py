@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.audits import repository as audits
 from assessment.risk import repository
-from taxcore.parameters import default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 from taxcore.rules.risk import RiskInputs, RiskScore, risk_score
 
@@ -28,16 +28,18 @@ class Ranked:
     late: list[str]
 
 
-def window(jurisdiction: str, as_of: date) -> list[str]:
-    months = int(str(default_tree().value(jurisdiction, "risk.lookback_months", as_of)))
+def window(jurisdiction: str, as_of: date, *, law: ParameterTree) -> list[str]:
+    months = int(str(law.value(jurisdiction, "risk.lookback_months", as_of)))
     last = Period.of(as_of).prev()
     return [str(last.add_months(-i)) for i in range(months - 1, -1, -1)]
 
 
-async def ranked(session: AsyncSession, *, jurisdiction: str, as_of: date) -> list[Ranked]:
-    periods = window(jurisdiction, as_of)
+async def ranked(
+    session: AsyncSession, *, jurisdiction: str, as_of: date, law: ParameterTree
+) -> list[Ranked]:
+    periods = window(jurisdiction, as_of, law=law)
     closed = await audits.last_closed(session)
-    tree = default_tree()
+    tree = law
     out: list[Ranked] = []
     for risk in await repository.gather(session, jurisdiction=jurisdiction, periods=periods, as_of=as_of):
         late = sorted(

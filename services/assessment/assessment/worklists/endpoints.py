@@ -11,7 +11,6 @@ from typing import Annotated
 
 from fastapi import Query
 
-from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.cases import service as cases_service
@@ -22,6 +21,7 @@ from assessment.worklists import repository
 from servicekit.app import router as make_router
 from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1/worklists", tags=["work queues"])
 OPEN_CASE = ("filed", "under_review", "hearing_scheduled", "decision_proposed", "under_appeal")
@@ -36,13 +36,14 @@ OPEN_REFUND = ("requested", "under_review", "approved")
 async def open_cases(
     session: SessionDep,
     principal: AgencyReadDep,
+    runtime: RuntimeDep,
     status: Annotated[list[str] | None, Query(max_length=7, description="default: every open status")] = None,
 ) -> list[CaseOut]:
     wanted = set(status or OPEN_CASE)
-    today = clock.today()
+    today = runtime.today()
     out: list[CaseOut] = []
     for case in await repository.cases_by_age(session):
-        current = await cases_service.view(session, case=case)
+        current = await cases_service.view(session, case=case, on=today)
         if current.status not in wanted:
             continue
         out.append(await cases_service.shown(session, current=current, on=today))

@@ -42,7 +42,7 @@ WriteOffDep = Annotated[tuple[AdjustmentFact, Facts], Depends(get_write_off)]
 async def propose_write_off(body: WriteOffCreate, facts: FactsDep, w: WorkDep) -> ProposalOut:
     await w.staff_lock(facts.tax_account, what="write off a balance")
     proposal = await service.propose(
-        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body
+        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body, today=w.runtime.today()
     )
     return ProposalOut.of(proposal, None, w.settings)
 
@@ -62,6 +62,12 @@ async def reverse_write_off(body: ReversalCreate, found: WriteOffDep, w: WorkDep
     fact, facts = found
     await w.staff_lock(fact.tax_account, what="write off a balance")
     await service.reverse(
-        w.session, facts=facts, fact=fact, principal=w.principal, settings=w.settings, reason=body.reason
+        w.session,
+        facts=facts,
+        fact=fact,
+        principal=w.principal,
+        settings=w.settings,
+        reason=body.reason,
+        today=w.runtime.today(),
     )
     return await service.view(w.session, fact=fact)

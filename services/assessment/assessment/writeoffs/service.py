@@ -11,9 +11,10 @@ open case or appeal is not written off (409).
 
 from __future__ import annotations
 
+from datetime import date
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from assessment import clock
 from assessment.accounts import repository as accounts_repo
 from assessment.accounts.ledger import Facts
 from assessment.cases import service as cases_service
@@ -33,9 +34,9 @@ def _conflict(detail: str, pointer: str = "#/body/period") -> Conflict:
     return approvals.conflict(detail, pointer)
 
 
-def in_force(facts: Facts, period: str) -> AdjustmentFact | None:
+def in_force(facts: Facts, period: str, *, today: date) -> AdjustmentFact | None:
     """The period's write-off in force today (not reversed), if any."""
-    reversed_ids = {r.fact_id for r in facts.adjustment_reversals if r.reversed_on <= clock.today()}
+    reversed_ids = {r.fact_id for r in facts.adjustment_reversals if r.reversed_on <= today}
     for f in facts.adjustments:
         if f.period == period and f.kind == "write_off" and f.id not in reversed_ids:
             return f
@@ -49,25 +50,25 @@ async def propose(
     principal: Principal,
     settings: AssessmentSettings,
     ask: WriteOffCreate,
+    today: date,
 ) -> Proposal:
     """Propose writing off the period's balance today (another agency person approves)."""
     period, reason, explanation = ask.period, ask.reason, ask.explanation
     approvals.may_propose(principal, settings)
-    today = clock.today()
     bal = balances_on(facts, period, today)
     if bal is None:
         raise ValidationFailed.on("period", f"the account has no liability for {period}")
-    if in_force(facts, period) is not None:
+    if in_force(facts, period, today=today) is not None:
         raise _conflict(f"{period} is already written off")
     for case in await repository.account_cases(session, facts.tax_account):
         if case.period == period:
-            current = await cases_service.view(session, case=case)
+            current = await cases_service.view(session, case=case, on=today)
             if current.status not in ("decided", "closed"):  # open, or under appeal
                 raise _conflict(f"{period} is in case {case.id} ({current.status}): decide it first")
     if bal.balance <= 0:
         raise _conflict(f"nothing is owed for {period} on {today.isoformat()}")
     if reason == "limitation_passed":
-        years = law.write_off_limitation_years(facts.jurisdiction, today)
+        years = law.write_off_limitation_years(facts.jurisdiction, today, law=facts.law)
         from_on = add_months(bal.due_date, 12 * years.value)
         if today <= from_on:
             raise ValidationFailed.on(
@@ -85,6 +86,7 @@ async def propose(
         payload={"reason": reason, "explanation": explanation, "balance": fmt(bal.balance)},
         principal=principal,
         settings=settings,
+        today=today,
     )
 
 
@@ -93,7 +95,7 @@ async def _approve(session: AsyncSession, proposal: Proposal, review: ProposalRe
     facts = await accounts_repo.load_facts(session, proposal.tax_account)
     assert facts is not None
     assert proposal.period is not None
-    if in_force(facts, proposal.period) is not None:
+    if in_force(facts, proposal.period, today=review.reviewed_on) is not None:
         raise _conflict(f"{proposal.period} is already written off")
     row = AdjustmentFact(
         tax_account=facts.tax_account,
@@ -103,7 +105,7 @@ async def _approve(session: AsyncSession, proposal: Proposal, review: ProposalRe
         component=None,
         amount=None,
         effective_on=review.reviewed_on,
-        section=law.section(facts.jurisdiction, "write_off", review.reviewed_on),
+        section=law.section(facts.jurisdiction, "write_off", review.reviewed_on, law=facts.law),
         reason=f"{proposal.payload['reason']}: {proposal.payload['explanation']}",
         proposed_by=proposal.proposed_by,
         approved_by=review.reviewed_by,
@@ -121,6 +123,7 @@ async def reverse(
     principal: Principal,
     settings: AssessmentSettings,
     reason: str,
+    today: date,
 ) -> None:
     """Money appeared: the written-off amounts are owed again from today (raising what is owed
     needs one agency person)."""
@@ -128,7 +131,7 @@ async def reverse(
     if await repository.reversal_of(session, fact.id) is not None:
         raise _conflict("the write-off is already reversed", "#/write_off/status")
     await adjustments.reverse(
-        session, facts, fact, reversed_on=clock.today(), reason=reason, proposed_by=None, approved_by=who
+        session, facts, fact, reversed_on=today, reason=reason, proposed_by=None, approved_by=who
     )
 
 

@@ -13,6 +13,7 @@ from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.rows import from_row
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1/certifications", tags=["certifications"])
 ERRORS = {**Forbidden.openapi(), **Conflict.openapi(), **ValidationFailed.openapi()}
@@ -30,9 +31,9 @@ def to_out(cert: Certification, current: bool) -> CertificationOut:
     summary="Record the Bank's certification of a fiscal year (PR §31(A))",
 )
 async def create_certification(
-    body: CertificationCreate, session: SessionDep, _: AdminDep
+    body: CertificationCreate, session: SessionDep, _: AdminDep, runtime: RuntimeDep
 ) -> CertificationOut:
-    cert = await service.certify(session, data=body)
+    cert = await service.certify(session, data=body, law=runtime.law)
     await session.refresh(cert)
     return to_out(cert, True)
 

@@ -17,12 +17,15 @@ from distribution.certifications.schemas import CertificationCreate
 from distribution.models import Certification
 from servicekit.errors import Conflict, ValidationFailed
 from taxcore.jurisdictions import known_jurisdictions
+from taxcore.parameters import ParameterTree
 from taxcore.rules.distribution import takes_certification
 
 
-def certified_jurisdiction(data: CertificationCreate) -> str:
+def certified_jurisdiction(data: CertificationCreate, *, law: ParameterTree) -> str:
     """The jurisdiction certified: the one named, or the only one that takes a certification."""
-    takers = [j for j in known_jurisdictions() if takes_certification(j, data.certified_on)]
+    takers = [
+        j for j in known_jurisdictions(parameters=law) if takes_certification(j, data.certified_on, law)
+    ]
     if data.jurisdiction is None:
         if len(takers) != 1:
             raise ValidationFailed.on(
@@ -38,8 +41,8 @@ def certified_jurisdiction(data: CertificationCreate) -> str:
     return data.jurisdiction
 
 
-async def certify(session: AsyncSession, *, data: CertificationCreate) -> Certification:
-    jurisdiction = certified_jurisdiction(data)
+async def certify(session: AsyncSession, *, data: CertificationCreate, law: ParameterTree) -> Certification:
+    jurisdiction = certified_jurisdiction(data, law=law)
     await session.execute(
         text("SELECT pg_advisory_xact_lock(hashtext('distribution-certification:' || :j), :fy)"),
         {"j": jurisdiction, "fy": data.fiscal_year},

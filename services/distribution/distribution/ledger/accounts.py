@@ -31,17 +31,17 @@ from datetime import date
 from typing import Literal
 
 from taxcore.errors import TaxcoreError
-from taxcore.parameters import default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.rules.distribution import funds
 
 ACCESSORY = frozenset({"penalty", "interest", "fine", "returned_payment_fee"})
 Destination = Literal["statutory", "other", "suspense"]
 
 
-def section_text(jurisdiction: str, path: str, on: date) -> str | None:
+def section_text(jurisdiction: str, path: str, on: date, *, law: ParameterTree) -> str | None:
     """The citation text of parameter ``path`` in force on ``on``, or None if there is none."""
     try:
-        return str(default_tree().value(jurisdiction, path, on))
+        return str(law.value(jurisdiction, path, on))
     except TaxcoreError:
         return None
 
@@ -68,13 +68,13 @@ def pending(jurisdiction: str) -> AccountSpec:
     )
 
 
-def other(jurisdiction: str, on: date) -> AccountSpec:
+def other(jurisdiction: str, on: date, *, law: ParameterTree) -> AccountSpec:
     return AccountSpec(
         f"other:{jurisdiction}",
         jurisdiction,
         "other",
         f"Penalties, interest and fines collected ({jurisdiction}; not distributed by the statute)",
-        section_text(jurisdiction, "distribution.accessory_receipts_section", on),
+        section_text(jurisdiction, "distribution.accessory_receipts_section", on, law=law),
     )
 
 
@@ -87,11 +87,11 @@ def suspense(jurisdiction: str) -> AccountSpec:
     )
 
 
-def fund_accounts(jurisdiction: str, on: date) -> list[AccountSpec]:
+def fund_accounts(jurisdiction: str, on: date, *, law: ParameterTree) -> list[AccountSpec]:
     """One account per fund of ``jurisdiction`` in force on ``on`` (taxcore parameters)."""
     return [
         AccountSpec(f"fund:{f.code}", jurisdiction, "fund", f.name, f.section)
-        for f in funds(jurisdiction, on)
+        for f in funds(jurisdiction, on, law)
     ]
 
 
@@ -99,10 +99,10 @@ def fund_account_code(fund: str) -> str:
     return f"fund:{fund}"
 
 
-def destination(jurisdiction: str, component: str, on: date) -> Destination:
+def destination(jurisdiction: str, component: str, on: date, *, law: ParameterTree) -> Destination:
     """Where a collected component goes at distribution (see the module docstring)."""
     try:
-        principal = default_tree().value(jurisdiction, "payments.principal_sections", on)
+        principal = law.value(jurisdiction, "payments.principal_sections", on)
     except TaxcoreError:
         return "suspense"
     if isinstance(principal, dict) and component in principal:

@@ -14,6 +14,7 @@ from distribution.models import Account
 from servicekit.consumer import once_per_batch
 from taxcore.events.assessment import CollectionPosted
 from taxcore.money import ZERO
+from taxcore.parameters import ParameterTree
 
 _PENDING = "distribution.collections.pending"
 #: the fields of a collection row that are the posting's own
@@ -23,7 +24,9 @@ _AS_POSTED = (
 ).split()
 
 
-async def record_collection(session: AsyncSession, *, event_id: str, posting: CollectionPosted) -> None:
+async def record_collection(
+    session: AsyncSession, *, event_id: str, posting: CollectionPosted, law: ParameterTree
+) -> None:
     """Debit cash, credit the jurisdiction's collections pending distribution.
 
     A negative amount (assessment re-applied a payment, or a paid refund took
@@ -37,11 +40,13 @@ async def record_collection(session: AsyncSession, *, event_id: str, posting: Co
     """
     session.info.setdefault(_PENDING, []).append((event_id, posting))
     await once_per_batch(
-        session, _PENDING, lambda: book_collections(session, postings=session.info.pop(_PENDING))
+        session, _PENDING, lambda: book_collections(session, postings=session.info.pop(_PENDING), law=law)
     )
 
 
-async def book_collections(session: AsyncSession, *, postings: Sequence[tuple[str, CollectionPosted]]) -> int:
+async def book_collections(
+    session: AsyncSession, *, postings: Sequence[tuple[str, CollectionPosted]], law: ParameterTree
+) -> int:
     """Book ``(event id, posting)`` pairs in order: one journal entry of two lines and one
     collection row each, in one statement; a posting already booked (or twice in
     ``postings``: the first wins) or of zero books nothing. Returns the entries booked.
@@ -55,7 +60,7 @@ async def book_collections(session: AsyncSession, *, postings: Sequence[tuple[st
         key = (p.jurisdiction, p.collected_on)
         if key not in sections:
             sections[key] = accounts.section_text(
-                p.jurisdiction, "distribution.collection_section", p.collected_on
+                p.jurisdiction, "distribution.collection_section", p.collected_on, law=law
             )
     jurisdictions = sorted({p.jurisdiction for _, p in rows})
     return await repository.add_collections(

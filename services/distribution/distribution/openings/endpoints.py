@@ -14,6 +14,7 @@ from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.rows import from_row
+from servicekit.runtime import RuntimeDep
 from taxcore.jurisdictions import JurisdictionCode
 from taxcore.periods import Period
 
@@ -41,9 +42,9 @@ def to_out(opening: OpeningState, current: bool) -> OpeningStateOut:
     summary="Declare what each fund received this fiscal year before the first run (go-live)",
 )
 async def declare_opening_state(
-    body: OpeningStateCreate, session: SessionDep, principal: AdminDep
+    body: OpeningStateCreate, session: SessionDep, principal: AdminDep, runtime: RuntimeDep
 ) -> OpeningStateOut:
-    opening = await service.declare(session, data=body, actor=principal.actor)
+    opening = await service.declare(session, data=body, actor=principal.actor, law=runtime.law)
     await session.refresh(opening)
     return to_out(opening, True)
 

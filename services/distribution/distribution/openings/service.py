@@ -23,25 +23,29 @@ from distribution.openings.schemas import OpeningStateCreate
 from distribution.runs import repository as runs
 from servicekit.errors import Conflict, ValidationFailed
 from taxcore.errors import TaxcoreError
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, fiscal_year
 from taxcore.rules.distribution import OpeningApplied
 from taxcore.rules.distribution import OpeningState as TaxcoreOpening
 from taxcore.rules.distribution import opening_state as taxcore_opening_state
 
 
-def applied(opening: OpeningState) -> OpeningApplied:
-    """taxcore's reading of a stored opening state (the first run's starting state)."""
+def applied(opening: OpeningState, law: ParameterTree) -> OpeningApplied:
+    """taxcore's reading of a stored opening state (the first run's starting state) under ``law``."""
     return taxcore_opening_state(
         TaxcoreOpening(
             jurisdiction=opening.jurisdiction,
             fiscal_year=opening.fiscal_year,
             through_month=opening.through_month,
             transferred={k: Decimal(v) for k, v in opening.transferred.items()},
-        )
+        ),
+        law,
     )
 
 
-async def declare(session: AsyncSession, *, data: OpeningStateCreate, actor: str) -> OpeningState:
+async def declare(
+    session: AsyncSession, *, data: OpeningStateCreate, actor: str, law: ParameterTree
+) -> OpeningState:
     j = data.jurisdiction
     await repository.lock(session, j)
     first = await runs.earliest(session, j)
@@ -64,12 +68,13 @@ async def declare(session: AsyncSession, *, data: OpeningStateCreate, actor: str
             errors=[{"pointer": "#/body/supersedes", "detail": f"must be {latest.id}"}],
         )
     try:
-        fy = fiscal_year(j, Period.parse(data.through_month).first_day)
+        fy = fiscal_year(j, Period.parse(data.through_month).first_day, parameters=law)
         # taxcore validates the funds and amounts (InvalidInput names the field -> 422)
         taxcore_opening_state(
             TaxcoreOpening(
                 jurisdiction=j, fiscal_year=fy, through_month=data.through_month, transferred=data.transferred
-            )
+            ),
+            law,
         )
     except TaxcoreError as exc:
         if exc.field.startswith("transferred."):

@@ -20,6 +20,7 @@ from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, encode_cursor
+from servicekit.runtime import RuntimeDep
 from taxcore.jurisdictions import JurisdictionCode
 
 router = make_router(tags=["funds and ledger"])
@@ -39,9 +40,12 @@ async def get_fund_balances(
     session: SessionDep,
     _: AgencyReadDep,
     jurisdiction: JurisdictionQuery,
+    runtime: RuntimeDep,
     as_of: date | None = None,
 ) -> FundBalances:
-    return await service.fund_balances(session, jurisdiction=jurisdiction, as_of=as_of or date.today())
+    return await service.fund_balances(
+        session, jurisdiction=jurisdiction, as_of=as_of or runtime.today(), law=runtime.law
+    )
 
 
 @router.get(
@@ -70,8 +74,11 @@ async def get_fiscal_year_summary(
     _: AgencyReadDep,
     fiscal_year: Annotated[int, Path(ge=2004, le=9999)],
     jurisdiction: JurisdictionQuery,
+    runtime: RuntimeDep,
 ) -> FiscalYearSummary:
-    return await service.fiscal_year_summary(session, jurisdiction=jurisdiction, fiscal_year=fiscal_year)
+    return await service.fiscal_year_summary(
+        session, jurisdiction=jurisdiction, fiscal_year=fiscal_year, law=runtime.law
+    )
 
 
 @router.get(

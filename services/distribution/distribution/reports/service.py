@@ -27,13 +27,16 @@ from distribution.reports.schemas import (
 )
 from distribution.runs import repository as runs
 from taxcore.money import ZERO, round_cents
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, fiscal_year_months
 from taxcore.rules.distribution import debt_service_status, reported_floors, takes_certification
 
 DISTRIBUTED_KINDS = ("fund", "other", "suspense")
 
 
-async def fund_balances(session: AsyncSession, *, jurisdiction: str, as_of: date) -> FundBalances:
+async def fund_balances(
+    session: AsyncSession, *, jurisdiction: str, as_of: date, law: ParameterTree
+) -> FundBalances:
     items = await balances(session, jurisdiction=jurisdiction, as_of=as_of)
     known = {b.account.code for b in items}
     out = [
@@ -48,7 +51,7 @@ async def fund_balances(session: AsyncSession, *, jurisdiction: str, as_of: date
         for b in items
         if b.account.kind != "cash"
     ]
-    for spec in accounts.fund_accounts(jurisdiction, as_of):
+    for spec in accounts.fund_accounts(jurisdiction, as_of, law=law):
         if spec.code not in known:
             out.append(
                 AccountBalanceOut(
@@ -93,9 +96,9 @@ async def allocations_by_month(
     )
 
 
-def _floors(jurisdiction: str, on: date) -> dict[str, tuple[Decimal, int, str]]:
+def _floors(jurisdiction: str, on: date, law: ParameterTree) -> dict[str, tuple[Decimal, int, str]]:
     """fund code -> (annual floor, installments, section), as taxcore reports them."""
-    return {f.fund: (f.annual, f.installments, f.section) for f in reported_floors(jurisdiction, on)}
+    return {f.fund: (f.annual, f.installments, f.section) for f in reported_floors(jurisdiction, on, law)}
 
 
 def _owed(annual: Decimal, installments: int, elapsed: int) -> Decimal:
@@ -107,9 +110,9 @@ def _owed(annual: Decimal, installments: int, elapsed: int) -> Decimal:
 
 
 async def fiscal_year_summary(
-    session: AsyncSession, *, jurisdiction: str, fiscal_year: int
+    session: AsyncSession, *, jurisdiction: str, fiscal_year: int, law: ParameterTree
 ) -> FiscalYearSummary:
-    months = fiscal_year_months(jurisdiction, fiscal_year)
+    months = fiscal_year_months(jurisdiction, fiscal_year, parameters=law)
     first = months[0].first_day
     year_runs = list(await runs.runs_of_year(session, jurisdiction, fiscal_year))
     last = year_runs[-1] if year_runs else None
@@ -128,10 +131,10 @@ async def fiscal_year_summary(
     for run in year_runs:
         for a in run.allocations:
             received[a["account"]] = received.get(a["account"], ZERO) + Decimal(a["amount"])
-    floors = _floors(jurisdiction, first)
+    floors = _floors(jurisdiction, first, law)
     specs = [
-        *accounts.fund_accounts(jurisdiction, first),
-        accounts.other(jurisdiction, first),
+        *accounts.fund_accounts(jurisdiction, first, law=law),
+        accounts.other(jurisdiction, first, law=law),
         accounts.suspense(jurisdiction),
     ]
     funds: list[FundSummary] = []
@@ -168,12 +171,12 @@ async def fiscal_year_summary(
         )
     debt: DebtService | None = None
     debt_held = ZERO
-    start_state = opening_service.applied(opening).state if opening is not None else None
+    start_state = opening_service.applied(opening, law).state if opening is not None else None
     status = debt_service_status(jurisdiction, fiscal_year, last.state if last else start_state)
     if status is not None:
         cert = (
             await certifications.current(session, jurisdiction, fiscal_year)
-            if takes_certification(jurisdiction, first)
+            if takes_certification(jurisdiction, first, law)
             else None
         )
         debt = DebtService(

@@ -15,6 +15,7 @@ from servicekit.auth import AdminDep, AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.runtime import RuntimeDep
 from taxcore.jurisdictions import JurisdictionCode
 from taxcore.periods import Period
 from taxcore.rules.distribution import pending_section
@@ -53,9 +54,14 @@ def to_out(run: Run, *, preview: bool = False, entry_id: int | None = None) -> R
     responses={200: {"description": "the month was already run (or a preview)", "model": RunOut}, **ERRORS},
     summary="Run (or preview) a month's distribution; running a posted month again returns it",
 )
-async def create_run(body: RunCreate, session: SessionDep, _: AdminDep) -> JSONResponse:
+async def create_run(body: RunCreate, session: SessionDep, _: AdminDep, runtime: RuntimeDep) -> JSONResponse:
     outcome = await service.run_month(
-        session, jurisdiction=body.jurisdiction, month=body.month, preview=body.preview
+        session,
+        jurisdiction=body.jurisdiction,
+        month=body.month,
+        preview=body.preview,
+        law=runtime.law,
+        now=runtime.now(),
     )
     preview = outcome.status == "preview"
     entry_id = None if preview else await repository.journal_entry_id(session, outcome.run.id)
@@ -110,7 +116,7 @@ async def read_run(run: RunDep, session: SessionDep) -> RunOut:
     responses={200: {"content": {"text/csv": {}}}, **NotFound.openapi(), **Forbidden.openapi()},
     summary="A run's report as CSV",
 )
-async def read_run_csv(run: RunDep) -> Response:
+async def read_run_csv(run: RunDep, runtime: RuntimeDep) -> Response:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(
@@ -139,7 +145,7 @@ async def read_run_csv(run: RunDep) -> Response:
             "pending",
             "Held pending (no certification)",
             "pending",
-            pending_section(run.jurisdiction, Period.parse(run.month).first_day),
+            pending_section(run.jurisdiction, Period.parse(run.month).first_day, runtime.law),
             str(run.pending),
         ]
     )

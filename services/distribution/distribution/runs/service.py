@@ -25,7 +25,7 @@ from it (taxcore ``opening_state``) and must be the month after its ``through_mo
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -43,6 +43,7 @@ from servicekit.errors import Conflict
 from servicekit.outbox import emit
 from taxcore.events import distribution as ev
 from taxcore.money import ZERO
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, fiscal_year
 from taxcore.rules.distribution import (
     BankCertification,
@@ -62,19 +63,21 @@ class RunOutcome:
     collections: int
 
 
-def bucket_of(collection: Collection) -> str:
-    where = accounts.destination(collection.jurisdiction, collection.component, collection.collected_on)
+def bucket_of(collection: Collection, *, law: ParameterTree) -> str:
+    where = accounts.destination(
+        collection.jurisdiction, collection.component, collection.collected_on, law=law
+    )
     if where == "statutory":
         return STATUTORY_BUCKET.get(collection.component, "suspense")
     return str(where)
 
 
 def _select(
-    collections: list[Collection],
+    collections: list[Collection], law: ParameterTree
 ) -> tuple[list[Collection], dict[str, Decimal], list[dict[str, Any]]]:
     by_bucket: dict[str, list[Collection]] = {b: [] for b in BUCKETS}
     for c in collections:
-        by_bucket[bucket_of(c)].append(c)
+        by_bucket[bucket_of(c, law=law)].append(c)
     taken: list[Collection] = []
     sums: dict[str, Decimal] = {}
     carried: list[dict[str, Any]] = []
@@ -127,13 +130,14 @@ def _compute(
     previous: Run | None,
     cert: Certification | None,
     opening: OpeningState | None,
+    law: ParameterTree,
 ) -> DistributionResult:
     """The month's distribution from the previous run's state, or for a first run from the
     declared opening state (its reading is prepended to the trace), or from nothing."""
     state: Any = previous.state if previous is not None else None
     opening_trace: list[dict[str, Any]] = []
     if previous is None and opening is not None:
-        applied = opening_service.applied(opening)
+        applied = opening_service.applied(opening, law)
         state, opening_trace = applied.state, applied.trace
     result = distribute_month(
         jurisdiction,
@@ -141,6 +145,7 @@ def _compute(
         amounts={component: sums[bucket] for component, bucket in STATUTORY_BUCKET.items()},
         certification=_certification_input(cert),
         state=state,
+        parameters=law,
     )
     if opening_trace:
         result.trace = [*opening_trace, *result.trace]
@@ -174,9 +179,12 @@ async def _check_order(
         )
 
 
-async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, preview: bool) -> RunOutcome:
+async def run_month(
+    session: AsyncSession, *, jurisdiction: str, month: str, preview: bool, law: ParameterTree, now: datetime
+) -> RunOutcome:
     period = Period.parse(month)
-    fund_specs = accounts.fund_accounts(jurisdiction, period.first_day)  # refuses unknown jurisdictions
+    # refuses unknown jurisdictions
+    fund_specs = accounts.fund_accounts(jurisdiction, period.first_day, law=law)
     await repository.lock_jurisdiction(session, jurisdiction)
     existing = await repository.by_month(session, jurisdiction, str(period))
     if existing is not None:
@@ -186,14 +194,14 @@ async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, pre
     await _check_order(session, jurisdiction, period, latest, opening)
 
     candidates = list(await repository.undistributed(session, jurisdiction, period.last_day))
-    taken, sums, carried = _select(candidates)
-    fy = fiscal_year(jurisdiction, period.first_day)
+    taken, sums, carried = _select(candidates, law)
+    fy = fiscal_year(jurisdiction, period.first_day, parameters=law)
     cert = (
         await certifications.current(session, jurisdiction, fy)
-        if takes_certification(jurisdiction, period.first_day)
+        if takes_certification(jurisdiction, period.first_day, law)
         else None
     )
-    result = _compute(jurisdiction, period, sums, latest, cert, opening)
+    result = _compute(jurisdiction, period, sums, latest, cert, opening, law)
 
     names = {s.code: s.name for s in fund_specs}
     allocations = [
@@ -206,7 +214,7 @@ async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, pre
         )
         for a in result.allocations
     ]
-    other, suspense = accounts.other(jurisdiction, period.first_day), accounts.suspense(jurisdiction)
+    other, suspense = accounts.other(jurisdiction, period.first_day, law=law), accounts.suspense(jurisdiction)
     if sums["other"]:
         allocations.append(
             _allocation(other.code, other.name, sums["other"], "accessory_receipts", other.section or "")
@@ -259,23 +267,24 @@ async def run_month(session: AsyncSession, *, jurisdiction: str, month: str, pre
         allocations=allocations,
         state=result.state.model_dump(mode="json"),
         trace=result.trace,
-        posted_at=datetime.now(UTC),
+        posted_at=now,
     )
     if preview:
         return RunOutcome(run, "preview", len(taken))
-    await _post(session, run, taken)
+    await _post(session, run, taken, law)
     return RunOutcome(run, "posted", len(taken))
 
 
-async def _post(session: AsyncSession, run: Run, taken: list[Collection]) -> None:
+async def _post(session: AsyncSession, run: Run, taken: list[Collection], law: ParameterTree) -> None:
     session.add(run)
     await session.flush()
     session.add_all(RunCollection(collection_id=c.id, run_id=run.id) for c in taken)
     await session.flush()
     period = Period.parse(run.month)
     j = run.jurisdiction
-    specs = {s.code: s for s in accounts.fund_accounts(j, period.first_day)}
-    specs[accounts.other(j, period.first_day).code] = accounts.other(j, period.first_day)
+    specs = {s.code: s for s in accounts.fund_accounts(j, period.first_day, law=law)}
+    other = accounts.other(j, period.first_day, law=law)
+    specs[other.code] = other
     specs[accounts.suspense(j).code] = accounts.suspense(j)
     credits = [
         Line(specs[a["account"]], -Decimal(a["amount"]), a["rule"], a["section"])

@@ -4,7 +4,6 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Path, Query
 
-from filing import clock
 from filing.declarations import repository, service
 from filing.declarations.schemas import (
     DeclarationAmend,
@@ -21,6 +20,7 @@ from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, paginate
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1", tags=["declarations"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi(), **Conflict.openapi()}
@@ -111,7 +111,11 @@ DeclarationDep = Annotated[tuple[Declaration, bool], Depends(get_declaration)]
     ),
 )
 async def file_declaration(
-    body: DeclarationCreate, session: SessionDep, principal: PrincipalDep, explain: ExplainQuery = False
+    body: DeclarationCreate,
+    session: SessionDep,
+    principal: PrincipalDep,
+    runtime: RuntimeDep,
+    explain: ExplainQuery = False,
 ) -> DeclarationOut:
     if not (principal.can_write_all or principal.role in ("operator", "facilitator")):
         raise Forbidden(f"role {principal.role!r} may not file declarations")
@@ -122,7 +126,8 @@ async def file_declaration(
         body=body,
         period=parse_period(body.period),
         filer=body.filer,
-        today=clock.today(),
+        today=runtime.today(),
+        parameters=runtime.law,
     )
     return to_out(declaration, latest=True, explain=explain)
 
@@ -139,10 +144,16 @@ async def amend_declaration(
     found: DeclarationDep,
     session: SessionDep,
     principal: PrincipalDep,
+    runtime: RuntimeDep,
     explain: ExplainQuery = False,
 ) -> DeclarationOut:
     declaration = await service.amend(
-        session, principal=principal, original=found[0], body=body, today=clock.today()
+        session,
+        principal=principal,
+        original=found[0],
+        body=body,
+        today=runtime.today(),
+        parameters=runtime.law,
     )
     return to_out(declaration, latest=True, explain=explain)
 

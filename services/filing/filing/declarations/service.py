@@ -31,7 +31,7 @@ from servicekit.outbox import OutboxEvent, emit_many
 from taxcore import obligations
 from taxcore.events import filing as ev
 from taxcore.events import registry as registry_events
-from taxcore.parameters import ParameterTree, default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
 
@@ -239,7 +239,7 @@ async def file_declaration(
     filer: Filer | None,
     amends: Declaration | None = None,
     today: date,
-    parameters: ParameterTree | None = None,
+    parameters: ParameterTree,
 ) -> Declaration:
     """File a return for ``lodging`` (tax account or id; a 404 unless the caller sees it, or
     the lodging of ``amends``) or the next version of the filer's filing for the
@@ -273,7 +273,7 @@ async def file_declaration(
         lines=body,
         declared=body.declared,
         certificates=context.certificates,
-        parameters=parameters or default_tree(),
+        parameters=parameters,
         today=today,
     )
     if amends is not None and (latest is None or latest[0] != amends.id):
@@ -289,7 +289,7 @@ async def file_declaration(
         filer=chosen,
         previous=latest,
         filed_on=filed_on,
-        due=due_date(context.lodging.jurisdiction, period),
+        due=due_date(context.lodging.jurisdiction, period, parameters=parameters),
         submitted_by=principal.client_id,
         declaration_id=str(uuid.uuid4()),
     )
@@ -303,6 +303,7 @@ async def amend(
     original: Declaration,
     body: DeclarationAmend,
     today: date,
+    parameters: ParameterTree,
 ) -> Declaration:
     """A new version of ``original``'s filing; only its filer (or the agency) amends it."""
     own = (original.filer_kind == "operator" and principal.operator_id == original.filer_id) or (
@@ -321,4 +322,5 @@ async def amend(
         filer=filer if as_agency else None,
         amends=original,
         today=today,
+        parameters=parameters,
     )

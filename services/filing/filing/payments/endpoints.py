@@ -5,7 +5,6 @@ from typing import Annotated, Literal
 from fastapi import Depends, Path, Query
 from fastapi.responses import Response
 
-from filing import clock
 from filing.declarations.schemas import FilerKind, PeriodStr
 from filing.deps import SettingsDep
 from filing.models import Payment, PaymentReversal
@@ -26,6 +25,7 @@ from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, paginate
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1", tags=["payments"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi(), **Conflict.openapi()}
@@ -52,7 +52,11 @@ PaymentDep = Annotated[PaymentWithReversal, Depends(get_payment)]
     summary="Record a payment (PR §29 methods); send Idempotency-Key so a retry is recorded once",
 )
 async def record_payment(
-    body: PaymentCreate, session: SessionDep, principal: PrincipalDep, settings: SettingsDep
+    body: PaymentCreate,
+    session: SessionDep,
+    principal: PrincipalDep,
+    settings: SettingsDep,
+    runtime: RuntimeDep,
 ) -> PaymentOut:
     if not (principal.can_write_all or principal.role in ("operator", "facilitator")):
         raise Forbidden(f"role {principal.role!r} may not record payments")
@@ -60,7 +64,7 @@ async def record_payment(
     if lodging is None:
         raise NotFound(f"no lodging {body.tax_account!r}")
     payment = await service.record_payment(
-        session, principal=principal, lodging=lodging, body=body, settings=settings, today=clock.today()
+        session, principal=principal, lodging=lodging, body=body, settings=settings, today=runtime.today()
     )
     return PaymentOut.model_validate(service.payment_out(payment, None))
 
@@ -118,6 +122,7 @@ async def payment_receipt(
     found: PaymentDep,
     session: SessionDep,
     settings: SettingsDep,
+    runtime: RuntimeDep,
     format: Literal["json", "pdf"] = "json",  # noqa: A002 - the query parameter's public name
     lang: Annotated[
         Literal["en", "es"] | None,
@@ -134,14 +139,19 @@ async def payment_receipt(
             lodging_name=lodging.name if lodging else "",
             payer_name=payer_name,
             settings=settings,
+            issued_at=runtime.now(),
+            law=runtime.law,
         )
     )
     if format == "pdf":
         return Response(
             receipts.render_pdf(
                 receipt,
-                language=documents.language_for(payment.jurisdiction, lang, payment.received_on),
+                language=documents.language_for(
+                    payment.jurisdiction, lang, payment.received_on, tree=runtime.law
+                ),
                 municipality=lodging.municipality if lodging else None,
+                law=runtime.law,
             ),
             media_type="application/pdf",
             headers={"Content-Disposition": f'inline; filename="receipt-{payment.id}.pdf"'},
@@ -155,7 +165,9 @@ async def payment_receipt(
     responses=NotFound.openapi(),
     summary="Check a printed receipt's verification code (no token needed: the code is the proof)",
 )
-async def verify_receipt(code: str, session: SessionDep, settings: SettingsDep) -> VerificationOut:
+async def verify_receipt(
+    code: str, session: SessionDep, settings: SettingsDep, runtime: RuntimeDep
+) -> VerificationOut:
     normalized = receipts.normalize_code(code)
     found = await repository.by_code(session, normalized)
     if found is None or not receipts.matches(settings.receipt_secret, found[0].id, normalized):
@@ -164,7 +176,7 @@ async def verify_receipt(code: str, session: SessionDep, settings: SettingsDep) 
     return VerificationOut(
         valid=reversal is None,
         receipt_number=payment.id,
-        agency=settings.agency_name(payment.jurisdiction, payment.received_on),
+        agency=settings.agency_name(payment.jurisdiction, payment.received_on, law=runtime.law),
         jurisdiction=payment.jurisdiction,
         tax_account=payment.tax_account,
         amount=payment.amount,
@@ -182,9 +194,9 @@ async def verify_receipt(code: str, session: SessionDep, settings: SettingsDep) 
     summary="Reverse a payment (bounced check): a new record referencing it, once",
 )
 async def reverse_payment(
-    body: ReversalCreate, found: PaymentDep, session: SessionDep, principal: AdminDep
+    body: ReversalCreate, found: PaymentDep, session: SessionDep, principal: AdminDep, runtime: RuntimeDep
 ) -> ReversalOut:
     reversal = await service.reverse_payment(
-        session, principal=principal, payment=found[0], body=body, today=clock.today()
+        session, principal=principal, payment=found[0], body=body, today=runtime.today()
     )
     return ReversalOut.model_validate(service.reversal_out(reversal))

@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from filing.payments.schemas import ReceiptOut
 from servicekit import documents
+from taxcore.parameters import ParameterTree
 
 
 def verification_code(secret: str, payment_id: str) -> str:
@@ -109,12 +110,14 @@ def receipt_rows(receipt: ReceiptOut, language: documents.Language = "en") -> li
     return rows
 
 
-def render_pdf(receipt: ReceiptOut, *, language: documents.Language, municipality: str | None) -> bytes:
+def render_pdf(
+    receipt: ReceiptOut, *, language: documents.Language, municipality: str | None, law: ParameterTree
+) -> bytes:
     """A printable receipt on the shared renderer (servicekit.documents): the agency's letterhead,
     the payer and lodging addressed, a two-column table whose cells wrap inside their columns, and
     the verification code with its QR code."""
     on = receipt.received_on
-    agency = documents.letterhead(receipt.jurisdiction, on)
+    agency = documents.letterhead(receipt.jurisdiction, on, tree=law)
     if agency.name != receipt.agency:  # a deployment's override of the agency's name (FILING_AGENCIES)
         agency = dataclasses.replace(agency, name=receipt.agency)
     lines = (receipt.lodging_name, municipality) if municipality else (receipt.lodging_name,)

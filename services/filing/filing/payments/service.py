@@ -6,7 +6,7 @@ references the payment, allowed once.
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
@@ -24,16 +24,16 @@ from servicekit.db import new_id
 from servicekit.errors import Conflict, Forbidden, ValidationFailed
 from servicekit.outbox import emit
 from servicekit.rows import from_row
-from taxcore import parameters
 from taxcore.errors import TaxcoreError
 from taxcore.events import filing as ev
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period
 
 
-def legal_basis(jurisdiction: str, on: date) -> str:
+def legal_basis(jurisdiction: str, on: date, *, law: ParameterTree) -> str:
     """The statute a receipt cites (taxcore ``agency.statute``: PR §28(C); VI §54)."""
     try:
-        return str(parameters.value(jurisdiction, "agency.statute", on))
+        return str(law.value(jurisdiction, "agency.statute", on))
     except TaxcoreError:
         return "room occupancy tax"
 
@@ -207,12 +207,14 @@ def receipt(
     lodging_name: str,
     payer_name: str | None,
     settings: FilingSettings,
+    issued_at: datetime,
+    law: ParameterTree,
 ) -> dict[str, Any]:
     return {
         "receipt_number": p.id,
-        "agency": settings.agency_name(p.jurisdiction, p.received_on),
+        "agency": settings.agency_name(p.jurisdiction, p.received_on, law=law),
         "jurisdiction": p.jurisdiction,
-        "legal_basis": legal_basis(p.jurisdiction, p.received_on),
+        "legal_basis": legal_basis(p.jurisdiction, p.received_on, law=law),
         "tax_account": p.tax_account,
         "lodging_name": lodging_name,
         "payer": {"kind": p.payer_kind, "id": p.payer_id},
@@ -228,5 +230,5 @@ def receipt(
         "reversal": reversal_out(r),
         "verification_code": p.verification_code,
         "verify_url": f"{settings.public_base_url.rstrip('/')}/v1/receipts/verify/{p.verification_code}",
-        "issued_at": datetime.now(UTC),
+        "issued_at": issued_at,
     }

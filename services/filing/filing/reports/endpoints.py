@@ -8,7 +8,6 @@ from typing import Annotated
 from fastapi import Path, Query
 from pydantic import BaseModel, Field
 
-from filing import clock
 from filing.declarations import repository as declarations
 from filing.declarations.schemas import LodgingPeriodOut, PeriodStr
 from filing.deps import VisibleLodgingDep
@@ -19,6 +18,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import AgencyReadDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound, ValidationFailed
+from servicekit.runtime import RuntimeDep
 from taxcore.jurisdictions import require_jurisdiction
 from taxcore.obligations import declaration_filers, must_file_lodging
 from taxcore.periods import due_date
@@ -60,17 +60,20 @@ async def compliance(
     _: AgencyReadDep,
     jurisdiction: Annotated[str, Query(examples=["PR"])],
     period: Annotated[PeriodStr, Query(examples=["2026-10"])],
+    runtime: RuntimeDep,
 ) -> ComplianceOut:
-    require_jurisdiction(jurisdiction)
+    law = runtime.law
+    require_jurisdiction(jurisdiction, parameters=law)
     p = parse_period(period, root="query")
-    due = due_date(jurisdiction, p)
+    due = due_date(jurisdiction, p, parameters=law)
     required = [
         lodging
         for lodging in await projection.in_jurisdiction(session, jurisdiction)
-        if must_file_lodging(lodging, p)
+        if must_file_lodging(lodging, p, parameters=law)
     ]
+    filers = declaration_filers(jurisdiction, p, parameters=law)
     filed = await declarations.first_filed(
-        session, jurisdiction=jurisdiction, period=str(p), filer_kinds=declaration_filers(jurisdiction, p)
+        session, jurisdiction=jurisdiction, period=str(p), filer_kinds=filers
     )
     on_time = late = flagged = 0
     late_accounts: list[str] = []
@@ -90,7 +93,7 @@ async def compliance(
         jurisdiction=jurisdiction,
         period=str(p),
         due_date=due,
-        as_of=clock.today(),
+        as_of=runtime.today(),
         required=len(required),
         filed_on_time=on_time,
         filed_late=late,
@@ -112,8 +115,13 @@ async def lodging_period(
     period: Annotated[str, Path(pattern=r"^\d{4}-\d{2}$")],
     session: SessionDep,
     principal: PrincipalDep,
+    runtime: RuntimeDep,
 ) -> LodgingPeriodOut:
     view = await service.lodging_period(
-        session, principal=principal, lodging=lodging, period=parse_period(period, root="path")
+        session,
+        principal=principal,
+        lodging=lodging,
+        period=parse_period(period, root="path"),
+        law=runtime.law,
     )
     return LodgingPeriodOut.model_validate(view)

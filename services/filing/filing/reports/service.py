@@ -12,11 +12,12 @@ from filing.lodging_periods import lodging_ref
 from filing.models import Lodging
 from filing.payments import repository as payments
 from servicekit.auth import Principal
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
 
 async def lodging_period(
-    session: AsyncSession, *, principal: Principal, lodging: Lodging, period: Period
+    session: AsyncSession, *, principal: Principal, lodging: Lodging, period: Period, law: ParameterTree
 ) -> dict[str, Any]:
     """Each filer's latest version and the totals, with what was paid for the period."""
     latest = await repository.latest_for_lodging_period(
@@ -29,7 +30,7 @@ async def lodging_period(
     return {
         "lodging": lodging_ref(lodging, period),
         "period": str(period),
-        "due_date": due_date(lodging.jurisdiction, period),
+        "due_date": due_date(lodging.jurisdiction, period, parameters=law),
         "filers": [
             {
                 "filer": {"kind": d.filer_kind, "id": d.filer_id},

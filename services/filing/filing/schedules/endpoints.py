@@ -11,7 +11,6 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.datastructures import UploadFile
 
-from filing import clock
 from filing.declarations.schemas import PeriodStr
 from filing.declarations.service import received_date
 from filing.deps import SettingsDep
@@ -24,6 +23,7 @@ from servicekit.auth import Principal, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, paginate
+from servicekit.runtime import RuntimeDep
 from taxcore.periods import filing_opens_on
 
 router = make_router(prefix="/v1/remittance-schedules", tags=["remittance schedules"])
@@ -223,10 +223,12 @@ async def file_schedule(
     session: SessionDep,
     principal: PrincipalDep,
     settings: SettingsDep,
+    runtime: RuntimeDep,
     period: Annotated[PeriodStr | None, Query(description="CSV form: the period")] = None,
     facilitator_id: Annotated[str | None, Query(description="CSV form, agency-admin only")] = None,
     received_on: Annotated[date | None, Query(description="CSV form, agency-admin only")] = None,
 ) -> Response:
+
     query = {
         "period": period,
         "facilitator_id": facilitator_id,
@@ -237,7 +239,7 @@ async def file_schedule(
     if not fields.get("period"):
         raise ValidationFailed.on("period", "the schedule's period (YYYY-MM) is required")
     parsed_period = parse_period(str(fields["period"]))
-    today = clock.today()
+    today = runtime.today()
     given = fields.get("received_on")
     try:
         received = date.fromisoformat(given) if isinstance(given, str) else given
@@ -264,6 +266,7 @@ async def file_schedule(
         rows=rows,
         source_format=source_format,
         today=today,
+        parameters=runtime.law,
     )
     return created(schedule)
 

@@ -29,7 +29,7 @@ from filing.schedules.schemas import ScheduleRow
 from servicekit.auth import Principal
 from taxcore.errors import TaxcoreError
 from taxcore.money import MoneyError, fmt
-from taxcore.parameters import ParameterTree, default_tree
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
 #: taxcore's field names for the one exemption a row may carry -> the row's columns
@@ -219,7 +219,7 @@ async def accept_schedule(
     rows: list[Any],
     source_format: str,
     today: date,
-    parameters: ParameterTree | None = None,
+    parameters: ParameterTree,
 ) -> RemittanceSchedule:
     """Accept each valid row as the lodging's facilitator-filed declaration (or its next
     version); reject the others one by one. Returns the schedule with per-row results.
@@ -229,7 +229,7 @@ async def accept_schedule(
     the schedule's own row with every row's result: the declarations' reference to it is
     checked at commit, so the document is still one transaction. ``rows`` is consumed: each
     chunk's rows are dropped from it once written."""
-    tree = parameters or default_tree()
+    tree = parameters
     filer = Filer(kind="facilitator", id=facilitator_id)
     schedule_id = str(uuid.uuid4())
     results: list[dict[str, Any] | None] = [None] * len(rows)

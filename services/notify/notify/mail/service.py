@@ -193,8 +193,10 @@ async def cancel_reminder(session: AsyncSession, *, tax_account: str, period: st
     return await repository.cancel_pending(session, kind="reminder", tax_account=tax_account, period=period)
 
 
-async def webhook_disabled(session: AsyncSession, *, sub: Subscription, settings: NotifySettings) -> None:
-    """Tell a webhook's owner that it was disabled (the agency: at ``agency_email``)."""
+async def webhook_disabled(
+    session: AsyncSession, *, sub: Subscription, settings: NotifySettings, on: date
+) -> None:
+    """Tell a webhook's owner that it was disabled on ``on`` (the agency: at ``agency_email``)."""
     if sub.owner_kind == "agency":
         to = Recipient("agency", "agency", "Roomtax", settings.agency_email, "en")
     else:
@@ -211,7 +213,7 @@ async def webhook_disabled(session: AsyncSession, *, sub: Subscription, settings
             party.email if party else None,
             texts.language_for(jurisdiction, preferred),
         )
-    on = sub.disabled_at.date() if sub.disabled_at else date.today()
+    on = sub.disabled_at.date() if sub.disabled_at else on
     fields = {
         "id": sub.id,
         "url": sub.url,

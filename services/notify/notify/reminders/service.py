@@ -25,55 +25,67 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from notify.mail import service as mail
 from notify.projection import repository as projection
 from notify.settings import NotifySettings
+from servicekit.runtime import Runtime
 from servicekit.schedule import DailySchedule, scheduled_daily
 from taxcore import obligations
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
 JOB = "notify.reminders"
 
 
-def periods_to_remind(jurisdiction: str, on: date, days_before: int) -> list[tuple[Period, date]]:
+def periods_to_remind(
+    jurisdiction: str, on: date, days_before: int, *, law: ParameterTree
+) -> list[tuple[Period, date]]:
     """The periods whose due date falls within ``days_before`` days from ``on`` (inclusive)."""
     out = []
     for back in range(1, 4):  # a due date is at most a few months after its period
         period = Period.of(on).add_months(-back)
-        due = due_date(jurisdiction, period)
+        due = due_date(jurisdiction, period, parameters=law)
         if 0 <= (due - on).days <= days_before:
             out.append((period, due))
     return out
 
 
-async def send_reminders(session: AsyncSession, *, on: date, settings: NotifySettings) -> int:
+async def send_reminders(
+    session: AsyncSession, *, on: date, settings: NotifySettings, law: ParameterTree
+) -> int:
     """Queue the day's reminders; returns how many were queued now."""
     if settings.reminder_days_before <= 0:
         return 0
     queued = 0
     lodgings = await projection.all_lodgings(session)
     windows = {
-        j: periods_to_remind(j, on, settings.reminder_days_before)
+        j: periods_to_remind(j, on, settings.reminder_days_before, law=law)
         for j in {lo.jurisdiction for lo in lodgings}
     }
     filed = await projection.filed_periods(session, sorted({str(p) for w in windows.values() for p, _ in w}))
     for lodging in lodgings:
         for period, due in windows[lodging.jurisdiction]:
             kinds = filed.get((lodging.tax_account, str(period)), set())
-            if any(obligations.satisfies_declaration(lodging.jurisdiction, period, k) for k in kinds):
+            if any(
+                obligations.satisfies_declaration(lodging.jurisdiction, period, k, parameters=law)
+                for k in kinds
+            ):
                 continue
-            if not obligations.must_file_lodging(lodging, period):
+            if not obligations.must_file_lodging(lodging, period, parameters=law):
                 continue
             queued += await mail.remind(session, lodging=lodging, period=period, due=due, settings=settings)
     return queued
 
 
 async def reminders_job(
-    settings: NotifySettings, sessionmaker: async_sessionmaker[AsyncSession], stop: asyncio.Event
+    settings: NotifySettings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    stop: asyncio.Event,
+    runtime: Runtime,
 ) -> None:
     """Worker background task: the reminders once a day at ``reminders_at``, across replicas."""
     engine = sessionmaker.kw["bind"]
 
     async def work(on: date) -> None:
         async with sessionmaker() as session, session.begin():
-            await send_reminders(session, on=on, settings=settings)
+            await send_reminders(session, on=on, settings=settings, law=runtime.law)
 
     await scheduled_daily(
         engine,
@@ -83,4 +95,5 @@ async def reminders_job(
         runner=f"{socket.gethostname()}:{os.getpid()}",
         work=work,
         retry_seconds=settings.reminders_retry_seconds,
+        now=runtime.clock.now,
     )

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from datetime import UTC, datetime
+from datetime import datetime
 
 import httpx
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -22,6 +22,7 @@ from notify.models import Delivery, Subscription
 from notify.settings import NotifySettings
 from notify.webhooks import repository, service, signing
 from notify.webhooks.targets import TargetRefused, check_target
+from servicekit.runtime import Clock, Runtime
 
 log = logging.getLogger("notify.webhooks")
 LEASE_SECONDS = 120.0
@@ -29,7 +30,13 @@ USER_AGENT = "Roomtax-Webhooks/1"
 
 
 async def attempt(
-    client: httpx.AsyncClient, sub: Subscription, delivery: Delivery, body: str, settings: NotifySettings
+    client: httpx.AsyncClient,
+    sub: Subscription,
+    delivery: Delivery,
+    body: str,
+    settings: NotifySettings,
+    *,
+    now: datetime,
 ) -> service.Outcome:
     started = time.monotonic()
     raw = body.encode()
@@ -42,9 +49,7 @@ async def attempt(
         headers = {
             "Content-Type": "application/cloudevents+json",
             "User-Agent": USER_AGENT,
-            signing.HEADER: signing.sign(
-                service.signing_secrets(sub, settings=settings, now=datetime.now(UTC)), raw
-            ),
+            signing.HEADER: signing.sign(service.signing_secrets(sub, settings=settings, now=now), raw),
             "Roomtax-Delivery": delivery.id,
             "Roomtax-Event-Type": delivery.event_type,
         }
@@ -64,9 +69,10 @@ async def deliver_due(
     settings: NotifySettings,
     client: httpx.AsyncClient,
     *,
+    clock: Clock,
     limit: int = 50,
 ) -> int:
-    """Attempt every due delivery (concurrently); returns how many were attempted."""
+    """Attempt every due delivery (concurrently, at ``clock``'s instant); returns how many were attempted."""
     async with sessionmaker() as session, session.begin():
         claimed = list(await repository.claim_due(session, limit=limit, lease_seconds=LEASE_SECONDS))
         work = []
@@ -74,7 +80,10 @@ async def deliver_due(
             sub = await session.get(Subscription, delivery.subscription_id)
             assert sub is not None
             work.append((delivery, sub, await repository.event_body(session, delivery.event_id)))
-    outcomes = await asyncio.gather(*(attempt(client, sub, d, body, settings) for d, sub, body in work))
+    now = clock.now()
+    outcomes = await asyncio.gather(
+        *(attempt(client, sub, d, body, settings, now=now) for d, sub, body in work)
+    )
     async with sessionmaker() as session, session.begin():  # the batch's outcomes: one transaction
         for (delivery, _, _), outcome in zip(work, outcomes, strict=True):
             row = await session.get(Delivery, delivery.id, with_for_update=True)
@@ -82,7 +91,7 @@ async def deliver_due(
             if row is None or sub is None or row.status != "pending":
                 continue
             await service.record_outcome(
-                session, delivery=row, sub=sub, outcome=outcome, at=datetime.now(UTC), settings=settings
+                session, delivery=row, sub=sub, outcome=outcome, at=clock.now(), settings=settings
             )
             if not outcome.ok:
                 log.info("webhook delivery %s to %s failed: %s", delivery.id, sub.id, outcome.error)
@@ -90,7 +99,10 @@ async def deliver_due(
 
 
 async def run_deliveries(
-    settings: NotifySettings, sessionmaker: async_sessionmaker[AsyncSession], stop: asyncio.Event
+    settings: NotifySettings,
+    sessionmaker: async_sessionmaker[AsyncSession],
+    stop: asyncio.Event,
+    runtime: Runtime,
 ) -> None:
     """Worker background task: seal the stored secrets with the newest key, then deliver
     webhooks until ``stop``."""
@@ -105,7 +117,7 @@ async def run_deliveries(
         while not stop.is_set():
             attempted = 0
             try:
-                attempted = await deliver_due(sessionmaker, settings, client)
+                attempted = await deliver_due(sessionmaker, settings, client, clock=runtime.clock)
             except Exception:  # noqa: BLE001 - the database may be down: look again later
                 log.exception("webhook deliveries: could not look for due deliveries")
             if not attempted:

@@ -7,7 +7,6 @@ read-only roles see every webhook and change none. Another party's webhook is a 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import Path, Request, Response
@@ -31,6 +30,7 @@ from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, Forbidden, NotFound, Unauthorized, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1/webhooks", tags=["webhooks"])
 ERRORS = {**Unauthorized.openapi(), **Forbidden.openapi(), **NotFound.openapi()}
@@ -119,11 +119,13 @@ async def get_webhook(webhook_id: WebhookId, session: SessionDep, principal: Pri
 @router.delete(
     "/{webhook_id}", status_code=204, responses=ERRORS, summary="Unsubscribe (no further deliveries)"
 )
-async def delete_webhook(webhook_id: WebhookId, session: SessionDep, principal: PrincipalDep) -> Response:
+async def delete_webhook(
+    webhook_id: WebhookId, session: SessionDep, principal: PrincipalDep, runtime: RuntimeDep
+) -> Response:
     sub = await service.subscription(
         session, scope=service.writer_scope(principal), subscription_id=webhook_id
     )
-    await service.delete(session, sub=sub, now=datetime.now(UTC))
+    await service.delete(session, sub=sub, now=runtime.now())
     return Response(status_code=204)
 
 
@@ -134,12 +136,12 @@ async def delete_webhook(webhook_id: WebhookId, session: SessionDep, principal: 
     summary="A new signing secret (shown once); the previous one keeps signing for a grace period",
 )
 async def rotate_secret(
-    webhook_id: WebhookId, request: Request, session: SessionDep, principal: PrincipalDep
+    webhook_id: WebhookId, request: Request, session: SessionDep, principal: PrincipalDep, runtime: RuntimeDep
 ) -> SecretRotated:
     sub = await service.subscription(
         session, scope=service.writer_scope(principal), subscription_id=webhook_id
     )
-    sub = await service.rotate_secret(session, sub=sub, settings=settings_of(request), now=datetime.now(UTC))
+    sub = await service.rotate_secret(session, sub=sub, settings=settings_of(request), now=runtime.now())
     return SecretRotated(
         id=sub.id,
         secret=service.box_of(settings_of(request)).open(sub.secret),
@@ -226,9 +228,10 @@ async def redeliver(
     delivery_id: Annotated[str, Path(max_length=64)],
     session: SessionDep,
     principal: PrincipalDep,
+    runtime: RuntimeDep,
 ) -> Delivery:
     sub = await service.subscription(
         session, scope=service.writer_scope(principal), subscription_id=webhook_id
     )
-    row = await service.redeliver(session, sub=sub, delivery_id=delivery_id, now=datetime.now(UTC))
+    row = await service.redeliver(session, sub=sub, delivery_id=delivery_id, now=runtime.now())
     return delivery_out(row, [])

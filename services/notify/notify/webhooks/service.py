@@ -323,4 +323,4 @@ async def _disable(
     if sub.status == "disabled":
         return
     sub.status, sub.disabled_reason, sub.disabled_at = "disabled", reason, at
-    await mail.webhook_disabled(session, sub=sub, settings=settings)
+    await mail.webhook_disabled(session, sub=sub, settings=settings, on=at.date())

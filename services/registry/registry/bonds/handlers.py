@@ -11,12 +11,15 @@ from registry.bonds.service import drawn, record_draw
 from registry.lodgings import repository as lodgings
 from registry.lodgings.service import bond_draw_citation
 from servicekit.consumer import handles
+from servicekit.runtime import Runtime
 from taxcore.events import CloudEvent
 from taxcore.events.assessment import BondDrawRequested
 
 
 @handles(BondDrawRequested)
-async def on_bond_draw_requested(session: AsyncSession, req: BondDrawRequested, event: CloudEvent) -> None:
+async def on_bond_draw_requested(
+    session: AsyncSession, req: BondDrawRequested, event: CloudEvent, runtime: Runtime
+) -> None:
     """Record the draw on the lodging's bond valid on the request date, up to what remains.
 
     Idempotent twice over: the consumer inbox, and the unique ``request_event_id``.
@@ -30,7 +33,7 @@ async def on_bond_draw_requested(session: AsyncSession, req: BondDrawRequested, 
     bond = await bonds.active_overlapping(session, lodging.id, req.requested_on, req.requested_on)
     if bond is None:
         return
-    amount = min(req.amount, bond.amount - drawn(bond))
+    amount, on = min(req.amount, bond.amount - drawn(bond)), req.requested_on
     if amount <= 0:
         return
     await record_draw(
@@ -39,7 +42,9 @@ async def on_bond_draw_requested(session: AsyncSession, req: BondDrawRequested, 
         bond=bond,
         amount=amount,
         drawn_on=min(req.requested_on, date.max),
-        reason=" ".join(filter(None, (bond_draw_citation(lodging.jurisdiction, req.requested_on), "notice")))
+        reason=" ".join(
+            filter(None, (bond_draw_citation(lodging.jurisdiction, on, law=runtime.law), "notice"))
+        )
         + f" {req.notice_id} for {req.period}: {req.reason}",
         request_event_id=event.id,
     )

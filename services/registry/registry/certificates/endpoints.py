@@ -13,6 +13,7 @@ from registry.models import ExemptionCertificate
 from servicekit.app import router as make_router
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, ValidationFailed
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1/lodgings/{lodging_id}/certificates", tags=["exemption certificates"])
 
@@ -27,8 +28,10 @@ def to_out(c: ExemptionCertificate) -> CertificateOut:
     response_model=CertificateOut,
     responses={**ValidationFailed.openapi(), **Conflict.openapi(), **NotFound.openapi()},
 )
-async def issue(body: CertificateCreate, lodging: AdminLodgingDep, session: SessionDep) -> CertificateOut:
-    return to_out(await service.issue(session, lodging=lodging, body=body))
+async def issue(
+    body: CertificateCreate, lodging: AdminLodgingDep, session: SessionDep, runtime: RuntimeDep
+) -> CertificateOut:
+    return to_out(await service.issue(session, lodging=lodging, body=body, law=runtime.law))
 
 
 @router.get("", response_model=list[CertificateOut], responses=NotFound.openapi())

@@ -12,11 +12,14 @@ from servicekit.outbox import emit
 from taxcore.errors import TaxcoreError
 from taxcore.events import registry as ev
 from taxcore.jurisdictions import certificate_kinds
+from taxcore.parameters import ParameterTree
 
 
-async def issue(session: AsyncSession, *, lodging: Lodging, body: CertificateCreate) -> ExemptionCertificate:
+async def issue(
+    session: AsyncSession, *, lodging: Lodging, body: CertificateCreate, law: ParameterTree
+) -> ExemptionCertificate:
     try:
-        kinds = certificate_kinds(lodging.jurisdiction, body.valid_from)
+        kinds = certificate_kinds(lodging.jurisdiction, body.valid_from, parameters=law)
     except TaxcoreError as exc:
         raise ValidationFailed.on("valid_from", exc.message) from exc
     issued = ", ".join(sorted(kinds)) or "none"

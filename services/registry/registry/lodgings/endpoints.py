@@ -21,19 +21,20 @@ from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.runtime import RuntimeDep
 from taxcore.jurisdictions import JurisdictionCode
 
 router = make_router(prefix="/v1/lodgings", tags=["lodgings"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi()}
 
 
-def to_out(lodging: Lodging) -> LodgingOut:
+def to_out(lodging: Lodging, today: date) -> LodgingOut:
     return LodgingOut.model_validate(
         {
             **service.snapshot(lodging),
             "id": lodging.id,
             "address": lodging.address,
-            "status": service.current_status(lodging, date.today()),
+            "status": service.current_status(lodging, today),
             "statuses": [
                 {"status": s.status, "effective_from": s.effective_from, "reason": s.reason}
                 for s in lodging.statuses
@@ -59,14 +60,17 @@ def to_out(lodging: Lodging) -> LodgingOut:
     responses=ERRORS,
     summary="Register a lodging and assign its tax account number (PR §26)",
 )
-async def register_lodging(body: LodgingCreate, session: SessionDep, _: AdminDep) -> LodgingOut:
-    return to_out(await service.register(session, data=body))
+async def register_lodging(
+    body: LodgingCreate, session: SessionDep, _: AdminDep, runtime: RuntimeDep
+) -> LodgingOut:
+    return to_out(await service.register(session, data=body, law=runtime.law), runtime.today())
 
 
 @router.get("", response_model=Page[LodgingOut], summary="Lodgings visible to the caller")
 async def list_lodgings(
     session: SessionDep,
     principal: PrincipalDep,
+    runtime: RuntimeDep,
     limit: LimitQuery = 50,
     cursor: CursorQuery = None,
     jurisdiction: Annotated[JurisdictionCode | None, Query(description="e.g. PR or VI")] = None,
@@ -87,7 +91,8 @@ async def list_lodgings(
         operator_id=operator_id,
         q=q,
     )
-    return paginate(rows, limit=limit, key=lambda r: [r.tax_account], to_item=to_out)
+    today = runtime.today()
+    return paginate(rows, limit=limit, key=lambda r: [r.tax_account], to_item=lambda r: to_out(r, today))
 
 
 @router.get(
@@ -96,13 +101,15 @@ async def list_lodgings(
     responses=ERRORS,
     summary="One lodging, by id or tax account number",
 )
-async def get_lodging(lodging: LodgingDep) -> LodgingOut:
-    return to_out(lodging)
+async def get_lodging(lodging: LodgingDep, runtime: RuntimeDep) -> LodgingOut:
+    return to_out(lodging, runtime.today())
 
 
 @router.patch("/{lodging_id}", response_model=LodgingOut, responses=ERRORS)
-async def update_lodging(body: LodgingUpdate, lodging: AdminLodgingDep, session: SessionDep) -> LodgingOut:
-    return to_out(await service.update(session, lodging=lodging, data=body))
+async def update_lodging(
+    body: LodgingUpdate, lodging: AdminLodgingDep, session: SessionDep, runtime: RuntimeDep
+) -> LodgingOut:
+    return to_out(await service.update(session, lodging=lodging, data=body), runtime.today())
 
 
 @router.post(
@@ -111,8 +118,10 @@ async def update_lodging(body: LodgingUpdate, lodging: AdminLodgingDep, session:
     responses=ERRORS,
     summary="Change status (active, suspended, closed) from an effective date",
 )
-async def change_status(body: StatusChange, lodging: AdminLodgingDep, session: SessionDep) -> LodgingOut:
-    return to_out(await service.change_status(session, lodging=lodging, data=body))
+async def change_status(
+    body: StatusChange, lodging: AdminLodgingDep, session: SessionDep, runtime: RuntimeDep
+) -> LodgingOut:
+    return to_out(await service.change_status(session, lodging=lodging, data=body), runtime.today())
 
 
 @router.post(
@@ -122,9 +131,16 @@ async def change_status(body: StatusChange, lodging: AdminLodgingDep, session: S
     summary="Record a class or casino-licence change from an effective date (PR §2(16), §24(B))",
 )
 async def change_attributes(
-    body: AttributeChange, lodging: AdminLodgingDep, session: SessionDep, principal: PrincipalDep
+    body: AttributeChange,
+    lodging: AdminLodgingDep,
+    session: SessionDep,
+    principal: PrincipalDep,
+    runtime: RuntimeDep,
 ) -> LodgingOut:
-    return to_out(await service.change_attributes(session, lodging=lodging, data=body, actor=principal.actor))
+    changed = await service.change_attributes(
+        session, lodging=lodging, data=body, actor=principal.actor, law=runtime.law
+    )
+    return to_out(changed, runtime.today())
 
 
 @router.get(
@@ -133,6 +149,8 @@ async def change_attributes(
     responses=ERRORS,
     summary="Is the lodging compliant (valid bond per PR §27, active)?",
 )
-async def get_compliance(lodging: LodgingDep, session: SessionDep, as_of: date | None = None) -> Compliance:
-    found = await service.compliance(session, lodging=lodging, on=as_of or date.today())
+async def get_compliance(
+    lodging: LodgingDep, session: SessionDep, runtime: RuntimeDep, as_of: date | None = None
+) -> Compliance:
+    found = await service.compliance(session, lodging=lodging, on=as_of or runtime.today(), law=runtime.law)
     return Compliance.model_validate(found)

@@ -16,13 +16,13 @@ from servicekit.outbox import emit
 from taxcore.errors import TaxcoreError
 from taxcore.events import registry as ev
 from taxcore.jurisdictions import has_casino_rate, known_jurisdictions, lodging_classes
-from taxcore.parameters import ParameterValue, default_tree
+from taxcore.parameters import ParameterTree, ParameterValue
 
 
-def bond_requirement(jurisdiction: str, on: date) -> ParameterValue | None:
+def bond_requirement(jurisdiction: str, on: date, *, law: ParameterTree) -> ParameterValue | None:
     """taxcore's ``bonds.required`` in force on ``on`` (PR §27: yes; VI: none), or None where the
     jurisdiction's parameters say nothing about bonds on that day (then none is required)."""
-    tree = default_tree()
+    tree = law
     if not tree.has(jurisdiction, "bonds.required"):
         return None
     try:
@@ -31,9 +31,9 @@ def bond_requirement(jurisdiction: str, on: date) -> ParameterValue | None:
         return None
 
 
-def bond_draw_citation(jurisdiction: str, on: date) -> str:
+def bond_draw_citation(jurisdiction: str, on: date, *, law: ParameterTree) -> str:
     """``<JUR> <section>`` of a draw on the bond (taxcore ``bonds.draw_section``, PR §33), or ""."""
-    tree = default_tree()
+    tree = law
     if not tree.has(jurisdiction, "bonds.draw_section"):
         return ""
     try:
@@ -68,9 +68,11 @@ def snapshot(lodging: Lodging) -> dict[str, object]:
     }
 
 
-def _check_class(jurisdiction: str, lodging_class: str, on: date, *, casino: bool) -> None:
+def _check_class(
+    jurisdiction: str, lodging_class: str, on: date, *, casino: bool, law: ParameterTree
+) -> None:
     try:
-        allowed = lodging_classes(jurisdiction, on)
+        allowed = lodging_classes(jurisdiction, on, parameters=law)
     except TaxcoreError as exc:
         raise ValidationFailed.on("jurisdiction", exc.message) from exc
     if lodging_class not in allowed:
@@ -78,8 +80,8 @@ def _check_class(jurisdiction: str, lodging_class: str, on: date, *, casino: boo
             "lodging_class",
             f"{lodging_class!r} is not a lodging class of {jurisdiction}; one of {sorted(allowed)}",
         )
-    if casino and not has_casino_rate(jurisdiction):
-        where = [j for j in known_jurisdictions() if has_casino_rate(j)]
+    if casino and not has_casino_rate(jurisdiction, parameters=law):
+        where = [j for j in known_jurisdictions(parameters=law) if has_casino_rate(j, parameters=law)]
         raise ValidationFailed.on(
             "casino",
             f"a casino licence changes the rate only where the law sets a casino rate "
@@ -87,8 +89,8 @@ def _check_class(jurisdiction: str, lodging_class: str, on: date, *, casino: boo
         )
 
 
-async def register(session: AsyncSession, *, data: LodgingCreate) -> Lodging:
-    _check_class(data.jurisdiction, data.lodging_class, data.registered_on, casino=data.casino)
+async def register(session: AsyncSession, *, data: LodgingCreate, law: ParameterTree) -> Lodging:
+    _check_class(data.jurisdiction, data.lodging_class, data.registered_on, casino=data.casino, law=law)
     if await session.get(Operator, data.operator_id) is None:
         raise ValidationFailed.on("operator_id", "no operator with this id")
     serial = await repository.next_serial(session, data.jurisdiction)
@@ -175,7 +177,7 @@ async def change_status(session: AsyncSession, *, lodging: Lodging, data: Status
 
 
 async def change_attributes(
-    session: AsyncSession, *, lodging: Lodging, data: AttributeChange, actor: str
+    session: AsyncSession, *, lodging: Lodging, data: AttributeChange, actor: str, law: ParameterTree
 ) -> Lodging:
     """Append a class / casino-licence entry in force from ``data.effective_from``.
 
@@ -206,7 +208,7 @@ async def change_attributes(
             "the lodging already has this class and casino licence",
             errors=[{"pointer": "#/body", "detail": "unchanged"}],
         )
-    _check_class(lodging.jurisdiction, new_class, on, casino=new_casino)
+    _check_class(lodging.jurisdiction, new_class, on, casino=new_casino, law=law)
     repository.add_attribute(
         session,
         lodging,
@@ -227,17 +229,19 @@ async def change_attributes(
     return lodging
 
 
-async def compliance(session: AsyncSession, *, lodging: Lodging, on: date) -> dict[str, object]:
+async def compliance(
+    session: AsyncSession, *, lodging: Lodging, on: date, law: ParameterTree
+) -> dict[str, object]:
     """A lodging that must keep a bond (``bonds.required``, PR §27(B), (D)) and has no valid one on
     ``on`` is non-compliant."""
     reasons: list[str] = []
-    requirement = bond_requirement(lodging.jurisdiction, on)
+    requirement = bond_requirement(lodging.jurisdiction, on, law=law)
     required = requirement is not None and requirement.value is True
     bond = await bonds.active_overlapping(session, lodging.id, on, on)
     if required and bond is None and requirement is not None:
         reasons.append(f"no valid bond on this date ({lodging.jurisdiction} {requirement.section})")
     if bond is not None and sum((d.amount for d in bond.draws), start=bond.amount * 0) >= bond.amount:
-        draw = bond_draw_citation(lodging.jurisdiction, on)
+        draw = bond_draw_citation(lodging.jurisdiction, on, law=law)
         reasons.append("the bond is exhausted by draws" + (f" ({draw})" if draw else ""))
     status = current_status(lodging, on)
     if status != "active":

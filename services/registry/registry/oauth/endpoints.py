@@ -14,6 +14,7 @@ from servicekit.app import router as make_router
 from servicekit.auth import AdminDep, TokenIssuer
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, NotFound, Unauthorized, ValidationFailed
+from servicekit.runtime import RuntimeDep
 
 router = make_router(prefix="/v1", tags=["oauth"])
 
@@ -90,8 +91,8 @@ async def list_clients(session: SessionDep, _: AdminDep) -> list[ClientOut]:
     responses={**NotFound.openapi(), **Conflict.openapi()},
     summary="Rotate the client's secret (the old one stops working at once)",
 )
-async def rotate(client_id: str, session: SessionDep, _: AdminDep) -> ClientSecretOut:
-    client, secret = await service.rotate_client(session, client_id=client_id)
+async def rotate(client_id: str, session: SessionDep, _: AdminDep, runtime: RuntimeDep) -> ClientSecretOut:
+    client, secret = await service.rotate_client(session, client_id=client_id, now=runtime.now())
     return ClientSecretOut(**to_out(client).model_dump(), client_secret=secret)
 
 
@@ -101,6 +102,6 @@ async def rotate(client_id: str, session: SessionDep, _: AdminDep) -> ClientSecr
     responses={**NotFound.openapi(), **Conflict.openapi()},
     summary="Revoke the client: every service refuses its tokens within seconds",
 )
-async def revoke(client_id: str, session: SessionDep, principal: AdminDep) -> ClientOut:
-    client = await service.revoke_client(session, client_id=client_id, by=principal.actor)
+async def revoke(client_id: str, session: SessionDep, principal: AdminDep, runtime: RuntimeDep) -> ClientOut:
+    client = await service.revoke_client(session, client_id=client_id, by=principal.actor, now=runtime.now())
     return to_out(client)

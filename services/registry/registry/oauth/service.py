@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import secrets
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -107,21 +107,21 @@ async def _live_client(session: AsyncSession, client_id: str) -> OAuthClient:
     return client
 
 
-async def rotate_client(session: AsyncSession, *, client_id: str) -> tuple[OAuthClient, str]:
+async def rotate_client(session: AsyncSession, *, client_id: str, now: datetime) -> tuple[OAuthClient, str]:
     """A new secret for a live client (the old one stops working at once)."""
     client = await _live_client(session, client_id)
     secret = new_secret()
     client.secret_hash = hash_secret(secret)
-    client.rotated_at = datetime.now(UTC)
+    client.rotated_at = now
     await session.flush()
     await _event(session, client, "rotated")
     return client, secret
 
 
-async def revoke_client(session: AsyncSession, *, client_id: str, by: str) -> OAuthClient:
+async def revoke_client(session: AsyncSession, *, client_id: str, by: str, now: datetime) -> OAuthClient:
     """Revoke a live client and refuse its tokens everywhere (``revoke_access``)."""
     client = await _live_client(session, client_id)
-    client.revoked_at = datetime.now(UTC)
+    client.revoked_at = now
     await session.flush()
     await _event(session, client, "revoked")
     await revoke_access(

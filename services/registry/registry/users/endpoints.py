@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
@@ -29,6 +29,7 @@ from servicekit.auth import AdminDep, Principal, PrincipalDep, TokenIssuer, requ
 from servicekit.db import SessionDep
 from servicekit.errors import Conflict, DomainError, Forbidden, NotFound, Unauthorized, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.runtime import runtime_of
 
 router = make_router(prefix="/v1/people", tags=["people"])
 # Sign-in and password change run their own transaction: a refused attempt is committed
@@ -37,8 +38,9 @@ attempts = APIRouter(prefix="/v1/people", tags=["people"])
 StaffReadDep = Annotated[Principal, Depends(require_roles("agency-admin", "agency-auditor"))]
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
+def _now(request: Request) -> datetime:
+    """The instant of the app's runtime clock (:mod:`servicekit.runtime`)."""
+    return runtime_of(request).now()
 
 
 def client_ip(request: Request) -> str | None:
@@ -90,7 +92,7 @@ async def sign_in(body: SignIn, request: Request) -> SessionOut:
             issuer=_issuer(request),
             throttle=service.Throttle.of(settings),
             session_hours=settings.person_session_hours,
-            now=_now(),
+            now=_now(request),
         ),
     )
 
@@ -144,7 +146,7 @@ async def sign_in_oidc(body: ExternalSignIn, request: Request) -> SessionOut:
             ip=client_ip(request),
             issuer=_issuer(request),
             session_hours=settings.person_session_hours,
-            now=_now(),
+            now=_now(request),
         ),
     )
 
@@ -168,7 +170,7 @@ async def change_password(body: PasswordChange, request: Request, principal: Pri
             ip=client_ip(request),
             issuer=_issuer(request),
             session_hours=settings.person_session_hours,
-            now=_now(),
+            now=_now(request),
         ),
     )
 
@@ -181,13 +183,13 @@ async def change_password(body: PasswordChange, request: Request, principal: Pri
 )
 async def refresh(body: RefreshIn, request: Request, session: SessionDep) -> AccessOut:
     return await service.refresh(
-        session, refresh_token=body.refresh_token, issuer=_issuer(request), now=_now()
+        session, refresh_token=body.refresh_token, issuer=_issuer(request), now=_now(request)
     )
 
 
 @router.post("/sign-out", status_code=204, summary="End the session (its revocation is recorded)")
-async def sign_out(body: RefreshIn, session: SessionDep) -> None:
-    await service.sign_out(session, refresh_token=body.refresh_token, now=_now())
+async def sign_out(body: RefreshIn, request: Request, session: SessionDep) -> None:
+    await service.sign_out(session, refresh_token=body.refresh_token, now=_now(request))
 
 
 @router.get("/me", response_model=UserOut, responses=Forbidden.openapi(), summary="The signed-in person")
@@ -226,7 +228,7 @@ async def get_user(user_id: str, session: SessionDep, _: StaffReadDep) -> UserOu
     responses={**NotFound.openapi(), **Conflict.openapi()},
     summary="Disable an account: its sessions end at once, its access tokens within their lifetime",
 )
-async def disable_user(user_id: str, session: SessionDep, principal: AdminDep) -> UserOut:
+async def disable_user(user_id: str, request: Request, session: SessionDep, principal: AdminDep) -> UserOut:
     return service.to_out(
-        await service.disable_user(session, user_id=user_id, by=principal.actor, now=_now())
+        await service.disable_user(session, user_id=user_id, by=principal.actor, now=_now(request))
     )

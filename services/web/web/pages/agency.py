@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import Response
 
+from servicekit.runtime import runtime_of
 from taxcore.periods import Period
 from web import people
 from web.backend import ApiError
@@ -26,9 +27,9 @@ SEARCH_PAGES = 10
 PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 
 
-def indicator_window(jurisdiction: str, first: str, last: str) -> tuple[str, str, str]:
+def indicator_window(jurisdiction: str, first: str, last: str, *, today: date) -> tuple[str, str, str]:
     """The indicators' jurisdiction and months as asked, else the calendar year to last month."""
-    last_month = Period.of(date.today()).add_months(-1)
+    last_month = Period.of(today).add_months(-1)
     default_first = str(Period(last_month.year, 1))
     chosen = (
         jurisdiction if jurisdiction in JURISDICTIONS else JURISDICTIONS[0],
@@ -61,8 +62,9 @@ async def overview(
     last: str = Query("", alias="to"),
 ) -> Response:
     lang = lang_of(request)
-    window = indicator_window(jurisdiction, first, last)
-    this = Period.of(date.today())
+    today = runtime_of(request).today()
+    window = indicator_window(jurisdiction, first, last, today=today)
+    this = Period.of(today)
     start = this.add_months(-11)
     months = [str(start.add_months(i)) for i in range(12)]
     # the page's six API calls are independent: made at once, the page waits for the slowest
@@ -177,9 +179,9 @@ async def lodging(
 ) -> Response:
     found = await api.get("registry", f"/v1/lodgings/{lodging_id}")
     try:
-        on = date.fromisoformat(as_of) if as_of else date.today()
+        on = date.fromisoformat(as_of) if as_of else runtime_of(request).today()
     except ValueError:
-        on = date.today()
+        on = runtime_of(request).today()
     account = found["tax_account"]
     statement, cases, refunds, abatements, timeline = await asyncio.gather(
         api.get(

@@ -9,12 +9,12 @@ with each allocation's rule and section, and asks to confirm before posting.
 from __future__ import annotations
 
 import asyncio
-from datetime import date
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from servicekit.runtime import runtime_of
 from taxcore.periods import Period
 from web.backend import ApiError
 from web.core import AgencyDep, Api, ApiDep, CsrfDep, lang_of, redirect, render
@@ -48,7 +48,7 @@ async def _page(
         jurisdictions=JURISDICTIONS,
         preview=preview,
         may_post=person.role == "agency-admin",
-        form=form or {"jurisdiction": "PR", "month": str(Period.of(date.today()).prev())},
+        form=form or {"jurisdiction": "PR", "month": str(Period.of(runtime_of(request).today()).prev())},
         errors=errors or {},
     )
 

@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from servicekit.runtime import runtime_of
 from taxcore.periods import fiscal_year as fiscal_year_of
 from web.chart import BarChart, bar_chart
 from web.core import AgencyDep, ApiDep, lang_of, render
@@ -57,7 +58,7 @@ async def funds(
 ) -> Response:
     lang = lang_of(request)
     _ = lang.gettext
-    chosen, on = _jurisdiction(jurisdiction), _day(as_of, date.today())
+    chosen, on = _jurisdiction(jurisdiction), _day(as_of, runtime_of(request).today())
     found = await api.get(
         "distribution", "/v1/funds", params={"jurisdiction": chosen, "as_of": on.isoformat()}
     )
@@ -81,7 +82,8 @@ async def floors(
 ) -> Response:
     lang = lang_of(request)
     chosen = _jurisdiction(jurisdiction)
-    current = fiscal_year_of(chosen, date.today())
+    runtime = runtime_of(request)
+    current = fiscal_year_of(chosen, runtime.today(), parameters=runtime.law)
     years = [current - i for i in range(YEARS_BACK)]
     year = int(fiscal_year) if fiscal_year.isdigit() and int(fiscal_year) in years else current
     found = await api.get("distribution", f"/v1/fiscal-years/{year}/summary", params={"jurisdiction": chosen})

@@ -12,6 +12,8 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import Response
 
+from servicekit.runtime import runtime_of
+from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 from web import lines as declaration_lines
 from web.backend import ApiError
@@ -41,7 +43,9 @@ class CalendarRow:
     declaration: dict[str, Any] | None
 
 
-def calendar(lodging: dict[str, Any], declarations: list[dict[str, Any]], today: date) -> list[CalendarRow]:
+def calendar(
+    lodging: dict[str, Any], declarations: list[dict[str, Any]], today: date, *, law: ParameterTree
+) -> list[CalendarRow]:
     """Every month since registration, newest first: filed (on time or late), missing
     (past its due date without a return) or open (not yet due), due dates from taxcore."""
     filed = {d["period"]: d for d in declarations}
@@ -50,7 +54,7 @@ def calendar(lodging: dict[str, Any], declarations: list[dict[str, Any]], today:
     rows: list[CalendarRow] = []
     period = first
     while period.months_until(last) >= 0:
-        due = due_date(lodging["jurisdiction"], period)
+        due = due_date(lodging["jurisdiction"], period, parameters=law)
         decl = filed.get(str(period))
         if decl is not None:
             status = "late" if decl["late"] else "on_time"
@@ -84,11 +88,12 @@ async def lodging_page(request: Request, lodging_id: str, person: PortalDep, api
         api.get("assessment", "/v1/notices", params={"tax_account": account, "limit": 100}),
         _refunds(api, account),
     )
+    runtime = runtime_of(request)
     return render(
         request,
         "portal/lodging.html",
         lodging=lodging,
-        calendar=calendar(lodging, declarations["items"], date.today()),
+        calendar=calendar(lodging, declarations["items"], runtime.today(), law=runtime.law),
         payments=payments["items"],
         notices=notices["items"],
         refunds=refunds,
@@ -106,11 +111,11 @@ async def _refunds(api: ApiDep, account: str) -> list[dict[str, Any]]:
     return found
 
 
-def _period(raw: str | None, lodging: dict[str, Any]) -> Period:
+def _period(raw: str | None, lodging: dict[str, Any], today: date) -> Period:
     try:
         return Period.parse(raw or "")
     except ValueError:
-        return Period.of(date.today()).prev()
+        return Period.of(today).prev()
 
 
 async def _form_page(
@@ -125,8 +130,11 @@ async def _form_page(
 ) -> Response:
     """The declaration form: a new return, or (``amends``) a new version of a filed one."""
     lodging = await _lodging(api, lodging_id)
-    period = _period(period_text, lodging)
-    names = declaration_lines.form_lines(lodging["jurisdiction"], lodging["lodging_class"], period)
+    runtime = runtime_of(request)
+    period = _period(period_text, lodging, runtime.today())
+    names = declaration_lines.form_lines(
+        lodging["jurisdiction"], lodging["lodging_class"], period, tree=runtime.law
+    )
     return render(
         request,
         "portal/file.html",
@@ -152,7 +160,9 @@ async def _parsed(
     request: Request, lodging: dict[str, Any], period: Period
 ) -> tuple[dict[str, str], list[str], declaration_lines.Parsed]:
     form = {k: str(v) for k, v in (await request.form()).items()}
-    names = declaration_lines.form_lines(lodging["jurisdiction"], lodging["lodging_class"], period)
+    names = declaration_lines.form_lines(
+        lodging["jurisdiction"], lodging["lodging_class"], period, tree=runtime_of(request).law
+    )
     return form, names, declaration_lines.parse_form(form, names)
 
 
@@ -162,7 +172,8 @@ async def file_preview(
 ) -> Response:
     """htmx: the computed tax, findings and trace for the figures typed so far."""
     lodging = await _lodging(api, lodging_id)
-    p = _period(period, lodging)
+    runtime = runtime_of(request)
+    p = _period(period, lodging, runtime.today())
     _form, _names, parsed = await _parsed(request, lodging, p)
     _ = lang_of(request).gettext
     errors = {k: _(v) for k, v in parsed.errors.items()}
@@ -174,7 +185,8 @@ async def file_preview(
             casino=lodging["casino"],
             period=p,
             parsed=parsed,
-            today=date.today(),
+            today=runtime.today(),
+            tree=runtime.law,
         )
     return render(request, "portal/_preview.html", preview=result, errors=errors)
 
@@ -184,7 +196,7 @@ async def file_declaration(
     request: Request, lodging_id: str, person: PortalDep, api: ApiDep, period: Annotated[str, Form()]
 ) -> Response:
     lodging = await _lodging(api, lodging_id)
-    p = _period(period, lodging)
+    p = _period(period, lodging, runtime_of(request).today())
     form, names, parsed = await _parsed(request, lodging, p)
     _ = lang_of(request).gettext
     errors = {k: _(v) for k, v in parsed.errors.items()}
@@ -255,7 +267,7 @@ async def amend_declaration(
     declaration = await api.get("filing", f"/v1/declarations/{declaration_id}")
     lodging_id = declaration["lodging"]["lodging_id"]
     lodging = await _lodging(api, lodging_id)
-    p = _period(declaration["period"], lodging)
+    p = _period(declaration["period"], lodging, runtime_of(request).today())
     form, names, parsed = await _parsed(request, lodging, p)
     _ = lang_of(request).gettext
     errors = {k: _(v) for k, v in parsed.errors.items()}
@@ -284,7 +296,8 @@ async def _pay_page(
     status: int = 200,
 ) -> Response:
     lodging = await _lodging(api, lodging_id)
-    periods = [str(Period.of(date.today()).add_months(-i)) for i in range(1, 13)]
+    this = Period.of(runtime_of(request).today())
+    periods = [str(this.add_months(-i)) for i in range(1, 13)]
     return render(
         request,
         "portal/pay.html",

@@ -18,6 +18,7 @@ from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
 from fastapi.responses import Response
 
 from servicekit.problems_i18n import spanish
+from servicekit.runtime import runtime_of
 from taxcore.periods import Period
 from web.backend import ApiError
 from web.core import Api, ApiDep, CsrfDep, PersonDep, WrongRole, lang_of, redirect, render
@@ -111,7 +112,7 @@ async def _list_page(
     status: int = 200,
 ) -> Response:
     found = await api.get("filing", "/v1/remittance-schedules", params={"limit": 100})
-    choices = periods(date.today())
+    choices = periods(runtime_of(request).today())
     return render(
         request,
         "portal/schedules.html",
@@ -160,7 +161,7 @@ async def upload(
     _ = lang.gettext
     form = {"period": period}
     errors: dict[str, str] = {}
-    if period not in periods(date.today()):
+    if period not in periods(runtime_of(request).today()):
         errors["period"] = _("Choose the month the schedule declares.")
     raw = await file.read(MAX_BYTES + 1) if file is not None else b""
     problem = _check_document(lang, raw)
