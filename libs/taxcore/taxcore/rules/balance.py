@@ -20,7 +20,11 @@ first day of each penalty tier, each interest-month end (VI) or year end (PR),
 the deficiency notice (PR) and the statement date ``as_of``. At each date it
 accrues interest up to and including that day on the balance of the day
 before, raises the penalty to the tier reached, then applies the money
-received that day in the order of ``payments.application_order``.
+received that day in the order of ``payments.application_order``. Interest
+months that pass whole with nothing else happening (no payment, tier, notice or fact,
+nothing left to assess) are accrued in one step, with the same amounts and trace steps as
+walking each month end (``_Ledger._accrue_whole_months``), so a statement's cost does not
+grow with the months an account stays unpaid.
 
 Conventions (documented once, used everywhere):
 
@@ -56,7 +60,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import Decimal, getcontext
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -626,9 +630,16 @@ class _AdjustmentsMixin:
 
 class _Ledger(_AdjustmentsMixin):
     def __init__(
-        self, history: AccountHistory, as_of: date, tree: ParameterTree, *, explain: bool = True
+        self,
+        history: AccountHistory,
+        as_of: date,
+        tree: ParameterTree,
+        *,
+        explain: bool = True,
+        whole_months: bool = True,
     ) -> None:
         self.history = history
+        self.whole_months = whole_months  # False: the reference walk, one ledger day per interest month
         self.as_of = as_of
         self.trace = Trace() if explain else NullTrace()
         self.jurisdiction = history.jurisdiction
@@ -640,6 +651,7 @@ class _Ledger(_AdjustmentsMixin):
         self._validate()
         self._load_rules()
         self.last = self.due  # interest has accrued through this day
+        self.processed = self.due  # the last day walked (month ends before it are done)
         self.frozen_penalty = ZERO
         self.capitalized = ZERO
         self.pool: list[_Money] = []
@@ -758,13 +770,18 @@ class _Ledger(_AdjustmentsMixin):
 
     # ----------------------------------------------------------------- timeline
 
-    def _month_bounds(self, day: date) -> tuple[date, date]:
-        """The interest month (start, end] that contains ``day`` (> due date)."""
+    def _month_index(self, day: date) -> int:
+        """The interest month k, (due + k-1 months, due + k months], that contains ``day`` (> due date)."""
         k = max(1, (day.year - self.due.year) * 12 + day.month - self.due.month)
         while add_months(self.due, k) < day:
             k += 1
         while k > 1 and add_months(self.due, k - 1) >= day:
             k -= 1
+        return k
+
+    def _month_bounds(self, day: date) -> tuple[date, date]:
+        """The interest month (start, end] that contains ``day`` (> due date)."""
+        k = self._month_index(day)
         return add_months(self.due, k - 1), add_months(self.due, k)
 
     def _events(self, payments: list[PaymentIn]) -> list[date]:
@@ -772,8 +789,8 @@ class _Ledger(_AdjustmentsMixin):
         dates.update(pay.received_on for pay in payments)
         dates.update(t.starts for t in self.tiers if t.starts <= self.as_of)
         if self.interest_method == "monthly_compound":
-            k = 1
-            while (boundary := add_months(self.due, k)) <= self.as_of:
+            k = 1  # with whole_months, run() reaches the month ends between these dates itself
+            while not self.whole_months and (boundary := add_months(self.due, k)) <= self.as_of:
                 dates.add(boundary)
                 k += 1
         else:
@@ -844,6 +861,21 @@ class _Ledger(_AdjustmentsMixin):
             return
         amount = base * rate * days / length
         bucket.exact += amount
+        self._trace_interest(bucket, start, day, base, rate, length, unit, amount, inputs)
+
+    def _trace_interest(
+        self,
+        bucket: _Bucket,
+        start: date,
+        day: date,
+        base: Decimal,
+        rate: Decimal,
+        length: int,
+        unit: str,
+        amount: Decimal,
+        inputs: dict[str, Any],
+    ) -> None:
+        days = (day - start).days
         self.trace.add(
             f"{_RULE}.interest",
             bucket.section,
@@ -853,6 +885,96 @@ class _Ledger(_AdjustmentsMixin):
             inputs={"from": start + timedelta(days=1), "to": day, "base": base, **inputs},
             parameters={"rate": rate, "days_in_unit": length},
         )
+
+    def _whole_months_quiet(self, k: int) -> bool:
+        """Nothing but §54(i)(6)-like compounding can change on the month ends from k on.
+
+        True when interest month k starts where the accrual stands (a whole month), the
+        interest is the ordinary one (no deficiency rule in force, interest not bearing
+        itself except through capitalization), no fine still grows by the day or waits to be
+        assessed, and no money waits in the pool for what accrues (a credit is only left
+        when nothing is outstanding, so then nothing accrues either). On such a month end
+        the walk would accrue, capitalize and apply nothing else: tier starts, payments and
+        adjustment facts are days of their own.
+        """
+        if max(self.last, self.due) != add_months(self.due, k - 1):
+            return False
+        if self.deficiency_interest is not None and self.notice is not None and self.last >= self.notice:
+            return False
+        if "interest" in self.interest_bears:
+            return False
+        if self.late_fine is not None:
+            filed = self.history.declaration_filed_on
+            if filed is None or filed > self.processed:
+                return False
+        if self.books_fine is not None and not self.history.books_kept and self.books_fine.exact == 0:
+            return False
+        return not self.pool or self._compounding_base() == 0
+
+    def _compounding_base(self) -> Decimal:
+        capitalized = max(ZERO, round_cents(self.capitalized) - self.interest.paid - self.interest.adjusted)
+        return self._outstanding(self.interest_bears) + capitalized
+
+    def _accrue_whole_months(self, first: int, last: int) -> None:
+        """Interest months ``first``..``last``, each whole, in one step (VI §54(i)(6)).
+
+        Over a whole month the walk accrues base x rate x days/days = base x rate, then
+        capitalizes: the next month's base is the unpaid principal and penalties plus the
+        interest capitalized, stated to the cent, less what of it was paid or abated. The
+        principal and penalties stay as they are over these months (see
+        :meth:`_whole_months_quiet`), so each month costs a few Decimal operations; a base of
+        0 stays 0 and ends the loop. Not a power formula: (1 + rate)^n would skip the
+        capitalized interest's rounding to the cent each month and drift by cents over years.
+        The trace (when kept) has the same step per month as the month-by-month walk.
+        """
+        interest = self.interest
+        rate = self.interest_rate
+        principal = self._outstanding(self.interest_bears)
+        settled = interest.paid + interest.adjusted
+        explain = not isinstance(self.trace, NullTrace)
+        # base (in cents) x rate x days is exact below this, so x days / days gives base x rate back
+        exact_below = Decimal(10) ** (getcontext().prec - len(rate.as_tuple().digits) - 4)
+        for k in range(first, last + 1):
+            capitalized = max(ZERO, round_cents(self.capitalized) - settled)
+            base = principal + capitalized
+            if base == 0:
+                break
+            if explain or base >= exact_below:
+                start, end = add_months(self.due, k - 1), add_months(self.due, k)
+                length = (end - start).days
+                amount = base * rate * length / length
+                unit = f"interest month ending {end.isoformat()}"
+                self._trace_interest(
+                    interest,
+                    start,
+                    end,
+                    base,
+                    rate,
+                    length,
+                    unit,
+                    amount,
+                    {"capitalized_interest": capitalized},
+                )
+            else:
+                amount = base * rate
+            interest.exact += amount
+            self.capitalized = interest.exact
+        self.last = self.processed = add_months(self.due, last)
+
+    def _month_ends_before(self, day: date, arriving: dict[date, list[PaymentIn]]) -> None:
+        """The interest-month ends after the last day walked and before ``day``: each walked as a
+        day of its own until the months are whole and quiet, then all at once."""
+        if self.interest_method != "monthly_compound" or day <= self.due:
+            return
+        k = self._month_index(self.processed + timedelta(days=1)) if self.processed > self.due else 1
+        end = add_months(self.due, k)
+        while end < day:
+            if self._whole_months_quiet(k):
+                self._accrue_whole_months(k, self._month_index(day) - 1)
+                return
+            self._walk_day(end, arriving)
+            k += 1
+            end = add_months(self.due, k)
 
     def _assess_at(self, day: date) -> None:
         rate, reached = self._tier_rate(day)
@@ -986,20 +1108,26 @@ class _Ledger(_AdjustmentsMixin):
         for pay in active:
             arriving[pay.received_on].append(pay)
         for day in self._events(active):
-            self._accrue_to(day)
-            self._assess_at(day)
-            if (
-                self.interest_method == "monthly_compound"
-                and day > self.due
-                and self._month_bounds(day)[1] == day
-            ):
-                self.capitalized = self.interest.exact
-            if self._adjust_at(day):  # a write-off reversed: the principal is owed again today
-                self._assess_at(day)
-            for pay in arriving.get(day, ()):
-                self.pool.append(_Money(pay.payment_id, round_cents(pay.amount)))
-            self._apply(day)
+            if self.whole_months:
+                self._month_ends_before(day, arriving)
+            self._walk_day(day, arriving)
         return self._statement(active)
+
+    def _walk_day(self, day: date, arriving: dict[date, list[PaymentIn]]) -> None:
+        self._accrue_to(day)
+        self._assess_at(day)
+        if (
+            self.interest_method == "monthly_compound"
+            and day > self.due
+            and self._month_bounds(day)[1] == day
+        ):
+            self.capitalized = self.interest.exact
+        if self._adjust_at(day):  # a write-off reversed: the principal is owed again today
+            self._assess_at(day)
+        for pay in arriving.get(day, ()):
+            self.pool.append(_Money(pay.payment_id, round_cents(pay.amount)))
+        self._apply(day)
+        self.processed = max(self.processed, day)
 
     def _statement(self, active: list[PaymentIn]) -> Balance:
         components: list[ComponentBalance] = []
