@@ -630,7 +630,8 @@ def scaling_account(periods: int) -> str:
 
 
 def scaling_as_of(periods: int) -> date:
-    """The end of the year after the account's last period (2027-12-31 for 120 periods)."""
+    """The end of the year after the account's last period (120 periods: 2017-10 .. 2027-09,
+    as of 2028-12-31)."""
     last_year = (2017 * 12 + 9 + periods - 1) // 12
     return date(last_year + 1, 12, 31)
 
