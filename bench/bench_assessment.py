@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import importlib
 import json
 import os
@@ -673,8 +674,8 @@ async def statement_child(name: str, sizes: list[int], runs: int) -> None:
                     clear_balances(app)
                     await get()
 
-                warm_s = await median_time(get_statement, runs)
-                cold_s = await median_time(get_statement_cold, runs)
+                warm_s, warm_cpu = await median_wall_cpu(get_statement, runs)
+                cold_s, cold_cpu = await median_wall_cpu(get_statement_cold, runs)
                 async with app.state.sessionmaker() as session:
                     facts = await repository.load_facts(session, account)
                 assert facts is not None
@@ -684,8 +685,16 @@ async def statement_child(name: str, sizes: list[int], runs: int) -> None:
                     for period in state.periods:
                         compute_balance(state.history(period), as_of=as_of, explain=False)
 
-                floor_s = await median_time(floor, runs)
-                results[n] = {"load": load_s, "cold": cold_s, "warm": warm_s, "floor": floor_s}
+                floor_s, floor_cpu = await median_wall_cpu(floor, runs)
+                results[n] = {
+                    "load": load_s,
+                    "cold": cold_s,
+                    "warm": warm_s,
+                    "floor": floor_s,
+                    "cold_cpu": cold_cpu,
+                    "warm_cpu": warm_cpu,
+                    "floor_cpu": floor_cpu,
+                }
     finally:
         conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
         try:
@@ -695,15 +704,32 @@ async def statement_child(name: str, sizes: list[int], runs: int) -> None:
     print("RESULT " + json.dumps({"tree": name, "results": results}))
 
 
+async def median_wall_cpu(fn: Callable[[], Awaitable[object]], runs: int) -> tuple[float, float]:
+    """Median wall and process-CPU seconds of ``runs`` calls after one warm-up, each started
+    after a full collection (so one size's run does not pay for another's garbage). On a
+    shared machine the CPU seconds are the steadier figure: wall time follows the share of
+    the cores the process gets."""
+    await fn()
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(runs):
+        gc.collect()
+        t, c = time.perf_counter(), time.process_time()
+        await fn()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall), statistics.median(cpu)
+
+
 def _load() -> str:
     return Path("/proc/loadavg").read_text().split()[0]
 
 
-FIGURES = ("cold", "warm", "floor")
+FIGURES = ("cold", "warm", "floor", "cold_cpu", "warm_cpu", "floor_cpu")
 
 
 def _ms(figures: dict[str, float]) -> str:
-    return " ".join(f"{k} {figures[k] * 1000:7.1f} ms" for k in FIGURES)
+    return ", ".join(f"{k} {figures[k] * 1000:.1f}" for k in FIGURES) + " ms"
 
 
 def statement_scaling(sizes: list[int], runs: int, repeats: int, trees: list[tuple[str, Path]]) -> None:
@@ -729,9 +755,8 @@ def statement_scaling(sizes: list[int], runs: int, repeats: int, trees: list[tup
                 print(f"    {n:>4} periods: {_ms(figures)}, load {figures['load']:.1f} s", flush=True)
     print(f"\nstatement scaling, medians of {repeats} interleaved rounds ({runs} runs each)", end="")
     print(f", load now {_load()}")
-    print(
-        "tree      periods   cold ms   warm ms  floor ms   growth from the previous size: cold, warm, floor"
-    )
+    print("ms: wall cold, warm, floor, then the process's CPU for each; x: growth from the previous size")
+    print("tree      periods" + "".join(f"{k:>10}" for k in FIGURES))
     medians: dict[str, dict[int, dict[str, float]]] = {}
     for name, _ in trees:
         medians[name] = {
@@ -740,9 +765,9 @@ def statement_scaling(sizes: list[int], runs: int, repeats: int, trees: list[tup
         previous: dict[str, float] | None = None
         for n in sizes:
             m = medians[name][n]
-            growth = "  ".join(f"{m[k] / previous[k]:5.2f}" for k in FIGURES) if previous else ""
-            ms = " ".join(f"{m[k] * 1000:9.1f}" for k in FIGURES)
-            print(f"{name:<9} {n:>7} {ms}   {growth}")
+            if previous:
+                print(f"{'':<9} {'x':>7}" + "".join(f"{m[k] / previous[k]:10.2f}" for k in FIGURES))
+            print(f"{name:<9} {n:>7}" + "".join(f"{m[k] * 1000:10.1f}" for k in FIGURES))
             previous = m
     first = trees[0][0]
     for name, _ in trees[1:]:
