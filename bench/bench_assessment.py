@@ -520,6 +520,27 @@ async def load_summaries(dsn: str, n: int) -> None:
         await conn.close()
 
 
+def bench_consumer(app: FastAPI, name: str) -> EventConsumer:
+    """The service's consumer without a broker: the bench hands it events with ``apply``."""
+    return EventConsumer(
+        name=name,
+        bootstrap="unused:9092",
+        topics=[],
+        sessionmaker=app.state.sessionmaker,
+        handlers={},
+        max_attempts=1,
+    )
+
+
+async def drop_database(name: str) -> None:
+    """Drop the scratch database ``name`` (with the run's suffix, as ``fresh_database`` made it)."""
+    conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{test_database_name(name)}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
 def clear_balances(app: FastAPI) -> None:
     """Empty the app's memo of taxcore balances (a tree before ``BalanceCache``: the module's)."""
     cache = getattr(app.state, "balances", None)
@@ -536,19 +557,8 @@ async def main(n: int, events: int) -> None:
     admin = auth("agency-auditor")
     try:
         async with running_app(app) as client:
-
-            def make_consumer(name: str) -> EventConsumer:
-                return EventConsumer(
-                    name=name,
-                    bootstrap="unused:9092",
-                    topics=[],
-                    sessionmaker=app.state.sessionmaker,
-                    handlers={},
-                    max_attempts=1,
-                )
-
-            consumer = make_consumer("bench")
-            intake_lines = await intake_bench(consumer, make_consumer("bench-noop"), events)
+            consumer = bench_consumer(app, "bench")
+            intake_lines = await intake_bench(consumer, bench_consumer(app, "bench-noop"), events)
             t = time.perf_counter()
             await load_account(consumer)
             load_s = time.perf_counter() - t
@@ -599,11 +609,7 @@ async def main(n: int, events: int) -> None:
             finally:
                 await conn.close()
     finally:
-        conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{test_database_name(DB)}" WITH (FORCE)')
-        finally:
-            await conn.close()
+        await drop_database(DB)
 
     print("\n".join(intake_lines))
     print(f"load: 120 periods + 120 payments through the consumers in {load_s:.2f} s")
@@ -647,14 +653,7 @@ async def statement_child(name: str, sizes: list[int], runs: int) -> None:
     results: dict[int, dict[str, float]] = {}
     try:
         async with running_app(app) as client:
-            consumer = EventConsumer(
-                name="bench-statements",
-                bootstrap="unused:9092",
-                topics=[],
-                sessionmaker=app.state.sessionmaker,
-                handlers={},
-                max_attempts=1,
-            )
+            consumer = bench_consumer(app, "bench-statements")
             for n in sizes:
                 account, as_of = scaling_account(n), scaling_as_of(n)
                 t = time.perf_counter()
@@ -696,11 +695,7 @@ async def statement_child(name: str, sizes: list[int], runs: int) -> None:
                     "floor_cpu": floor_cpu,
                 }
     finally:
-        conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{test_database_name(db)}" WITH (FORCE)')
-        finally:
-            await conn.close()
+        await drop_database(db)
     print("RESULT " + json.dumps({"tree": name, "results": results}))
 
 
