@@ -258,6 +258,7 @@ class _Ledger(_PaymentsMixin, _AccrualMixin, _AdjustmentsMixin):
             )
         self.books_fine: _Bucket | None = None
         self.books_fine_amount = ZERO
+        self.books_fine_assessed = False
         if p.has("penalties.no_books_fine_per_period"):
             self.books_fine_amount = p.decimal("penalties.no_books_fine_per_period")
             self.books_fine = self._bucket(

@@ -92,6 +92,7 @@ class _AccrualMixin:
     fine_per_day: Decimal
     fine_cap: Decimal
     books_fine_amount: Decimal
+    books_fine_assessed: bool
     capitalized: Decimal
     last: date
     processed: date
@@ -162,8 +163,9 @@ class _AccrualMixin:
             self.books_fine is not None
             and not self.history.books_kept
             and day > self.due
-            and self.books_fine.exact == 0
+            and not self.books_fine_assessed
         ):
+            self.books_fine_assessed = True
             self.books_fine.exact = self.books_fine_amount
             self.trace.add(
                 f"{_RULE}.no_books_fine",
@@ -281,7 +283,7 @@ class _AccrualMixin:
             filed = self.history.declaration_filed_on
             if filed is None or filed > self.processed:
                 return False
-        if self.books_fine is not None and not self.history.books_kept and self.books_fine.exact == 0:
+        if self.books_fine is not None and not self.history.books_kept and not self.books_fine_assessed:
             return False
         return not self.pool or self._compounding_base() == 0
 

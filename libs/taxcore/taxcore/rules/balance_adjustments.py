@@ -62,6 +62,8 @@ class _AdjustmentsMixin:
     penalty: _Bucket
     late_fine: _Bucket | None
     books_fine: _Bucket | None
+    books_fine_amount: Decimal
+    books_fine_assessed: bool
     penalty_bears: list[str]
     frozen_penalty: Decimal
     rate_now: Decimal
@@ -173,8 +175,14 @@ class _AdjustmentsMixin:
                 self._record(a, -voided, "decision cancels the assessment (principal and fines)")
 
     def _cap_fines(self) -> None:
+        """A decision on the fines caps what they total (the late-declaration fine first). The
+        cap applies to the statute's amounts each time: the PR §47 fine is recomputed by day,
+        the VI §54(l) fine is its per-period amount once assessed, so the decision's effect is
+        what it takes off them."""
         if self.fine_cap_decided is None:
             return
+        if self.books_fine is not None and self.books_fine_assessed:
+            self.books_fine.exact = self.books_fine_amount
         room = self.fine_cap_decided
         uncapped = sum((b.assessed for b in self.buckets["fine"]), ZERO)
         for bucket in self.buckets["fine"]:
