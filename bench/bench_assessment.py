@@ -34,21 +34,38 @@ and 2,000). Builds a scratch database (``alembic upgrade head``), then:
 
 Each timing is the median of several runs after one warm-up. The scratch
 database is dropped at the end.
+
+**Statement scaling** (``--periods 60 120 240 [--repeats 3] [--runs 5] [--tree NAME=DIR]``,
+nothing else runs): VI accounts of that many periods, built like (1) from 2017-10, each
+as of the end of the year after its last period, loaded through the consumers; per size the
+statement cold and warm as in (1), and the pure-law floor (``compute_balance`` of every
+period, payments allocated, ``explain=False`` as the statement computes it). Growth from one
+size to the next is the figure to read: 2.0 is linear. Each source tree (this checkout,
+"after", and every ``--tree``, e.g. ``git archive main | tar -x -C DIR``) runs in a child
+process of its own with its packages first on ``PYTHONPATH``, on its own database, the trees
+interleaved round by round; the summary gives the medians over the rounds and after/before.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import gc
 import importlib
+import json
+import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 import uuid
+from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import asyncpg
 from fastapi import FastAPI
@@ -60,7 +77,7 @@ from assessment.app import build_app
 from assessment.consumers import FILING_HANDLERS, REGISTRY_HANDLERS
 from assessment.settings import AssessmentSettings
 from servicekit.consumer import EventConsumer, Handler
-from servicekit.testing import PG_ADMIN, auth, fresh_database, running_app
+from servicekit.testing import PG_ADMIN, auth, fresh_database, running_app, test_database_name
 from taxcore.events import CloudEvent
 from taxcore.money import round_cents
 from taxcore.periods import Period, due_date
@@ -122,19 +139,26 @@ async def median_time(fn: Callable[[], Awaitable[object]], runs: int) -> float:
     return statistics.median(samples)
 
 
-async def load_account(consumer: EventConsumer) -> None:
+async def load_account(consumer: EventConsumer, account: str = ACCOUNT, periods: int = 120) -> None:
+    """A VI lodging with ``periods`` monthly periods from 2017-10, declared on time, and one
+    payment each (most late, one in seven half the tax, one in ten undesignated)."""
     rng = random.Random(120)
     handlers = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
+    lodging = "l-bench" if account == ACCOUNT else f"l-bench-{account}"
+    payment_prefix = "bench-pay-" if account == ACCOUNT else f"bench-pay-{account}-"
 
-    async def send(event: CloudEvent) -> None:
-        assert await consumer.apply(event, handlers[event.type]) == "applied"
+    def event(event_type: str, data: dict[str, object]) -> CloudEvent:
+        return ce(event_type, data, subject=account)
+
+    async def send(ev: CloudEvent) -> None:
+        assert await consumer.apply(ev, handlers[ev.type]) == "applied"
 
     await send(
-        ce(
+        event(
             "roomtax.registry.lodging.registered.v1",
             {
-                "lodging_id": "l-bench",
-                "tax_account": ACCOUNT,
+                "lodging_id": lodging,
+                "tax_account": account,
                 "jurisdiction": "VI",
                 "lodging_class": "hotel",
                 "casino": False,
@@ -148,7 +172,7 @@ async def load_account(consumer: EventConsumer) -> None:
         )
     )
     period = Period(2017, 10)
-    for i in range(120):
+    for i in range(periods):
         inp = DeclarationInput(
             jurisdiction="VI",
             lodging_class="hotel",
@@ -159,15 +183,15 @@ async def load_account(consumer: EventConsumer) -> None:
         res = compute_declaration(inp)
         due = due_date("VI", period)
         await send(
-            ce(
+            event(
                 "roomtax.filing.declaration.filed.v1",
                 {
                     "declaration_id": str(uuid.uuid4()),
                     "filing_id": str(uuid.uuid4()),
                     "version": 1,
                     "supersedes": None,
-                    "tax_account": ACCOUNT,
-                    "lodging_id": "l-bench",
+                    "tax_account": account,
+                    "lodging_id": lodging,
                     "jurisdiction": "VI",
                     "lodging_class": "hotel",
                     "period": str(period),
@@ -189,20 +213,20 @@ async def load_account(consumer: EventConsumer) -> None:
         )
         paid_on = due + timedelta(days=rng.choice([0, 0, 5, 20, 45, 100]))
         amount = res.tax if i % 7 else round_cents(res.tax / 2)
-        periods = [] if i % 10 == 0 else [{"period": str(period), "amount": str(amount)}]
+        designated = [] if i % 10 == 0 else [{"period": str(period), "amount": str(amount)}]
         await send(
-            ce(
+            event(
                 "roomtax.filing.payment.received.v1",
                 {
-                    "payment_id": f"bench-pay-{i:03d}",
-                    "tax_account": ACCOUNT,
+                    "payment_id": f"{payment_prefix}{i:03d}",
+                    "tax_account": account,
                     "jurisdiction": "VI",
                     "amount": str(amount),
                     "method": "ach",
                     "received_on": paid_on.isoformat(),
                     "payer_kind": "operator",
                     "payer_id": "op-bench",
-                    "periods": periods,
+                    "periods": designated,
                 },
             )
         )
@@ -496,6 +520,27 @@ async def load_summaries(dsn: str, n: int) -> None:
         await conn.close()
 
 
+def bench_consumer(app: FastAPI, name: str) -> EventConsumer:
+    """The service's consumer without a broker: the bench hands it events with ``apply``."""
+    return EventConsumer(
+        name=name,
+        bootstrap="unused:9092",
+        topics=[],
+        sessionmaker=app.state.sessionmaker,
+        handlers={},
+        max_attempts=1,
+    )
+
+
+async def drop_database(name: str) -> None:
+    """Drop the scratch database ``name`` (with the run's suffix, as ``fresh_database`` made it)."""
+    conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
+    try:
+        await conn.execute(f'DROP DATABASE IF EXISTS "{test_database_name(name)}" WITH (FORCE)')
+    finally:
+        await conn.close()
+
+
 def clear_balances(app: FastAPI) -> None:
     """Empty the app's memo of taxcore balances (a tree before ``BalanceCache``: the module's)."""
     cache = getattr(app.state, "balances", None)
@@ -512,19 +557,8 @@ async def main(n: int, events: int) -> None:
     admin = auth("agency-auditor")
     try:
         async with running_app(app) as client:
-
-            def make_consumer(name: str) -> EventConsumer:
-                return EventConsumer(
-                    name=name,
-                    bootstrap="unused:9092",
-                    topics=[],
-                    sessionmaker=app.state.sessionmaker,
-                    handlers={},
-                    max_attempts=1,
-                )
-
-            consumer = make_consumer("bench")
-            intake_lines = await intake_bench(consumer, make_consumer("bench-noop"), events)
+            consumer = bench_consumer(app, "bench")
+            intake_lines = await intake_bench(consumer, bench_consumer(app, "bench-noop"), events)
             t = time.perf_counter()
             await load_account(consumer)
             load_s = time.perf_counter() - t
@@ -575,11 +609,7 @@ async def main(n: int, events: int) -> None:
             finally:
                 await conn.close()
     finally:
-        conn = await asyncpg.connect(f"{PG_ADMIN}/postgres")
-        try:
-            await conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
-        finally:
-            await conn.close()
+        await drop_database(DB)
 
     print("\n".join(intake_lines))
     print(f"load: 120 periods + 120 payments through the consumers in {load_s:.2f} s")
@@ -597,10 +627,176 @@ async def main(n: int, events: int) -> None:
     )
 
 
+# --------------------------------------------------------------------------- statement scaling
+
+SCALING_DB = "roomtax_bench_statements"
+
+
+def scaling_account(periods: int) -> str:
+    return f"VI-{periods:07d}-9"
+
+
+def scaling_as_of(periods: int) -> date:
+    """The end of the year after the account's last period (120 periods: 2017-10 .. 2027-09,
+    as of 2028-12-31)."""
+    last_year = (2017 * 12 + 9 + periods - 1) // 12
+    return date(last_year + 1, 12, 31)
+
+
+async def statement_child(name: str, sizes: list[int], runs: int) -> None:
+    """One tree's statements of accounts of ``sizes`` periods: cold, warm and the pure-law floor."""
+    db = f"{SCALING_DB}_{name}"
+    url = await fresh_database(db, MIGRATIONS)
+    settings = AssessmentSettings(environment="test", database_url=url)
+    app = build_app(settings)
+    admin = auth("agency-auditor")
+    results: dict[int, dict[str, float]] = {}
+    try:
+        async with running_app(app) as client:
+            consumer = bench_consumer(app, "bench-statements")
+            for n in sizes:
+                account, as_of = scaling_account(n), scaling_as_of(n)
+                t = time.perf_counter()
+                await load_account(consumer, account, n)
+                load_s = time.perf_counter() - t
+
+                async def get_statement(account: str = account, as_of: date = as_of, n: int = n) -> None:
+                    r = await client.get(
+                        f"/v1/accounts/{account}/statement",
+                        params={"as_of": as_of.isoformat()},
+                        headers=admin,
+                    )
+                    assert r.status_code == 200, r.text
+                    assert len(r.json()["periods"]) == n
+
+                async def get_statement_cold(get: Callable[[], Awaitable[None]] = get_statement) -> None:
+                    clear_balances(app)
+                    await get()
+
+                warm_s, warm_cpu = await median_wall_cpu(get_statement, runs)
+                cold_s, cold_cpu = await median_wall_cpu(get_statement_cold, runs)
+                async with app.state.sessionmaker() as session:
+                    facts = await repository.load_facts(session, account)
+                assert facts is not None
+                state = account_state(facts, as_of)
+
+                async def floor(state: Any = state, as_of: date = as_of) -> None:
+                    for period in state.periods:
+                        compute_balance(state.history(period), as_of=as_of, explain=False)
+
+                floor_s, floor_cpu = await median_wall_cpu(floor, runs)
+                results[n] = {
+                    "load": load_s,
+                    "cold": cold_s,
+                    "warm": warm_s,
+                    "floor": floor_s,
+                    "cold_cpu": cold_cpu,
+                    "warm_cpu": warm_cpu,
+                    "floor_cpu": floor_cpu,
+                }
+    finally:
+        await drop_database(db)
+    print("RESULT " + json.dumps({"tree": name, "results": results}))
+
+
+async def median_wall_cpu(fn: Callable[[], Awaitable[object]], runs: int) -> tuple[float, float]:
+    """Median wall and process-CPU seconds of ``runs`` calls after one warm-up, each started
+    after a full collection (so one size's run does not pay for another's garbage). On a
+    shared machine the CPU seconds are the steadier figure: wall time follows the share of
+    the cores the process gets."""
+    await fn()
+    wall: list[float] = []
+    cpu: list[float] = []
+    for _ in range(runs):
+        gc.collect()
+        t, c = time.perf_counter(), time.process_time()
+        await fn()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return statistics.median(wall), statistics.median(cpu)
+
+
+def _load() -> str:
+    return Path("/proc/loadavg").read_text().split()[0]
+
+
+FIGURES = ("cold", "warm", "floor", "cold_cpu", "warm_cpu", "floor_cpu")
+
+
+def _ms(figures: dict[str, float]) -> str:
+    return ", ".join(f"{k} {figures[k] * 1000:.1f}" for k in FIGURES) + " ms"
+
+
+def statement_scaling(sizes: list[int], runs: int, repeats: int, trees: list[tuple[str, Path]]) -> None:
+    """Statements of 60/120/240-period accounts, cold and warm, one child process per source
+    tree and round (interleaved), each tree on its own database; medians over the rounds."""
+    here = Path(__file__).resolve()
+    seen: dict[str, list[dict[str, dict[str, float]]]] = defaultdict(list)
+    for round_no in range(1, repeats + 1):
+        for name, tree in trees:
+            # the tree's packages come before the workspace's editable installs (this one's too,
+            # so a copy of this checkout, e.g. `git archive HEAD`, runs its own code)
+            packages = ["services/assessment", "services/filing", "libs/servicekit", "libs/taxcore"]
+            env = dict(os.environ, PYTHONPATH=":".join(str(tree / p) for p in packages))
+            now = f"{datetime.now(UTC):%H:%M:%S}"
+            print(f"=== round {round_no} {name} ({tree}) {now} load {_load()}", flush=True)
+            args = ["--statement-child", name, "--periods", *map(str, sizes), "--runs", str(runs)]
+            command = [sys.executable, "-u", str(here), *args]
+            out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+            line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+            result = json.loads(line.removeprefix("RESULT "))["results"]
+            seen[name].append(result)
+            for n, figures in result.items():
+                print(f"    {n:>4} periods: {_ms(figures)}, load {figures['load']:.1f} s", flush=True)
+    print(f"\nstatement scaling, medians of {repeats} interleaved rounds ({runs} runs each)", end="")
+    print(f", load now {_load()}")
+    print("ms: wall cold, warm, floor, then the process's CPU for each; x: growth from the previous size")
+    print("tree      periods" + "".join(f"{k:>10}" for k in FIGURES))
+    medians: dict[str, dict[int, dict[str, float]]] = {}
+    for name, _ in trees:
+        medians[name] = {
+            n: {k: statistics.median(r[str(n)][k] for r in seen[name]) for k in FIGURES} for n in sizes
+        }
+        previous: dict[str, float] | None = None
+        for n in sizes:
+            m = medians[name][n]
+            if previous:
+                print(f"{'':<9} {'x':>7}" + "".join(f"{m[k] / previous[k]:10.2f}" for k in FIGURES))
+            print(f"{name:<9} {n:>7}" + "".join(f"{m[k] * 1000:10.1f}" for k in FIGURES))
+            previous = m
+    first = trees[0][0]
+    for name, _ in trees[1:]:
+        for n in sizes:
+            a, b = medians[first][n], medians[name][n]
+            ratios = ", ".join(f"{k} {a[k] / b[k]:.3f}" for k in FIGURES)
+            print(f"{first}/{name} at {n} periods: {ratios}")
+
+
+def _tree(text: str) -> tuple[str, Path]:
+    name, _, path = text.partition("=")
+    if not path:
+        raise argparse.ArgumentTypeError("--tree NAME=DIR")
+    return name, Path(path).resolve()
+
+
 if __name__ == "__main__":
-    asyncio.run(
-        main(
-            int(sys.argv[1]) if len(sys.argv) > 1 else 100_000,
-            int(sys.argv[2]) if len(sys.argv) > 2 else 2_000,
-        )
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("accounts", nargs="?", type=int, default=100_000)
+    parser.add_argument("events", nargs="?", type=int, default=2_000)
+    parser.add_argument(
+        "--periods", type=int, nargs="+", help="statement scaling only: accounts of these many periods"
     )
+    parser.add_argument("--runs", type=int, default=5, help="statement scaling: timed requests per figure")
+    parser.add_argument("--repeats", type=int, default=3, help="statement scaling: interleaved rounds")
+    parser.add_argument(
+        "--tree", type=_tree, action="append", default=[], help="statement scaling: NAME=DIR of another tree"
+    )
+    parser.add_argument("--statement-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.statement_child:
+        asyncio.run(statement_child(args.statement_child, args.periods, args.runs))
+    elif args.periods:
+        here = ("after", Path(__file__).resolve().parent.parent)
+        statement_scaling(args.periods, args.runs, args.repeats, [here, *args.tree])
+    else:
+        asyncio.run(main(args.accounts, args.events))

@@ -88,3 +88,46 @@ class TestReturnedPaymentFee:
         await bus.send(replay)
         facts = await rows(db, "SELECT kind, amount FROM adjustment_facts WHERE tax_account = :a", a=account)
         assert facts == [("returned_payment_fee", Decimal("25.00"))]
+
+
+class TestFeeOnASettledPeriod:
+    """A fee charged after the period was paid in full and filed is collected by later money.
+
+    2025-01 (tax 900.00, filed) is paid on its due date, 2025-02-10. An undesignated 100.00
+    on 2025-02-12 finds nothing owed (a credit); a second 900.00 for 2025-01 on 2025-02-13
+    also finds it paid (a credit) and is returned on 2025-02-20: the 25.00 fee falls on the
+    period it designated. The fee is owed from that day (its own component, paid last); the
+    payment of 2025-03-01 is received after it, so it pays it, as taxcore applies money to
+    what the period owes that day. The earlier 100.00 stays a credit (money is allocated on
+    the day it is received: the ledger's documented reading).
+    """
+
+    async def _settled_then_charged(self, bus: Bus, account: str) -> None:
+        await bus.lodging(account)
+        await bus.declare(account, "2025-01", room_revenue="10000.00", filed_on=date(2025, 2, 10))
+        await bus.pay(account, "900.00", date(2025, 2, 10), periods={"2025-01": "900.00"})
+        await bus.pay(account, "100.00", date(2025, 2, 12))
+        twice = await bus.pay(account, "900.00", date(2025, 2, 13), periods={"2025-01": "900.00"})
+        await bus.reverse(account, twice, "900.00", date(2025, 2, 20))
+
+    @pytest.mark.parametrize("designated", [False, True])
+    async def test_later_payment_pays_the_fee(
+        self, client: httpx.AsyncClient, bus: Bus, fee_25: None, designated: bool
+    ) -> None:
+        account = new_account()
+        await self._settled_then_charged(bus, account)
+        charged = await statement(client, account, "2025-02-28")
+        assert charged["periods"][0]["balance"] == "25.00"
+        assert charged["credit"]["total"] == "100.00"
+        await bus.pay(
+            account, "25.00", date(2025, 3, 1), periods={"2025-01": "25.00"} if designated else None
+        )
+        later = await statement(client, account, "2025-03-01")
+        [period] = later["periods"]
+        assert period["components"]["returned_payment_fee"] == {
+            "assessed": "25.00",
+            "paid": "25.00",
+            "outstanding": "0.00",
+        }
+        assert period["balance"] == "0.00"
+        assert later["credit"]["total"] == "100.00"

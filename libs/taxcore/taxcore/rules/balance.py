@@ -20,7 +20,11 @@ first day of each penalty tier, each interest-month end (VI) or year end (PR),
 the deficiency notice (PR) and the statement date ``as_of``. At each date it
 accrues interest up to and including that day on the balance of the day
 before, raises the penalty to the tier reached, then applies the money
-received that day in the order of ``payments.application_order``.
+received that day in the order of ``payments.application_order``. Interest
+months that pass whole with nothing else happening (no payment, tier, notice or fact,
+nothing left to assess) are accrued in one step, with the same amounts and trace steps as
+walking each month end (``_Ledger._accrue_whole_months``), so a statement's cost does not
+grow with the months an account stays unpaid.
 
 Conventions (documented once, used everywhere):
 
@@ -45,27 +49,49 @@ Conventions (documented once, used everywhere):
 * Parameters are read as in force on the due date.
 
 Adjustment facts (case work: decisions, abatements, write-offs, fees) are
-approved, append-only :class:`AdjustmentIn` rows; see "adjustment facts" below.
+approved, append-only :class:`AdjustmentIn` rows; see :mod:`taxcore.rules.balance_adjustments`.
 A statement as of a date before a fact's ``effective_on`` is unchanged by it.
+
+The steps live in modules named after them: :mod:`~taxcore.rules.balance_accrual` (penalty,
+interest, fines), :mod:`~taxcore.rules.balance_payments` (application of payments),
+:mod:`~taxcore.rules.balance_adjustments` (case facts); the account's parts and the public
+models in :mod:`~taxcore.rules.balance_parts`. This module holds the timeline that calls them
+and :func:`compute_balance`, the one to call.
 """
 
 from __future__ import annotations
 
-import calendar
-import re
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from taxcore.errors import InvalidInput, ParameterError
 from taxcore.money import ZERO, round_cents
-from taxcore.parameters import ParameterTree, ParameterValue, default_tree
+from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
 from taxcore.periods import due_date as period_due_date
+from taxcore.rules.balance_accrual import _AccrualMixin, _Tier
+from taxcore.rules.balance_adjustments import _AdjustmentsMixin
+from taxcore.rules.balance_parts import (
+    _RULE,
+    ADJUSTMENT_COMPONENTS,
+    COMPONENTS,
+    AccountHistory,
+    AdjustmentApplied,
+    AdjustmentIn,
+    AdjustmentKind,
+    Application,
+    Balance,
+    ComponentBalance,
+    PaymentIn,
+    _add_duration,
+    _Bucket,
+    _cents,
+    _Params,
+    add_months,
+)
+from taxcore.rules.balance_payments import _Money, _PaymentsMixin
 from taxcore.trace import NullTrace, Trace
 
 __all__ = [
@@ -74,6 +100,7 @@ __all__ = [
     "AccountHistory",
     "AdjustmentApplied",
     "AdjustmentIn",
+    "AdjustmentKind",
     "Application",
     "Balance",
     "ComponentBalance",
@@ -82,553 +109,23 @@ __all__ = [
     "compute_balance",
 ]
 
-COMPONENTS: tuple[str, ...] = ("tax", "impact_fee", "penalty", "interest", "fine")
-"""The components of an account; every :class:`Application` names one of them."""
 
-_PRINCIPAL: tuple[str, ...] = ("tax", "impact_fee")
-_DURATION_RE = re.compile(r"^P(?=\d)(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?$")
-_RULE = "rule5.balance"
+class _Ledger(_PaymentsMixin, _AccrualMixin, _AdjustmentsMixin):
+    """One account's timeline from the due date to ``as_of`` (see the module docstring):
+    set up from the parameters in force on the due date, then walked day by day through
+    the steps of ``balance_accrual``, ``balance_adjustments`` and ``balance_payments``."""
 
-
-# --------------------------------------------------------------------------- public models
-
-
-class PaymentIn(BaseModel):
-    """Money received for the account.
-
-    A reversal (dishonoured cheque, chargeback) is not a negative payment: set
-    ``reversed_on`` on the original payment. From that date on the payment
-    counts as never received; statements for earlier dates still show it.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    payment_id: str
-    received_on: date
-    amount: Decimal
-    reversed_on: date | None = None
-
-
-AdjustmentKind = Literal["reduce", "cancel", "abate", "write_off", "returned_payment_fee"]
-
-ADJUSTMENT_COMPONENTS: tuple[str, ...] = ("returned_payment_fee",)
-"""Components that only adjustment facts create; paid after :data:`COMPONENTS` (see the fee's note)."""
-
-_REDUCIBLE: tuple[str, ...] = ("tax", "impact_fee", "fine")
-_ABATABLE: tuple[str, ...] = ("penalty", "interest", "fine")
-
-
-class AdjustmentIn(BaseModel):
-    """An approved case fact that changes what the account owes (append-only).
-
-    Each is decided by a person (``approved_by``; ``proposed_by`` when a second
-    person proposed it) for a reason and under a section, and counts from
-    ``effective_on``: a statement as of an earlier date ignores it.
-
-    * ``reduce`` (a decision): ``component`` (tax, impact_fee or fine) is
-      reduced *to* ``amount``. A decision corrects the assessment itself, so
-      for statements from ``effective_on`` the account is recomputed as if the
-      component had always been that amount: penalties and interest follow.
-    * ``cancel`` (a decision): the assessment is void — principal and fines are
-      0 for statements from ``effective_on``; payments become a credit.
-    * ``abate``: ``amount`` of ``component`` (penalty, interest or fine) is
-      forgiven on ``effective_on``; what accrued before stays on the record,
-      later accrual continues on what is still owed. Never more than what is
-      outstanding of the component that day.
-    * ``write_off``: everything outstanding on ``effective_on`` is written off;
-      from then nothing accrues and nothing is owed. ``reversed_on`` (money
-      appeared): from that day the written-off amounts are owed again and
-      accrual resumes (the days in between stay free of accrual).
-    * ``returned_payment_fee``: a charge of ``amount`` on ``effective_on`` (the
-      day a payment was returned), its own component; it bears no interest.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    fact_id: str
-    kind: AdjustmentKind
-    effective_on: date
-    component: str | None = None
-    amount: Decimal | None = None
-    reversed_on: date | None = None
-    section: str
-    reason: str
-    approved_by: str
-    proposed_by: str | None = None
-
-
-class AdjustmentApplied(BaseModel):
-    """What an adjustment fact did to the statement (``amount``: the change in what is owed)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    fact_id: str
-    kind: str
-    component: str | None
-    effective_on: date
-    amount: Decimal
-    section: str
-    reason: str
-    approved_by: str
-    proposed_by: str | None
-    reversed_on: date | None = None
-
-
-class AccountHistory(BaseModel):
-    """Everything that determines one account's balance at any date."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    jurisdiction: str
-    period: str
-    due_date: date | None = None
-    tax: Decimal
-    impact_fee: Decimal = Decimal("0")
-    declaration_filed_on: date | None = None
-    books_kept: bool = True
-    bond_cover: Decimal = Decimal("0")
-    deficiency_assessed_on: date | None = None
-    payments: list[PaymentIn] = Field(default_factory=list)
-    adjustments: list[AdjustmentIn] = Field(default_factory=list)
-
-
-class Application(BaseModel):
-    """Part of a payment applied to one component (one of :data:`COMPONENTS`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    payment_id: str
-    component: str
-    amount: Decimal
-    section: str
-
-
-class ComponentBalance(BaseModel):
-    """Assessed, paid and outstanding amount of one component as of the statement date."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    component: str
-    assessed: Decimal
-    paid: Decimal
-    outstanding: Decimal
-    #: abated or written off (adjustment facts): outstanding = assessed - adjusted - paid
-    adjusted: Decimal = Decimal("0")
-
-
-class Balance(BaseModel):
-    """The account as of ``as_of``: ``balance`` owed or ``credit`` overpaid (never both)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    jurisdiction: str
-    period: str
-    due_date: date
-    as_of: date
-    components: list[ComponentBalance]
-    total_assessed: Decimal
-    total_paid: Decimal
-    balance: Decimal
-    credit: Decimal
-    days_late: int
-    applications: list[Application]
-    trace: list[dict[str, Any]]
-    #: abated and written off as of ``as_of`` (balance = total_assessed - total_adjusted - total_paid)
-    total_adjusted: Decimal = Decimal("0")
-    #: part of ``total_adjusted`` written off (collection stopped), 0 when no write-off is in force
-    written_off: Decimal = Decimal("0")
-    adjustments: list[AdjustmentApplied] = Field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- dates
-
-
-def add_months(d: date, months: int) -> date:
-    """``d`` plus whole calendar months, clamped to the end of the month (Jan 31 + 1 = Feb 28/29)."""
-    index = d.year * 12 + (d.month - 1) + months
-    year, month = divmod(index, 12)
-    month += 1
-    return date(year, month, min(d.day, calendar.monthrange(year, month)[1]))
-
-
-def _add_duration(d: date, text: str, *, path: str) -> date:
-    match = _DURATION_RE.match(text)
-    if match is None:
-        raise ParameterError(path, f"{text!r} is not a duration like P30D, P2M or P1Y")
-    years, months, days = (int(g) if g else 0 for g in match.groups())
-    return add_months(d, 12 * years + months) + timedelta(days=days)
-
-
-def _year_days(year: int) -> int:
-    return 366 if calendar.isleap(year) else 365
-
-
-# --------------------------------------------------------------------------- parameters
-
-
-class _Params:
-    """Reads the parameters of one computation and remembers them for the trace."""
-
-    def __init__(self, tree: ParameterTree, jurisdiction: str, on: date) -> None:
-        self.tree = tree
-        self.jurisdiction = jurisdiction
-        self.on = on
-        self.used: dict[str, Any] = {}
-
-    def has(self, path: str) -> bool:
-        found: bool = self.tree.has(self.jurisdiction, path)
-        return found
-
-    def get(self, path: str) -> ParameterValue:
-        pv = self.tree.get(self.jurisdiction, path, self.on)
-        entry: dict[str, Any] = {"value": pv.value, "section": pv.section}
-        if pv.provisional:
-            entry["provisional"] = True
-            entry["note"] = pv.note
-        self.used[path] = entry
-        return pv
-
-    def decimal(self, path: str) -> Decimal:
-        v = self.get(path).value
-        if isinstance(v, bool) or not isinstance(v, Decimal):
-            raise ParameterError(path, f"{self.jurisdiction} {path} must be a number, got {v!r}")
-        return v
-
-    def text(self, path: str) -> str:
-        v = self.get(path).value
-        if not isinstance(v, str):
-            raise ParameterError(path, f"{self.jurisdiction} {path} must be a string, got {v!r}")
-        return v
-
-    def components(self, path: str) -> list[str]:
-        v = self.get(path).value
-        if not isinstance(v, list) or not all(isinstance(c, str) and c in COMPONENTS for c in v):
-            raise ParameterError(
-                path, f"{self.jurisdiction} {path} must list components of {COMPONENTS}, got {v!r}"
-            )
-        return [str(c) for c in v]
-
-    def section(self, path: str) -> str:
-        section: str = self.get(path).section
-        return section
-
-
-# --------------------------------------------------------------------------- the ledger
-
-
-@dataclass
-class _Bucket:
-    """One assessed amount of the account, accrued exactly, stated to the cent."""
-
-    component: str
-    key: str
-    section: str
-    exact: Decimal = ZERO
-    paid: Decimal = ZERO
-    adjusted: Decimal = ZERO  # abated or written off (adjustment facts)
-
-    @property
-    def assessed(self) -> Decimal:
-        stated: Decimal = round_cents(self.exact)
-        return stated
-
-    @property
-    def outstanding(self) -> Decimal:
-        return self.assessed - self.adjusted - self.paid
-
-
-@dataclass(frozen=True)
-class _Tier:
-    starts: date  # first day the tier applies
-    rate: Decimal
-    after: str
-    section: str
-
-
-@dataclass
-class _Money:
-    payment_id: str
-    remaining: Decimal
-
-
-def _cents(value: Decimal, field: str, *, positive: bool = False) -> Decimal:
-    if not value.is_finite():
-        raise InvalidInput(field, "must be a finite amount")
-    if value != round_cents(value):
-        raise InvalidInput(field, f"must be in whole cents, got {value}")
-    if value < 0 or (positive and value == 0):
-        raise InvalidInput(field, "must be positive" if positive else "must not be negative")
-    return value
-
-
-# --------------------------------------------------------------------------- adjustment facts
-#
-# Case work (decisions, abatements, write-offs, returned-payment fees) enters the
-# ledger through these hooks only; the walk above calls them at fixed points:
-# ``_validate`` -> _validate_adjustments, ``_load_rules`` -> _decide_principal,
-# ``_events`` -> _adjustment_dates, ``_assess_at`` -> _paused_days/_cap_fines,
-# ``run`` -> _adjust_at (after accrual and assessment of a day, before its payments).
-
-
-@dataclass
-class _WriteOff:
-    fact: AdjustmentIn
-    amounts: list[tuple[_Bucket, Decimal]]
-    frozen: Decimal  # penalty fixed on the principal written off (tranche rule)
-
-
-class _AdjustmentsMixin:
-    history: AccountHistory
-    as_of: date
-    due: date
-    trace: Trace | NullTrace
-    buckets: dict[str, list[_Bucket]]
-    tax: _Bucket
-    fee: _Bucket
-    penalty: _Bucket
-    late_fine: _Bucket | None
-    books_fine: _Bucket | None
-    penalty_bears: list[str]
-    frozen_penalty: Decimal
-    rate_now: Decimal
-
-    def _init_adjustments(self) -> None:
-        self.adjustments_applied: list[AdjustmentApplied] = []
-        self.writeoffs_active: list[_WriteOff] = []
-        self.fine_cap_decided: Decimal | None = None
-        self.fine_decision_index: int | None = None
-
-    def _counted(self) -> list[tuple[int, AdjustmentIn]]:
-        facts = [(i, a) for i, a in enumerate(self.history.adjustments) if a.effective_on <= self.as_of]
-        return sorted(facts, key=lambda x: (x[1].effective_on, x[0]))
-
-    def _validate_adjustments(self) -> None:
-        seen: set[str] = set()
-        for i, a in enumerate(self.history.adjustments):
-            at = f"adjustments[{i}]"
-            if a.fact_id in seen:
-                raise InvalidInput(f"{at}.fact_id", f"duplicate {a.fact_id!r}")
-            seen.add(a.fact_id)
-            if a.kind in ("cancel", "write_off"):
-                if a.component is not None or a.amount is not None:
-                    raise InvalidInput(f"{at}.component", f"a {a.kind} takes neither component nor amount")
-            else:
-                if a.amount is None:
-                    raise InvalidInput(f"{at}.amount", f"a {a.kind} needs an amount")
-                _cents(a.amount, f"{at}.amount", positive=a.kind != "reduce")
-                allowed = {"reduce": _REDUCIBLE, "abate": _ABATABLE}.get(a.kind)
-                if allowed is not None and a.component not in allowed:
-                    raise InvalidInput(f"{at}.component", f"a {a.kind} applies to one of {allowed}")
-                if a.kind == "returned_payment_fee" and a.component not in (None, "returned_payment_fee"):
-                    raise InvalidInput(f"{at}.component", "a returned-payment fee is its own component")
-            if a.reversed_on is not None:
-                if a.kind != "write_off":
-                    raise InvalidInput(f"{at}.reversed_on", "only a write-off is reversed")
-                if a.reversed_on < a.effective_on:
-                    raise InvalidInput(f"{at}.reversed_on", "is before effective_on")
-            if a.kind == "reduce" and a.amount is not None and a.component in ("tax", "impact_fee"):
-                declared = self.history.tax if a.component == "tax" else self.history.impact_fee
-                if a.amount > declared:
-                    raise InvalidInput(
-                        f"{at}.amount", f"{a.amount} is more than the {a.component} assessed ({declared})"
-                    )
-
-    def _record(self, a: AdjustmentIn, amount: Decimal, text: str) -> None:
-        self.adjustments_applied.append(
-            AdjustmentApplied(
-                fact_id=a.fact_id,
-                kind=a.kind,
-                component=a.component,
-                effective_on=a.effective_on,
-                amount=amount,
-                section=a.section,
-                reason=a.reason,
-                approved_by=a.approved_by,
-                proposed_by=a.proposed_by,
-                reversed_on=a.reversed_on if a.reversed_on and a.reversed_on <= self.as_of else None,
-            )
-        )
-        self.trace.add(
-            f"{_RULE}.adjustment.{a.kind}",
-            a.section,
-            f"{a.effective_on.isoformat()}: {text}; approved by {a.approved_by}"
-            + (f", proposed by {a.proposed_by}" if a.proposed_by else "")
-            + f" ({a.reason})",
-            amount,
-            inputs={
-                "fact_id": a.fact_id,
-                "kind": a.kind,
-                "component": a.component,
-                "amount": a.amount,
-                "effective_on": a.effective_on,
-                "reversed_on": a.reversed_on,
-                "reason": a.reason,
-                "approved_by": a.approved_by,
-                "proposed_by": a.proposed_by,
-            },
-        )
-
-    # ----------------------------------------------------------------- decisions (retroactive)
-
-    def _decide_principal(self) -> None:
-        """Decisions in force on ``as_of`` restate the assessment from the due date (the latest wins)."""
-        decided: dict[str, tuple[AdjustmentIn, Decimal]] = {}
-        for _, a in self._counted():
-            if a.kind == "cancel":
-                decided = {c: (a, ZERO) for c in _REDUCIBLE}
-            elif a.kind == "reduce" and a.component is not None and a.amount is not None:
-                decided[a.component] = (a, a.amount)
-        recorded: set[str] = set()
-        for component, (a, amount) in decided.items():
-            if component == "fine":
-                self.fine_cap_decided = amount
-                if a.kind == "reduce":
-                    self.fine_decision_index = len(self.adjustments_applied)
-                change = None
-            else:
-                bucket = self.tax if component == "tax" else self.fee
-                change = bucket.exact - amount
-                bucket.exact = amount
-            if a.kind == "reduce":
-                what = "fines" if component == "fine" else component
-                effect = -change if change is not None else ZERO  # fines: set by _cap_fines
-                self._record(a, effect, f"decision reduces the {what} to {amount}")
-            elif a.fact_id not in recorded:
-                recorded.add(a.fact_id)
-                voided = self.history.tax + self.history.impact_fee
-                self._record(a, -voided, "decision cancels the assessment (principal and fines)")
-
-    def _cap_fines(self) -> None:
-        if self.fine_cap_decided is None:
-            return
-        room = self.fine_cap_decided
-        uncapped = sum((b.assessed for b in self.buckets["fine"]), ZERO)
-        for bucket in self.buckets["fine"]:
-            bucket.exact = min(bucket.exact, room)
-            room -= bucket.exact
-        if self.fine_decision_index is not None:  # the decision's effect is what it took off the fines
-            capped = sum((b.assessed for b in self.buckets["fine"]), ZERO)
-            self.adjustments_applied[self.fine_decision_index].amount = capped - uncapped
-
-    # ----------------------------------------------------------------- on a day (prospective)
-
-    def _adjustment_dates(self) -> set[date]:
-        dates: set[date] = set()
-        for a in self.history.adjustments:
-            if a.kind in ("abate", "write_off", "returned_payment_fee") and a.effective_on <= self.as_of:
-                dates.add(a.effective_on)
-            if a.reversed_on is not None and a.reversed_on <= self.as_of:
-                dates.add(a.reversed_on)
-        return dates
-
-    def _paused_days(self, until: date) -> int:
-        """Days in (write-off, its reversal or ``until``]: no fine accrues on them."""
-        days = 0
-        for a in self.history.adjustments:
-            if a.kind != "write_off" or a.effective_on > self.as_of or a.effective_on >= until:
-                continue
-            end = until if a.reversed_on is None or a.reversed_on > self.as_of else min(a.reversed_on, until)
-            days += max(0, (end - max(a.effective_on, self.due)).days)
-        return days
-
-    def _adjust_at(self, day: date) -> bool:
-        """Apply the facts effective on ``day``; True when a reversal asks to assess the day again."""
-        reinstated = False
-        for w in list(self.writeoffs_active):
-            if w.fact.reversed_on == day:
-                self._reinstate(w)
-                reinstated = True
-        for i, a in self._counted():
-            if a.effective_on != day:
-                continue
-            if a.kind == "abate":
-                self._abate(i, a)
-            elif a.kind == "returned_payment_fee":
-                self._charge_fee(a)
-            elif a.kind == "write_off":
-                self._write_off(a)
-                if a.reversed_on == day:
-                    self._reinstate(self.writeoffs_active[-1])
-                    reinstated = True
-        return reinstated
-
-    def _abate(self, i: int, a: AdjustmentIn) -> None:
-        assert a.component is not None  # checked in _validate_adjustments
-        assert a.amount is not None
-        buckets = self.buckets[a.component]
-        available = sum((max(ZERO, b.outstanding) for b in buckets), ZERO)
-        amount = a.amount
-        if amount > available and self._decided_after(a.effective_on):
-            # a later decision restated the account: the abatement keeps what is left to abate
-            amount = available
-        elif amount > available:
-            raise InvalidInput(
-                f"adjustments[{i}].amount",
-                f"abates {a.amount} but only {available} of the {a.component} is outstanding "
-                f"on {a.effective_on.isoformat()}",
-            )
-        left = amount
-        for bucket in buckets:
-            take = min(left, max(ZERO, bucket.outstanding))
-            bucket.adjusted += take
-            left -= take
-        limited = f" (limited from {a.amount} by a later decision)" if amount != a.amount else ""
-        self._record(a, -amount, f"abatement of {amount} of the {a.component}{limited}")
-
-    def _decided_after(self, day: date) -> bool:
-        return any(a.kind in ("reduce", "cancel") and a.effective_on > day for _, a in self._counted())
-
-    def _charge_fee(self, a: AdjustmentIn) -> None:
-        assert a.amount is not None
-        bucket = _Bucket("returned_payment_fee", f"returned_payment_fee:{a.fact_id}", a.section)
-        self.buckets.setdefault("returned_payment_fee", []).append(bucket)
-        bucket.exact = a.amount
-        self._record(a, a.amount, f"returned-payment fee {a.amount}")
-
-    def _write_off(self, a: AdjustmentIn) -> None:
-        amounts: list[tuple[_Bucket, Decimal]] = []
-        frozen = ZERO
-        for component, buckets in self.buckets.items():
-            for bucket in buckets:
-                take = max(ZERO, bucket.outstanding)
-                if take == 0:
-                    continue
-                bucket.adjusted += take
-                amounts.append((bucket, take))
-                if component in _PRINCIPAL and component in self.penalty_bears:
-                    frozen += take * self.rate_now
-        self.frozen_penalty += frozen
-        total = sum((t for _, t in amounts), ZERO)
-        self.writeoffs_active.append(_WriteOff(a, amounts, frozen))
-        self._record(a, -total, f"write-off of {total} outstanding; accrual and collection stop")
-
-    def _reinstate(self, w: _WriteOff) -> None:
-        for bucket, take in w.amounts:
-            bucket.adjusted -= take
-        self.frozen_penalty -= w.frozen
-        self.writeoffs_active.remove(w)
-        total = sum((t for _, t in w.amounts), ZERO)
-        self.trace.add(
-            f"{_RULE}.adjustment.write_off_reversed",
-            w.fact.section,
-            f"{w.fact.reversed_on}: write-off {w.fact.fact_id} reversed, {total} owed again; accrual resumes",
-            total,
-            inputs={"fact_id": w.fact.fact_id, "reversed_on": w.fact.reversed_on},
-        )
-
-    def _written_off_now(self) -> Decimal:
-        return sum((t for w in self.writeoffs_active for _, t in w.amounts), ZERO)
-
-    def _stated_components(self) -> tuple[str, ...]:
-        extra = tuple(c for c in ADJUSTMENT_COMPONENTS if self.buckets.get(c))
-        return (*COMPONENTS, *extra)
-
-
-class _Ledger(_AdjustmentsMixin):
     def __init__(
-        self, history: AccountHistory, as_of: date, tree: ParameterTree, *, explain: bool = True
+        self,
+        history: AccountHistory,
+        as_of: date,
+        tree: ParameterTree,
+        *,
+        explain: bool = True,
+        whole_months: bool = True,
     ) -> None:
         self.history = history
+        self.whole_months = whole_months  # False: the reference walk, one ledger day per interest month
         self.as_of = as_of
         self.trace = Trace() if explain else NullTrace()
         self.jurisdiction = history.jurisdiction
@@ -640,6 +137,7 @@ class _Ledger(_AdjustmentsMixin):
         self._validate()
         self._load_rules()
         self.last = self.due  # interest has accrued through this day
+        self.processed = self.due  # the last day walked (month ends before it are done)
         self.frozen_penalty = ZERO
         self.capitalized = ZERO
         self.pool: list[_Money] = []
@@ -665,6 +163,29 @@ class _Ledger(_AdjustmentsMixin):
         self._validate_adjustments()
 
     def _load_rules(self) -> None:
+        """The parameters in force on the due date, step by step, and the account's buckets."""
+        principal_sections = self._application_rules()
+        penalty_section = self._late_payment_rules()
+        self._interest_rules()
+        p = self.p
+        self.buckets: dict[str, list[_Bucket]] = {c: [] for c in COMPONENTS}
+        self.tax = self._bucket("tax", "tax", str(principal_sections.get("tax", "")))
+        self.tax.exact = round_cents(self.history.tax)
+        self.fee = self._bucket("impact_fee", "impact_fee", str(principal_sections.get("impact_fee", "")))
+        self.fee.exact = round_cents(self.history.impact_fee)
+        self.penalty = self._bucket("penalty", "late_payment_penalty", penalty_section)
+        self.interest = self._bucket("interest", "interest", p.section("penalties.interest_rate"))
+        self.deficiency_interest: _Bucket | None = None
+        if self.notice is not None:
+            self.deficiency_interest = self._bucket(
+                "interest", "deficiency_interest", p.section("penalties.deficiency_interest_rate")
+            )
+        self._fine_rules()
+        self._decide_principal()
+
+    def _application_rules(self) -> dict[str, Any]:
+        """The order payments are applied in and the principal's sections (VI §54(b)(1), (b)(3);
+        PR §24, §28), an impact fee refused where none is levied."""
         p = self.p
         self.order = p.components("payments.application_order")
         if sorted(self.order) != sorted(COMPONENTS):
@@ -674,7 +195,12 @@ class _Ledger(_AdjustmentsMixin):
             raise ParameterError("payments.principal_sections", "must map component -> section")
         if self.history.impact_fee > 0 and "impact_fee" not in principal_sections:
             raise InvalidInput("impact_fee", f"{self.jurisdiction} levies no impact fee")
+        return principal_sections
 
+    def _late_payment_rules(self) -> str:
+        """The late-payment tiers from the due date, how they combine and what bears them (VI
+        §54(i)(1)-(5); PR §46, provisional); returns the penalty's section."""
+        p = self.p
         self.tiers: list[_Tier] = []
         self.mode = "replace"
         self.penalty_bears: list[str] = []
@@ -699,10 +225,12 @@ class _Ledger(_AdjustmentsMixin):
             ):
                 raise ParameterError("penalties.late_payment_tiers", "rates must not decrease (replace mode)")
             self.penalty_bears = p.components("penalties.late_payment_bears_on")
-        penalty_section = (
-            p.section("penalties.late_payment_tiers") if self.tiers else "no late-payment penalty"
-        )
+        return p.section("penalties.late_payment_tiers") if self.tiers else "no late-payment penalty"
 
+    def _interest_rules(self) -> None:
+        """How interest accrues, at what rate, on what (VI §54(i)(6); PR §46, provisional), and
+        the PR §33 deficiency interest that replaces it from a notice."""
+        p = self.p
         self.interest_method = p.text("penalties.interest_method")
         if self.interest_method not in ("monthly_compound", "annual_simple"):
             raise ParameterError("penalties.interest_method", f"unknown method {self.interest_method!r}")
@@ -717,19 +245,10 @@ class _Ledger(_AdjustmentsMixin):
         elif self.history.deficiency_assessed_on is not None or self.history.bond_cover > 0:
             self._note("deficiency_assessed_on and bond_cover have no effect here (no §33-like rule)")
 
-        self.buckets: dict[str, list[_Bucket]] = {c: [] for c in COMPONENTS}
-        self.tax = self._bucket("tax", "tax", str(principal_sections.get("tax", "")))
-        self.tax.exact = round_cents(self.history.tax)
-        self.fee = self._bucket("impact_fee", "impact_fee", str(principal_sections.get("impact_fee", "")))
-        self.fee.exact = round_cents(self.history.impact_fee)
-        self.penalty = self._bucket("penalty", "late_payment_penalty", penalty_section)
-        self.interest = self._bucket("interest", "interest", p.section("penalties.interest_rate"))
-        self.deficiency_interest: _Bucket | None = None
-        if self.notice is not None:
-            self.deficiency_interest = self._bucket(
-                "interest", "deficiency_interest", p.section("penalties.deficiency_interest_rate")
-            )
-
+    def _fine_rules(self) -> None:
+        """The fines and their buckets: PR §47 per day the declaration is late, up to a cap; VI
+        §54(l) per period without separate books."""
+        p = self.p
         self.late_fine: _Bucket | None = None
         if p.has("penalties.late_declaration_fine_per_day"):
             self.fine_per_day = p.decimal("penalties.late_declaration_fine_per_day")
@@ -739,6 +258,7 @@ class _Ledger(_AdjustmentsMixin):
             )
         self.books_fine: _Bucket | None = None
         self.books_fine_amount = ZERO
+        self.books_fine_assessed = False
         if p.has("penalties.no_books_fine_per_period"):
             self.books_fine_amount = p.decimal("penalties.no_books_fine_per_period")
             self.books_fine = self._bucket(
@@ -746,7 +266,6 @@ class _Ledger(_AdjustmentsMixin):
             )
         elif not self.history.books_kept:
             self._note("books_kept=false has no effect here (no per-period books fine)")
-        self._decide_principal()
 
     def _bucket(self, component: str, key: str, section: str) -> _Bucket:
         bucket = _Bucket(component, key, section)
@@ -758,22 +277,13 @@ class _Ledger(_AdjustmentsMixin):
 
     # ----------------------------------------------------------------- timeline
 
-    def _month_bounds(self, day: date) -> tuple[date, date]:
-        """The interest month (start, end] that contains ``day`` (> due date)."""
-        k = max(1, (day.year - self.due.year) * 12 + day.month - self.due.month)
-        while add_months(self.due, k) < day:
-            k += 1
-        while k > 1 and add_months(self.due, k - 1) >= day:
-            k -= 1
-        return add_months(self.due, k - 1), add_months(self.due, k)
-
     def _events(self, payments: list[PaymentIn]) -> list[date]:
         dates = {self.as_of}
         dates.update(pay.received_on for pay in payments)
         dates.update(t.starts for t in self.tiers if t.starts <= self.as_of)
         if self.interest_method == "monthly_compound":
-            k = 1
-            while (boundary := add_months(self.due, k)) <= self.as_of:
+            k = 1  # with whole_months, run() reaches the month ends between these dates itself
+            while not self.whole_months and (boundary := add_months(self.due, k)) <= self.as_of:
                 dates.add(boundary)
                 k += 1
         else:
@@ -785,169 +295,27 @@ class _Ledger(_AdjustmentsMixin):
         dates.update(self._adjustment_dates())
         return sorted(dates)
 
-    def _tier_rate(self, day: date) -> tuple[Decimal, list[_Tier]]:
-        reached = [t for t in self.tiers if day >= t.starts]
-        if not reached:
-            return ZERO, []
-        if self.mode == "cumulative":
-            return sum((t.rate for t in reached), ZERO), reached
-        return reached[-1].rate, reached[-1:]
-
-    def _principal_outstanding(self, component: str) -> Decimal:
-        return self.tax.outstanding if component == "tax" else self.fee.outstanding
-
-    def _outstanding(self, components: list[str]) -> Decimal:
-        total: Decimal = ZERO
-        for c in components:
-            if c in _PRINCIPAL:
-                total += self._principal_outstanding(c)
-            elif c == "penalty":
-                total += max(ZERO, self.penalty.outstanding)
-            elif c == "fine":
-                total += sum((max(ZERO, b.outstanding) for b in self.buckets["fine"]), ZERO)
-            elif c == "interest":
-                total += sum((max(ZERO, b.outstanding) for b in self.buckets["interest"]), ZERO)
-        return total
-
-    def _accrue_to(self, day: date) -> None:
-        start = max(self.last, self.due)
-        if day <= start:
+    def _month_ends_before(self, day: date, arriving: dict[date, list[PaymentIn]]) -> None:
+        """The interest-month ends after the last day walked and before ``day``: each walked as a
+        day of its own until the months are whole and quiet, then all at once."""
+        if self.interest_method != "monthly_compound" or day <= self.due:
             return
-        self.last = day
-        days = (day - start).days
-        if self.deficiency_interest is not None and self.notice is not None and start >= self.notice:
-            bucket = self.deficiency_interest
-            gross = self._outstanding(self.deficiency_bears)
-            base = max(ZERO, gross - self.history.bond_cover)
-            rate = self.deficiency_rate
-            inputs: dict[str, Any] = {"deficiency": gross, "bond_cover": self.history.bond_cover}
-        else:
-            bucket = self.interest
-            base = self._outstanding(self.interest_bears)
-            rate = self.interest_rate
-            inputs = {}
-            if self.interest_method == "monthly_compound":
-                capitalized = max(
-                    ZERO, round_cents(self.capitalized) - self.interest.paid - self.interest.adjusted
-                )
-                base += capitalized
-                inputs["capitalized_interest"] = capitalized
-        if self.interest_method == "monthly_compound":
-            month_start, month_end = self._month_bounds(start + timedelta(days=1))
-            length = (month_end - month_start).days
-            unit = f"interest month ending {month_end.isoformat()}"
-        else:
-            year = (start + timedelta(days=1)).year
-            length = _year_days(year)
-            unit = f"year {year}"
-        if base == 0:
-            return
-        amount = base * rate * days / length
-        bucket.exact += amount
-        self.trace.add(
-            f"{_RULE}.interest",
-            bucket.section,
-            f"{bucket.key} on {base} for {days} of the {length} days of the {unit}: "
-            f"{base} x {rate} x {days}/{length}",
-            amount,
-            inputs={"from": start + timedelta(days=1), "to": day, "base": base, **inputs},
-            parameters={"rate": rate, "days_in_unit": length},
-        )
+        k = self._month_index(self.processed + timedelta(days=1)) if self.processed > self.due else 1
+        end = add_months(self.due, k)
+        while end < day:
+            if self._whole_months_quiet(k):
+                self._accrue_whole_months(k, self._month_index(day) - 1)
+                return
+            self._walk_day(end, arriving)
+            k += 1
+            end = add_months(self.due, k)
 
     def _assess_at(self, day: date) -> None:
-        rate, reached = self._tier_rate(day)
-        if rate != self.rate_now:
-            self.trace.add(
-                f"{_RULE}.penalty_tier",
-                "; ".join(t.section for t in reached),
-                f"from {day.isoformat()} the unpaid principal bears {rate} ({self.mode})",
-                rate,
-                inputs={"day_late": (day - self.due).days},
-                parameters={"tiers": [t.after for t in reached], "mode": self.mode},
-            )
-            self.rate_now = rate
-        unpaid = sum((self._principal_outstanding(c) for c in self.penalty_bears), ZERO)
-        before = self.penalty.assessed
-        self.penalty.exact = self.frozen_penalty + unpaid * rate
-        if self.penalty.assessed != before:
-            self.trace.add(
-                f"{_RULE}.penalty",
-                self.penalty.section,
-                f"penalty: {rate} of the unpaid principal {unpaid}, plus {round_cents(self.frozen_penalty)}"
-                " fixed on principal paid earlier",
-                self.penalty.assessed,
-                inputs={"unpaid_principal": unpaid, "fixed_on_paid": self.frozen_penalty},
-                parameters={"rate": rate},
-            )
-        if (
-            self.books_fine is not None
-            and not self.history.books_kept
-            and day > self.due
-            and self.books_fine.exact == 0
-        ):
-            self.books_fine.exact = self.books_fine_amount
-            self.trace.add(
-                f"{_RULE}.no_books_fine",
-                self.books_fine.section,
-                "no separate books or records for the period: fine per tax period "
-                "(assessed once the period's return is due, so it never takes a timely "
-                "payment of the tax)",
-                self.books_fine.assessed,
-                parameters={"per_period": self.books_fine_amount},
-            )
-        if self.late_fine is not None:
-            filed = self.history.declaration_filed_on
-            end = filed if filed is not None and filed <= day else day
-            days_late = max(0, (end - self.due).days - self._paused_days(end))
-            before = self.late_fine.assessed
-            self.late_fine.exact = min(self.fine_per_day * days_late, self.fine_cap)
-            if self.late_fine.assessed != before:
-                self.trace.add(
-                    f"{_RULE}.late_declaration_fine",
-                    self.late_fine.section,
-                    f"declaration {days_late} days late "
-                    f"({'filed ' + filed.isoformat() if filed and filed <= day else 'not filed'})"
-                    f": min({self.fine_per_day} x {days_late}, {self.fine_cap})",
-                    self.late_fine.assessed,
-                    inputs={"days_late": days_late, "filed_on": filed},
-                    parameters={"per_day": self.fine_per_day, "cap": self.fine_cap},
-                )
+        """Everything assessed by ``day``: the penalty (tier reached), the fines, a decision's cap."""
+        self._late_payment_penalty(day)
+        self._no_books_fine(day)
+        self._late_declaration_fine(day, self._paused_days)
         self._cap_fines()
-
-    def _apply(self, day: date) -> None:
-        for component in (*self.order, *ADJUSTMENT_COMPONENTS):
-            for bucket in self.buckets.get(component, []):
-                while self.pool and bucket.outstanding > 0:
-                    head = self.pool[0]
-                    take = min(head.remaining, bucket.outstanding)
-                    bucket.paid += take
-                    head.remaining -= take
-                    if head.remaining == 0:
-                        self.pool.pop(0)
-                    if component in _PRINCIPAL and component in self.penalty_bears:
-                        self.frozen_penalty += take * self.rate_now
-                    self.applications.append(
-                        Application(
-                            payment_id=head.payment_id,
-                            component=component,
-                            amount=take,
-                            section=bucket.section,
-                        )
-                    )
-                    self.trace.add(
-                        f"{_RULE}.apply",
-                        bucket.section,
-                        f"{day.isoformat()}: {take} of payment {head.payment_id} to {bucket.key}",
-                        take,
-                        inputs={"payment_id": head.payment_id, "on": day, "component": component},
-                    )
-        if (
-            self.cleared_on is None
-            and not self.writeoffs_active
-            and self.tax.exact + self.fee.exact > 0
-            and self.tax.outstanding + self.fee.outstanding == 0
-        ):
-            self.cleared_on = day
 
     # ----------------------------------------------------------------- run
 
@@ -986,20 +354,28 @@ class _Ledger(_AdjustmentsMixin):
         for pay in active:
             arriving[pay.received_on].append(pay)
         for day in self._events(active):
-            self._accrue_to(day)
-            self._assess_at(day)
-            if (
-                self.interest_method == "monthly_compound"
-                and day > self.due
-                and self._month_bounds(day)[1] == day
-            ):
-                self.capitalized = self.interest.exact
-            if self._adjust_at(day):  # a write-off reversed: the principal is owed again today
-                self._assess_at(day)
-            for pay in arriving.get(day, ()):
-                self.pool.append(_Money(pay.payment_id, round_cents(pay.amount)))
-            self._apply(day)
+            if self.whole_months:
+                self._month_ends_before(day, arriving)
+            self._walk_day(day, arriving)
         return self._statement(active)
+
+    def _walk_day(self, day: date, arriving: dict[date, list[PaymentIn]]) -> None:
+        """One day of the timeline: interest through the day, what is assessed by then, the
+        interest capitalized at a month end, the facts of the day, then the day's money."""
+        self._accrue_interest(day)
+        self._assess_at(day)
+        if (
+            self.interest_method == "monthly_compound"
+            and day > self.due
+            and self._month_bounds(day)[1] == day
+        ):
+            self.capitalized = self.interest.exact
+        if self._adjust_at(day):  # a write-off reversed: the principal is owed again today
+            self._assess_at(day)
+        for pay in arriving.get(day, ()):
+            self.pool.append(_Money(pay.payment_id, round_cents(pay.amount)))
+        self._apply_payments(day)
+        self.processed = max(self.processed, day)
 
     def _statement(self, active: list[PaymentIn]) -> Balance:
         components: list[ComponentBalance] = []

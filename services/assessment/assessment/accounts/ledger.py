@@ -53,9 +53,12 @@ Because the liabilities used are those known on ``D``, a later amendment or a
 declaration superseding an estimate re-routes earlier payments; the
 collection postings then carry the difference (``accounts/service.py: post_collections``).
 
-Known limit: a charge that keeps accruing on an account already paid in full
-(a PR §47 fine on a period assessed by estimate while no declaration is filed)
-is not paid from the credit automatically; both show on the statement.
+Known limit: a charge that arises on a period already paid in full (a PR §47 fine
+on a period assessed by estimate while no declaration is filed, a returned-payment
+fee, a VI §54(l) fine assessed after the due date) is not paid from a credit held
+before it arose; both show on the statement. Money received after it pays it
+(steps 2-3: a period is skipped as paid only when nothing can arise on it later,
+:func:`settles`).
 """
 
 from __future__ import annotations
@@ -473,9 +476,8 @@ class _Allocator:
         else:
             history = basis.history(self.facts.jurisdiction, self.pieces[period], decided_by=on)
             owed = self.facts.balances.balance(history, on).balance
-        filed = basis.declaration_filed_on
-        if owed <= 0 and filed is not None and filed <= on:
-            self.settled.add(period)  # nothing unpaid can accrue again on a paid, filed account
+        if owed <= 0 and settles(basis, on):
+            self.settled.add(period)  # paid and nothing can arise later: not walked again
         if self.same_day:
             self.owed_on[period] = (on, owed)
         return max(ZERO, owed)
@@ -631,11 +633,30 @@ def final_balances(state: AccountState) -> dict[str, tuple[date, Balance]]:
     return out
 
 
-def settled(basis: PeriodBasis, on: date, bal: Balance) -> bool:
-    """Paid in full on ``on`` with the declaration filed: the balance cannot change afterwards
-    (no unpaid principal for penalties or interest; the PR §47 fine stopped at filing)."""
+def settles(basis: PeriodBasis, on: date) -> bool:
+    """Once paid in full on ``on``, the period owes nothing on any later day.
+
+    True when the declaration is filed by ``on`` (the PR §47 fine stopped; paid in full, no
+    principal is left for penalties or interest), the VI §54(l) books fine, assessed from the
+    day after the due date, is no longer to come, and no adjustment fact of the period is
+    dated after ``on``: a returned-payment fee (``cases.returned_payment_fee``, PR §29, VI
+    §54(f)) is a charge from its own day and a write-off's reversal makes what it wrote off
+    owed again from its day, so money received after either must still reach the period.
+    """
     filed = basis.declaration_filed_on
-    return bal.balance == 0 and filed is not None and filed <= on
+    if filed is None or filed > on:
+        return False
+    if not basis.books_kept and on <= basis.due_date:
+        return False
+    return all(
+        a.effective_on <= on and (a.reversed_on is None or a.reversed_on <= on) for a in basis.adjustments
+    )
+
+
+def settled(basis: PeriodBasis, on: date, bal: Balance) -> bool:
+    """Paid in full on ``on`` and nothing can arise later (:func:`settles`): the balance
+    cannot change afterwards."""
+    return bal.balance == 0 and settles(basis, on)
 
 
 def current_applications(
