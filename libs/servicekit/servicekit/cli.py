@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import os
@@ -218,7 +219,13 @@ def main(spec: ServiceSpec, argv: list[str] | None = None) -> None:
     elif args.command == "api":
         import uvicorn
 
-        uvicorn.run(spec.app(settings), host=args.host, port=args.port, log_config=None, access_log=False)
+        app = spec.app(settings)
+        # what start-up built (modules, pydantic schemas, routes) lives as long as the process:
+        # out of the collector's sight, so a full collection scans only what requests allocate
+        # (a 2,000-row schedule chunk: ~20% less CPU in-process, measured for issue 12)
+        gc.collect()
+        gc.freeze()
+        uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
     else:
         asyncio.run(
             run_workers(

@@ -83,7 +83,9 @@ def _envelope(
         topic = CONTRACTS[event_type][0]
     payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else dict(data)
     eid = event_id or str(uuid.uuid4())
-    envelope = CloudEvent(
+    # built from typed values here (the payload already validated by its contract): no second
+    # validation of the whole payload, the same JSON as ``CloudEvent(...)``
+    envelope = CloudEvent.model_construct(
         id=eid,
         source=_source(session),
         type=event_type,

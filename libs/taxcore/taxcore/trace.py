@@ -14,6 +14,11 @@ from typing import Any
 
 
 def _render(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:  # most values: as they are
+        return value
+    if kind is Decimal:
+        return str(value)
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, dict):

@@ -128,3 +128,76 @@ class TestDeclarationRoundTrips:
         read = await client.get(f"/v1/declarations/{out['id']}", headers=headers)
         assert read.status_code == 200
         assert read.json() == out
+
+
+@contextmanager
+def sent_on_pool(app: FastAPI) -> Iterator[list[str]]:
+    """Everything sent on the asyncpg connections the app checks out of its pool meanwhile
+    (BEGIN and COMMIT included: asyncpg logs them as it sends them)."""
+    seen: list[str] = []
+
+    def logged(query: asyncpg.connection.LoggedQuery) -> None:
+        if "FROM revoked_principals" not in query.query:
+            seen.append(" ".join(query.query.split()))
+
+    def checkout(dbapi_connection: Any, *_: Any) -> None:
+        dbapi_connection.driver_connection.add_query_logger(logged)
+
+    def checkin(dbapi_connection: Any, *_: Any) -> None:
+        dbapi_connection.driver_connection.remove_query_logger(logged)
+
+    pool = app.state.engine.sync_engine.pool
+    event.listen(pool, "checkout", checkout)
+    event.listen(pool, "checkin", checkin)
+    try:
+        yield seen
+    finally:
+        event.remove(pool, "checkout", checkout)
+        event.remove(pool, "checkin", checkin)
+
+
+class TestOneStatementWrite:
+    """Without an Idempotency-Key a new declaration's only write is one statement (the row,
+    its event, NOTIFY): PostgreSQL runs it as its own transaction, so no BEGIN and COMMIT
+    round trips; with a key, the key's row is in the transaction and so is the statement.
+    Committed for real here (the app's own sessions, not a test's rolled-back one)."""
+
+    async def test_no_begin_or_commit_and_the_row_and_its_event_are_committed(
+        self, service_app: FastAPI
+    ) -> None:
+        db = service_app.state.sessionmaker
+        hotel = await make_lodging(db)
+        transport = httpx.ASGITransport(app=service_app)
+        conn = await asyncpg.connect(service_app.state.settings.database_url.replace("+asyncpg", ""))
+        try:
+            async with httpx.AsyncClient(transport=transport, base_url="http://filing") as client:
+                headers = as_operator(hotel.operator_id)
+                with sent_on_pool(service_app) as plain:
+                    first = await file(client, declaration(hotel), headers)
+                with sent_on_pool(service_app) as keyed:
+                    second = await file(
+                        client, declaration(hotel), {**headers, "Idempotency-Key": f"k-{hotel.lodging_id}"}
+                    )
+            assert not [s for s in plain if s.upper().startswith(("BEGIN", "COMMIT"))]
+            assert kinds(plain) == ["SELECT lodgings", "INSERT declarations"]
+            assert keyed[0].startswith("BEGIN")
+            assert keyed[-1].startswith("COMMIT")
+            assert kinds(keyed[1:-1]) == ["SELECT lodgings", "INSERT declarations"]
+            stored = await conn.fetch(
+                "SELECT id, version FROM declarations WHERE lodging_id = $1 ORDER BY version",
+                hotel.lodging_id,
+            )
+            assert [(r["id"], r["version"]) for r in stored] == [(first["id"], 1), (second["id"], 2)]
+            events = await conn.fetch(
+                "SELECT event_type FROM outbox WHERE key = $1 ORDER BY id", hotel.tax_account
+            )
+            assert [e["event_type"] for e in events] == [
+                "roomtax.filing.declaration.filed.v1",
+                "roomtax.filing.declaration.amended.v1",
+            ]
+        finally:
+            # the events would be published by a relay test; the declarations are append-only
+            # (a trigger refuses DELETE) and stay with their own lodging in the test database
+            await conn.execute("DELETE FROM outbox WHERE key = $1", hotel.tax_account)
+            await conn.execute("DELETE FROM idempotency_keys WHERE key = $1", f"k-{hotel.lodging_id}")
+            await conn.close()
