@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 import httpx
+import pytest
 from fastapi import FastAPI
 from filing_factories import DB, as_operator, declaration, file, make_lodging
 from sqlalchemy import event
+
+from filing.app import build_app
+from filing.settings import FilingSettings
+from servicekit.testing import BrokerProcess, fresh_database, serving_service
 
 
 @contextmanager
@@ -156,15 +162,29 @@ def sent_on_pool(app: FastAPI) -> Iterator[list[str]]:
         event.remove(pool, "checkin", checkin)
 
 
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+
+
+@pytest.fixture(scope="module")
+async def committing_app(broker: BrokerProcess) -> AsyncIterator[FastAPI]:
+    """A filing app over a database of its own: what it commits stays out of the shared test
+    database, whose other modules count what is filed (the compliance summary)."""
+    url = await fresh_database("roomtax_test_filing_commits", MIGRATIONS)
+    async with serving_service(build_app, FilingSettings, database_url=url, broker=broker) as app:
+        yield app
+
+
 class TestOneStatementWrite:
     """Without an Idempotency-Key a new declaration's only write is one statement (the row,
     its event, NOTIFY): PostgreSQL runs it as its own transaction, so no BEGIN and COMMIT
     round trips; with a key, the key's row is in the transaction and so is the statement.
-    Committed for real here (the app's own sessions, not a test's rolled-back one)."""
+    Committed for real here (the app's own sessions, not a test's rolled-back one), in a
+    database of its own."""
 
     async def test_no_begin_or_commit_and_the_row_and_its_event_are_committed(
-        self, service_app: FastAPI
+        self, committing_app: FastAPI
     ) -> None:
+        service_app = committing_app
         db = service_app.state.sessionmaker
         hotel = await make_lodging(db)
         transport = httpx.ASGITransport(app=service_app)
@@ -196,8 +216,4 @@ class TestOneStatementWrite:
                 "roomtax.filing.declaration.amended.v1",
             ]
         finally:
-            # the events would be published by a relay test; the declarations are append-only
-            # (a trigger refuses DELETE) and stay with their own lodging in the test database
-            await conn.execute("DELETE FROM outbox WHERE key = $1", hotel.tax_account)
-            await conn.execute("DELETE FROM idempotency_keys WHERE key = $1", f"k-{hotel.lodging_id}")
             await conn.close()
