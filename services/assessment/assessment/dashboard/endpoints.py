@@ -62,9 +62,7 @@ class MonthRow(BaseModel):
     collected: SignedMoney
 
 
-@router.get(
-    "/aging", response_model=Aging, summary="Receivables by days past due, per jurisdiction and lodging class"
-)
+@router.get("/aging", summary="Receivables by days past due, per jurisdiction and lodging class")
 async def get_aging(
     session: SessionDep,
     _: AgencyReadDep,
@@ -86,9 +84,7 @@ async def get_aging(
     )
 
 
-@router.get(
-    "/delinquents", response_model=Page[Delinquent], summary="Lodgings with balances past due, largest first"
-)
+@router.get("/delinquents", summary="Lodgings with balances past due, largest first")
 async def get_delinquents(
     session: SessionDep,
     _: AgencyReadDep,
@@ -115,7 +111,6 @@ async def get_delinquents(
 
 @router.get(
     "/monthly",
-    response_model=list[MonthRow],
     summary="Assessed (by tax period) versus collected (by month received), per month",
 )
 async def get_monthly(

@@ -26,7 +26,6 @@ def to_out(cert: Certification, current: bool) -> CertificationOut:
 @router.post(
     "",
     status_code=201,
-    response_model=CertificationOut,
     responses=ERRORS,
     summary="Record the Bank's certification of a fiscal year (PR §31(A))",
 )
@@ -40,7 +39,6 @@ async def create_certification(
 
 @router.get(
     "",
-    response_model=Page[CertificationOut],
     responses=Forbidden.openapi(),
     summary="Certifications and their corrections, by fiscal year and version",
 )
@@ -66,7 +64,6 @@ async def list_certifications(
 
 @router.get(
     "/{certification_id}",
-    response_model=CertificationOut,
     responses={**NotFound.openapi(), **Forbidden.openapi()},
     summary="One certification",
 )

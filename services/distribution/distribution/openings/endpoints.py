@@ -37,7 +37,6 @@ def to_out(opening: OpeningState, current: bool) -> OpeningStateOut:
 @router.post(
     "",
     status_code=201,
-    response_model=OpeningStateOut,
     responses=ERRORS,
     summary="Declare what each fund received this fiscal year before the first run (go-live)",
 )
@@ -51,7 +50,6 @@ async def declare_opening_state(
 
 @router.get(
     "",
-    response_model=Page[OpeningStateOut],
     responses=Forbidden.openapi(),
     summary="Opening states and their corrections, by jurisdiction and version",
 )
@@ -77,7 +75,6 @@ async def list_opening_states(
 
 @router.get(
     "/{opening_state_id}",
-    response_model=OpeningStateOut,
     responses={**NotFound.openapi(), **Forbidden.openapi()},
     summary="One opening state",
 )

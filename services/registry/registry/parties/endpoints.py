@@ -24,12 +24,12 @@ def _facilitator_out(f: Facilitator) -> FacilitatorOut:
     )
 
 
-@router.post("/operators", status_code=201, response_model=OperatorOut, responses=ValidationFailed.openapi())
+@router.post("/operators", status_code=201, responses=ValidationFailed.openapi())
 async def create_operator(body: PartyCreate, session: SessionDep, _: AdminDep) -> OperatorOut:
     return _operator_out(await service.register_operator(session, body=body))
 
 
-@router.get("/operators", response_model=Page[OperatorOut])
+@router.get("/operators")
 async def list_operators(
     session: SessionDep, principal: PrincipalDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> Page[OperatorOut]:
@@ -38,20 +38,18 @@ async def list_operators(
     return paginate(rows, limit=limit, key=lambda r: [r.id], to_item=_operator_out)
 
 
-@router.get("/operators/{operator_id}", response_model=OperatorOut, responses=NotFound.openapi())
+@router.get("/operators/{operator_id}", responses=NotFound.openapi())
 async def get_operator(operator_id: str, session: SessionDep, principal: PrincipalDep) -> OperatorOut:
     operator = await service.visible_operator(session, principal=principal, operator_id=operator_id)
     return _operator_out(operator)
 
 
-@router.post(
-    "/facilitators", status_code=201, response_model=FacilitatorOut, responses=ValidationFailed.openapi()
-)
+@router.post("/facilitators", status_code=201, responses=ValidationFailed.openapi())
 async def create_facilitator(body: FacilitatorCreate, session: SessionDep, _: AdminDep) -> FacilitatorOut:
     return _facilitator_out(await service.register_facilitator(session, body=body))
 
 
-@router.get("/facilitators", response_model=Page[FacilitatorOut])
+@router.get("/facilitators")
 async def list_facilitators(
     session: SessionDep, principal: PrincipalDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> Page[FacilitatorOut]:
@@ -60,7 +58,7 @@ async def list_facilitators(
     return paginate(rows, limit=limit, key=lambda r: [r.id], to_item=_facilitator_out)
 
 
-@router.get("/facilitators/{facilitator_id}", response_model=FacilitatorOut, responses=NotFound.openapi())
+@router.get("/facilitators/{facilitator_id}", responses=NotFound.openapi())
 async def get_facilitator(
     facilitator_id: str, session: SessionDep, principal: PrincipalDep
 ) -> FacilitatorOut:
