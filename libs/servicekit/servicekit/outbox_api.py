@@ -72,7 +72,7 @@ async def _one(session: AsyncSession, dead_letter_id: int) -> DeadLetterOut:
     return _out(row)
 
 
-@router.get("", response_model=Page[DeadLetterOut], summary="Outbox rows the relay parked")
+@router.get("", summary="Outbox rows the relay parked")
 async def list_dead_letters(
     session: SessionDep,
     _: AgencyReadDep,
@@ -97,7 +97,7 @@ async def list_dead_letters(
     return paginate(rows, limit=limit, key=lambda r: [r.id], to_item=_out)
 
 
-@router.get("/{dead_letter_id}", response_model=DeadLetterOut, summary="One parked outbox row")
+@router.get("/{dead_letter_id}", summary="One parked outbox row")
 async def get_dead_letter(
     dead_letter_id: DeadLetterId, session: SessionDep, _: AgencyReadDep
 ) -> DeadLetterOut:
@@ -121,7 +121,6 @@ async def _resolve(
 
 @router.post(
     "/{dead_letter_id}/release",
-    response_model=DeadLetterOut,
     summary="Retry a parked row (agency-admin)",
     responses={**NotFound.openapi(), **Conflict.openapi()},
 )
@@ -133,7 +132,6 @@ async def release(
 
 @router.post(
     "/{dead_letter_id}/discard",
-    response_model=DeadLetterOut,
     summary="Never publish a parked row (agency-admin)",
     responses={**NotFound.openapi(), **Conflict.openapi()},
 )

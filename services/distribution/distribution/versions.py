@@ -19,8 +19,12 @@ from distribution.models import Certification, OpeningState
 V = TypeVar("V", Certification, OpeningState)
 
 
-async def get(session: AsyncSession, model: type[V], row_id: str) -> V | None:
-    return await session.get(model, row_id)
+async def get(session: AsyncSession, model: type[V], row_id: str) -> tuple[V, bool] | None:
+    """The row and whether it is current."""
+    row = await session.get(model, row_id)
+    if row is None:
+        return None
+    return row, row.id not in await superseded(session, model, [row.id])
 
 
 async def latest(session: AsyncSession, model: type[V], *where: ColumnElement[bool]) -> V | None:
@@ -37,19 +41,23 @@ async def page(
     value: object | None,
     after: tuple[Any, int] | None,
     limit: int,
-) -> Sequence[V]:
-    """Rows by ``group`` then version (only ``value``'s when set), one page past ``after``."""
+) -> list[tuple[V, bool]]:
+    """Rows by ``group`` then version (only ``value``'s when set), one page past ``after``, each
+    with whether it is current."""
     stmt = select(model).order_by(group, model.version).limit(limit + 1)
     if value is not None:
         stmt = stmt.where(group == value)
     if after is not None:
         last, version = after
         stmt = stmt.where((group > last) | ((group == last) & (model.version > version)))
-    return (await session.execute(stmt)).scalars().all()
+    rows = (await session.execute(stmt)).scalars().all()
+    gone = await superseded(session, model, [r.id for r in rows])
+    return [(r, r.id not in gone) for r in rows]
 
 
-async def current_ids(session: AsyncSession, model: type[V]) -> set[str]:
-    """Ids of the rows no correction supersedes."""
-    superseded = select(model.supersedes_id).where(model.supersedes_id.is_not(None))
-    rows = await session.execute(select(model.id).where(model.id.not_in(superseded)))
-    return set(rows.scalars())
+async def superseded(session: AsyncSession, model: type[V], ids: Sequence[str]) -> set[str]:
+    """Those of ``ids`` that a correction supersedes."""
+    if not ids:
+        return set()
+    rows = await session.execute(select(model.supersedes_id).where(model.supersedes_id.in_(ids)))
+    return {i for i in rows.scalars() if i is not None}

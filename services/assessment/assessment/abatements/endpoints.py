@@ -33,7 +33,6 @@ AbatementDep = Annotated[AbatementRequest, Depends(get_abatement)]
 @router.post(
     "/accounts/{tax_account}/abatements",
     status_code=201,
-    response_model=AbatementOut,
     responses=ERRORS,
     summary="Request abatement of a period's penalty, interest or fine (reasonable cause, agency error)",
 )
@@ -47,7 +46,6 @@ async def request_abatement(body: AbatementCreate, facts: FactsDep, w: WorkDep) 
 
 @router.get(
     "/accounts/{tax_account}/abatements",
-    response_model=list[AbatementOut],
     responses=ERRORS,
     summary="The account's abatement requests",
 )
@@ -55,16 +53,13 @@ async def list_abatements(facts: FactsDep, session: SessionDep) -> list[Abatemen
     return await service.account_views(session, tax_account=facts.tax_account)
 
 
-@router.get(
-    "/abatements/{abatement_id}", response_model=AbatementOut, responses=ERRORS, summary="One request"
-)
+@router.get("/abatements/{abatement_id}", responses=ERRORS, summary="One request")
 async def show_abatement(abatement: AbatementDep, session: SessionDep) -> AbatementOut:
     return await service.view(session, abatement=abatement)
 
 
 @router.post(
     "/abatements/{abatement_id}/decision",
-    response_model=AbatementOut,
     responses=ERRORS,
     summary="Deny, or propose a full or partial abatement for another agency person's approval",
 )

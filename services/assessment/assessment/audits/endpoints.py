@@ -65,9 +65,7 @@ async def _worked(current: service.AuditView, w: CaseWork, step: AuditWork) -> A
     return AuditOut.of(await service.view(w.session, audit=current.audit))
 
 
-@router.post(
-    "", status_code=201, response_model=AuditOut, responses=ERRORS, summary="Open an audit (agency-admin)"
-)
+@router.post("", status_code=201, responses=ERRORS, summary="Open an audit (agency-admin)")
 async def open_audit(
     body: AuditCreate, session: SessionDep, principal: PrincipalDep, runtime: RuntimeDep
 ) -> AuditOut:
@@ -77,9 +75,7 @@ async def open_audit(
     return AuditOut.of(await service.view(session, audit=audit))
 
 
-@router.get(
-    "", response_model=list[AuditOut], summary="Audits the caller may see (an operator: its lodgings')"
-)
+@router.get("", summary="Audits the caller may see (an operator: its lodgings')")
 async def list_audits(
     session: SessionDep, principal: PrincipalDep, tax_account: Annotated[str | None, Query()] = None
 ) -> list[AuditOut]:
@@ -92,14 +88,13 @@ async def list_audits(
     ]
 
 
-@router.get("/{audit_id}", response_model=AuditOut, responses=ERRORS, summary="An audit and its steps")
+@router.get("/{audit_id}", responses=ERRORS, summary="An audit and its steps")
 async def show_audit(current: AuditDep) -> AuditOut:
     return AuditOut.of(current)
 
 
 @router.post(
     "/{audit_id}/records-request",
-    response_model=AuditOut,
     responses=ERRORS,
     summary="Request the lodging's records by a due date (the letter: /letter, /letter.pdf)",
 )
@@ -138,7 +133,6 @@ async def letter_pdf(
 
 @router.post(
     "/{audit_id}/findings",
-    response_model=AuditOut,
     responses=ERRORS,
     summary="Record the auditor's finding for a period: the base lines as the records show them",
 )
@@ -148,7 +142,6 @@ async def record_finding(body: AuditFindingCreate, current: AuditDep, w: WorkDep
 
 @router.get(
     "/{audit_id}/proposed-assessment",
-    response_model=ProposedOut,
     responses=ERRORS,
     summary="The proposed assessment: taxcore's corrected returns less the filed ones, per component",
 )
@@ -164,7 +157,6 @@ async def proposed(current: AuditDep, session: SessionDep, runtime: RuntimeDep) 
 
 @router.post(
     "/{audit_id}/notice",
-    response_model=AuditOut,
     responses=ERRORS,
     summary="Issue the notice of audit assessment (with the amendments the agency files for the lodging)",
 )
@@ -172,6 +164,6 @@ async def issue_notice(current: AuditDep, w: WorkDep) -> AuditOut:
     return await _worked(current, w, partial(service.issue_notice, law=w.runtime.law))
 
 
-@router.post("/{audit_id}/close", response_model=AuditOut, responses=ERRORS, summary="Close the audit")
+@router.post("/{audit_id}/close", responses=ERRORS, summary="Close the audit")
 async def close_audit(body: AuditClose, current: AuditDep, w: WorkDep) -> AuditOut:
     return await _worked(current, w, partial(service.close_audit, close=body))

@@ -34,7 +34,7 @@ async def _out(session: SessionDep, case: Case, today: date) -> CaseOut:
     return await service.shown(session, current=await service.view(session, case=case, on=today), on=today)
 
 
-@router.get("", response_model=list[CaseOut], summary="The cases of an account the caller may see")
+@router.get("", summary="The cases of an account the caller may see")
 async def list_cases(
     session: SessionDep,
     principal: PrincipalDep,
@@ -47,12 +47,12 @@ async def list_cases(
     return [await _out(session, c, today) for c in await repository.account_cases(session, tax_account)]
 
 
-@router.get("/{case_id}", response_model=CaseOut, responses=ERRORS, summary="A case and its timeline")
+@router.get("/{case_id}", responses=ERRORS, summary="A case and its timeline")
 async def show_case(case: CaseDep, session: SessionDep, runtime: RuntimeDep) -> CaseOut:
     return await _out(session, case, runtime.today())
 
 
-@router.post("/{case_id}/review", response_model=CaseOut, responses=ERRORS, summary="Start the review")
+@router.post("/{case_id}/review", responses=ERRORS, summary="Start the review")
 async def start_review(case: CaseDep, w: WorkDep) -> CaseOut:
     await w.staff_lock(case.tax_account, what=WORK)
     await service.start_review(
@@ -61,9 +61,7 @@ async def start_review(case: CaseDep, w: WorkDep) -> CaseOut:
     return await _out(w.session, case, w.runtime.today())
 
 
-@router.post(
-    "/{case_id}/hearing", response_model=CaseOut, responses=ERRORS, summary="Schedule (or move) the hearing"
-)
+@router.post("/{case_id}/hearing", responses=ERRORS, summary="Schedule (or move) the hearing")
 async def schedule_hearing(body: HearingCreate, case: CaseDep, w: WorkDep) -> CaseOut:
     await w.staff_lock(case.tax_account, what=WORK)
     await service.schedule_hearing(
@@ -79,7 +77,6 @@ async def schedule_hearing(body: HearingCreate, case: CaseDep, w: WorkDep) -> Ca
 
 @router.post(
     "/{case_id}/decision",
-    response_model=CaseOut,
     responses=ERRORS,
     summary="Decide: sustain now, or propose reduce/cancel for another agency person's approval",
 )
@@ -99,7 +96,6 @@ async def decide(body: DecisionCreate, case: CaseDep, w: WorkDep) -> CaseOut:
 
 @router.post(
     "/{case_id}/appeal",
-    response_model=CaseOut,
     responses=ERRORS,
     summary="Record an appeal against the decision (collection actions wait until it is resolved)",
 )
@@ -116,9 +112,7 @@ async def appeal(body: AppealCreate, case: CaseDep, w: WorkDep) -> CaseOut:
     return await _out(w.session, case, w.runtime.today())
 
 
-@router.post(
-    "/{case_id}/appeal/resolution", response_model=CaseOut, responses=ERRORS, summary="Resolve the appeal"
-)
+@router.post("/{case_id}/appeal/resolution", responses=ERRORS, summary="Resolve the appeal")
 async def resolve_appeal(body: AppealResolution, case: CaseDep, w: WorkDep) -> CaseOut:
     facts = await w.locked_facts(case.tax_account, staff=WORK)
     await service.resolve_appeal(

@@ -31,7 +31,7 @@ async def get_proposal(
 ProposalDep = Annotated[Proposal, Depends(get_proposal)]
 
 
-@router.get("", response_model=list[ProposalOut], summary="Proposals (agency), pending first")
+@router.get("", summary="Proposals (agency), pending first")
 async def list_proposals(
     session: SessionDep,
     principal: AgencyReadDep,
@@ -45,7 +45,7 @@ async def list_proposals(
     return [i for i in items if status is None or i.status == status]
 
 
-@router.get("/{proposal_id}", response_model=ProposalOut, responses=ERRORS, summary="One proposal")
+@router.get("/{proposal_id}", responses=ERRORS, summary="One proposal")
 async def show_proposal(proposal: ProposalDep, session: SessionDep, settings: SettingsDep) -> ProposalOut:
     return ProposalOut.of(proposal, await repository.review_of(session, proposal.id), settings)
 
@@ -65,7 +65,6 @@ async def _review(outcome: str, body: ReviewCreate, proposal: Proposal, w: CaseW
 
 @router.post(
     "/{proposal_id}/approve",
-    response_model=ProposalOut,
     responses=ERRORS,
     summary="Approve another person's proposal (maker-checker); the action takes effect today",
 )
@@ -75,7 +74,6 @@ async def approve(body: ReviewCreate, proposal: ProposalDep, w: WorkDep) -> Prop
 
 @router.post(
     "/{proposal_id}/reject",
-    response_model=ProposalOut,
     responses=ERRORS,
     summary="Reject another person's proposal, saying why; nothing changes",
 )

@@ -29,7 +29,6 @@ async def _visible(session: SessionDep, principal: Principal, tax_account: str) 
 
 @router.get(
     "/crosschecks",
-    response_model=list[CrosscheckFindingOut],
     responses={**Forbidden.openapi()},
     summary="Current cross-check findings of every lodging-period (agency only; TADAT P6-14)",
 )
@@ -46,7 +45,6 @@ async def list_findings(
 
 @router.get(
     "/accounts/{tax_account}/crosschecks",
-    response_model=list[CrosscheckFindingOut],
     responses={**NotFound.openapi()},
     summary="An account's current cross-check findings (its operator or the agency)",
 )
@@ -63,7 +61,6 @@ async def account_findings(
 
 @router.get(
     "/declarations/{declaration_id}/crosschecks",
-    response_model=list[CrosscheckFindingOut],
     responses={**NotFound.openapi()},
     summary="The cross-check findings on one declaration version (its operator or the agency)",
 )

@@ -8,63 +8,24 @@ the last refresh is not in them; days past due are counted to ``as_of``.
 from __future__ import annotations
 
 from datetime import date
-from decimal import Decimal
 from typing import Annotated
 
 from fastapi import Query
-from pydantic import BaseModel
 
 from assessment.dashboard import repository
+from assessment.dashboard.schemas import Aging, Delinquent, MonthRow
 from servicekit.app import router as make_router
 from servicekit.auth import AgencyReadDep
 from servicekit.db import SessionDep
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
 from servicekit.runtime import RuntimeDep
-from taxcore.money import SignedMoney, fmt
+from taxcore.money import fmt
 
 router = make_router(prefix="/v1/dashboard", tags=["dashboard"])
 Jurisdiction = Annotated[str | None, Query(pattern="^[A-Z]{2}$")]
 
 
-class AgingRow(BaseModel):
-    jurisdiction: str
-    lodging_class: str
-    current: SignedMoney
-    days_1_30: SignedMoney
-    days_31_90: SignedMoney
-    days_91_180: SignedMoney
-    days_181_365: SignedMoney
-    over_365: SignedMoney
-    total: SignedMoney
-    accounts: int
-
-
-class Aging(BaseModel):
-    as_of: date
-    rows: list[AgingRow]
-    totals: dict[str, SignedMoney]
-
-
-class Delinquent(BaseModel):
-    tax_account: str
-    jurisdiction: str
-    lodging_class: str
-    operator_id: str | None
-    balance: SignedMoney
-    periods: int
-    oldest_due_date: date
-    max_days_past_due: int
-
-
-class MonthRow(BaseModel):
-    month: str
-    assessed: SignedMoney
-    collected: SignedMoney
-
-
-@router.get(
-    "/aging", response_model=Aging, summary="Receivables by days past due, per jurisdiction and lodging class"
-)
+@router.get("/aging", summary="Receivables by days past due, per jurisdiction and lodging class")
 async def get_aging(
     session: SessionDep,
     _: AgencyReadDep,
@@ -74,21 +35,11 @@ async def get_aging(
     lodging_class: str | None = None,
 ) -> Aging:
     on = as_of or runtime.today()
-    rows = await repository.aging(session, as_of=on, jurisdiction=jurisdiction, lodging_class=lodging_class)
-    totals = {b: fmt(sum((Decimal(r[b]) for r in rows), Decimal(0))) for b in (*repository.BUCKETS, "total")}
-    return Aging(
-        as_of=on,
-        rows=[
-            AgingRow.model_validate({**r, **{b: fmt(Decimal(r[b])) for b in (*repository.BUCKETS, "total")}})
-            for r in rows
-        ],
-        totals=totals,
-    )
+    groups = await repository.aging(session, as_of=on, jurisdiction=jurisdiction, lodging_class=lodging_class)
+    return Aging.of(on, groups)
 
 
-@router.get(
-    "/delinquents", response_model=Page[Delinquent], summary="Lodgings with balances past due, largest first"
-)
+@router.get("/delinquents", summary="Lodgings with balances past due, largest first")
 async def get_delinquents(
     session: SessionDep,
     _: AgencyReadDep,
@@ -108,14 +59,13 @@ async def get_delinquents(
     return paginate(
         rows,
         limit=limit,
-        key=lambda r: [fmt(r["balance"]), r["tax_account"]],
-        to_item=lambda r: Delinquent.model_validate({**r, "balance": fmt(r["balance"])}),
+        key=lambda r: [fmt(r.balance), r.tax_account],
+        to_item=Delinquent.model_validate,
     )
 
 
 @router.get(
     "/monthly",
-    response_model=list[MonthRow],
     summary="Assessed (by tax period) versus collected (by month received), per month",
 )
 async def get_monthly(
@@ -125,10 +75,5 @@ async def get_monthly(
     end: Annotated[str, Query(alias="to", pattern=r"^\d{4}-\d{2}$")],
     jurisdiction: Jurisdiction = None,
 ) -> list[MonthRow]:
-    rows = await repository.monthly(session, start=start, end=end, jurisdiction=jurisdiction)
-    return [
-        MonthRow(
-            month=r["month"], assessed=fmt(Decimal(r["assessed"])), collected=fmt(Decimal(r["collected"]))
-        )
-        for r in rows
-    ]
+    months = await repository.monthly(session, start=start, end=end, jurisdiction=jurisdiction)
+    return [MonthRow.model_validate(m) for m in months]

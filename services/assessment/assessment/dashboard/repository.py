@@ -2,13 +2,57 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 BUCKETS = ("current", "days_1_30", "days_31_90", "days_91_180", "days_181_365", "over_365")
+#: the amounts of an aging group: its buckets and their total
+AGED = (*BUCKETS, "total")
+
+
+@dataclass(frozen=True, slots=True)
+class AgingGroup:
+    """The positive balances of one jurisdiction and lodging class, by days past due."""
+
+    jurisdiction: str
+    lodging_class: str
+    current: Decimal
+    days_1_30: Decimal
+    days_31_90: Decimal
+    days_91_180: Decimal
+    days_181_365: Decimal
+    over_365: Decimal
+    total: Decimal
+    accounts: int
+
+
+@dataclass(frozen=True, slots=True)
+class DelinquentAccount:
+    """An account with balances past due: their sum, how many periods, how late the oldest."""
+
+    tax_account: str
+    jurisdiction: str
+    lodging_class: str
+    operator_id: str | None
+    balance: Decimal
+    periods: int
+    oldest_due_date: date
+    max_days_past_due: int
+
+
+@dataclass(frozen=True, slots=True)
+class MonthTotals:
+    """Assessed (by tax period) and collected (by month received) in one month."""
+
+    month: str
+    assessed: Decimal
+    collected: Decimal
+
 
 AGING_SQL = """
 SELECT jurisdiction, lodging_class,
@@ -29,7 +73,7 @@ ORDER BY jurisdiction, lodging_class
 
 async def aging(
     session: AsyncSession, *, as_of: date, jurisdiction: str | None, lodging_class: str | None
-) -> list[dict[str, Any]]:
+) -> list[AgingGroup]:
     where = ""
     params: dict[str, Any] = {"d": as_of}
     if jurisdiction:
@@ -39,12 +83,12 @@ async def aging(
         where += " AND lodging_class = :c"
         params["c"] = lodging_class
     rows = await session.execute(text(AGING_SQL.format(where=where)), params)
-    return [dict(r._mapping) for r in rows]
+    return [AgingGroup(**r._mapping) for r in rows]
 
 
 async def delinquents(
     session: AsyncSession, *, as_of: date, jurisdiction: str | None, limit: int, after: list[str] | None
-) -> list[dict[str, Any]]:
+) -> list[DelinquentAccount]:
     params: dict[str, Any] = {"d": as_of, "n": limit + 1}
     where = ""
     if jurisdiction:
@@ -67,12 +111,12 @@ async def delinquents(
     ORDER BY sum(balance) DESC, tax_account
     LIMIT :n
     """
-    return [dict(r._mapping) for r in await session.execute(text(sql), params)]
+    return [DelinquentAccount(**r._mapping) for r in await session.execute(text(sql), params)]
 
 
 async def monthly(
     session: AsyncSession, *, start: str, end: str, jurisdiction: str | None
-) -> list[dict[str, Any]]:
+) -> list[MonthTotals]:
     params: dict[str, Any] = {"s": start, "e": end}
     where = " AND jurisdiction = :j" if jurisdiction else ""
     if jurisdiction:
@@ -97,9 +141,9 @@ async def monthly(
         ),
         params,
     )
-    months: dict[str, dict[str, Any]] = {}
+    months: dict[str, dict[str, Decimal]] = {}
     for r in assessed:
-        months.setdefault(r.month, {"assessed": 0, "collected": 0})["assessed"] = r.amount
+        months.setdefault(r.month, {"assessed": Decimal(0), "collected": Decimal(0)})["assessed"] = r.amount
     for r in collected:
-        months.setdefault(r.month, {"assessed": 0, "collected": 0})["collected"] = r.amount
-    return [{"month": m, **v} for m, v in sorted(months.items())]
+        months.setdefault(r.month, {"assessed": Decimal(0), "collected": Decimal(0)})["collected"] = r.amount
+    return [MonthTotals(month=m, **v) for m, v in sorted(months.items())]

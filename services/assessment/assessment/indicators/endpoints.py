@@ -23,7 +23,6 @@ PERIOD = r"^\d{4}-(0[1-9]|1[0-2])$"
 
 @router.get(
     "",
-    response_model=IndicatorsOut,
     response_model_by_alias=True,
     responses={**Forbidden.openapi(), **ValidationFailed.openapi()},
     summary="TADAT indicators for a jurisdiction and a window of periods, each with its definition",

@@ -31,7 +31,6 @@ def _as_of(as_of: date | None, today: date) -> date:
 
 @router.post(
     "/non-filers",
-    response_model=NonFilersOut,
     responses=ValidationFailed.openapi(),
     summary="Estimate every active lodging's unfiled periods past due (PR §32; VI §54(d))",
 )
@@ -55,7 +54,6 @@ async def run_non_filers(
 
 @router.post(
     "/lapsed-notices",
-    response_model=LapsedOut,
     responses=ValidationFailed.openapi(),
     summary="Ask the registry to draw the bond for notices lapsed unpaid (PR §33)",
 )
@@ -68,7 +66,6 @@ async def run_lapsed_notices(
 
 @router.post(
     "/payment-plans",
-    response_model=PlanStepsOut,
     responses=ValidationFailed.openapi(),
     summary="Record installments paid, plans completed and plans defaulted (with their notices)",
 )

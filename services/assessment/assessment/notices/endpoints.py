@@ -55,7 +55,6 @@ async def to_out(session: SessionDep, notice: Notice, facts: Facts, today: date)
 @router.post(
     "",
     status_code=201,
-    response_model=NoticeOut,
     responses=ERRORS,
     summary="Notify a deficiency (PR §2(25), §33) with the amounts owed on its date",
 )
@@ -83,7 +82,7 @@ async def create_notice(
     return await to_out(session, notice, refreshed or facts, runtime.today())
 
 
-@router.get("", response_model=Page[NoticeOut], summary="Notices visible to the caller")
+@router.get("", summary="Notices visible to the caller")
 async def list_notices(
     session: SessionDep,
     principal: PrincipalDep,
@@ -110,7 +109,7 @@ async def list_notices(
     return Page[NoticeOut](items=items, next_cursor=page.next_cursor)
 
 
-@router.get("/{notice_id}", response_model=NoticeOut, responses=ERRORS, summary="A notice and its status")
+@router.get("/{notice_id}", responses=ERRORS, summary="A notice and its status")
 async def get_notice(found: NoticeDep, session: SessionDep, runtime: RuntimeDep) -> NoticeOut:
     return await to_out(session, *found, runtime.today())
 
@@ -133,7 +132,6 @@ async def get_letter(
 @router.post(
     "/{notice_id}/responses",
     status_code=201,
-    response_model=NoticeOut,
     responses={**ERRORS, **Forbidden.openapi()},
     summary="Accept the notice, or dispute part of it with the undisputed part paid (PR §34)",
 )

@@ -48,7 +48,6 @@ RequestDep = Annotated[PlanRequest, Depends(get_request)]
 @router.post(
     "/accounts/{tax_account}/plans",
     status_code=201,
-    response_model=PlanOut,
     responses=ERRORS,
     summary="Grant a payment plan for the balance of the account's periods as of a date",
 )
@@ -63,7 +62,6 @@ async def grant_plan(body: PlanCreate, facts: FactsDep, w: WorkDep) -> PlanOut:
 
 @router.get(
     "/accounts/{tax_account}/plans",
-    response_model=list[PlanOut],
     responses=ERRORS,
     summary="The account's payment plans, each with its schedule and status today",
 )
@@ -72,7 +70,7 @@ async def list_plans(facts: FactsDep, session: SessionDep, runtime: RuntimeDep) 
     return [await service.view(session, facts=facts, plan=p, on=runtime.today()) for p in plans]
 
 
-@router.get("/plans/{plan_id}", response_model=PlanOut, responses=ERRORS, summary="One plan and its schedule")
+@router.get("/plans/{plan_id}", responses=ERRORS, summary="One plan and its schedule")
 async def show_plan(plan: PlanDep, session: SessionDep, runtime: RuntimeDep) -> PlanOut:
     facts = await work.facts_of(session, plan.tax_account)
     return await service.view(session, facts=facts, plan=plan, on=runtime.today())
@@ -81,7 +79,6 @@ async def show_plan(plan: PlanDep, session: SessionDep, runtime: RuntimeDep) -> 
 @router.post(
     "/accounts/{tax_account}/plan-requests",
     status_code=201,
-    response_model=PlanRequestOut,
     responses=ERRORS,
     summary="The taxpayer asks for a payment plan (it goes to the agency's queue)",
 )
@@ -94,7 +91,6 @@ async def request_plan(body: PlanRequestCreate, facts: FactsDep, w: WorkDep) -> 
 
 @router.get(
     "/accounts/{tax_account}/plan-requests",
-    response_model=list[PlanRequestOut],
     responses=ERRORS,
     summary="The account's plan requests",
 )
@@ -104,7 +100,6 @@ async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[Pl
 
 @router.get(
     "/plan-requests",
-    response_model=list[PlanRequestOut],
     responses=Forbidden.openapi(),
     summary="The agency's queue: plan requests neither granted nor declined, oldest first",
 )
@@ -114,16 +109,13 @@ async def queue(session: SessionDep, principal: PrincipalDep) -> list[PlanReques
     return [await service.request_view(session, req=r) for r in rows]
 
 
-@router.get(
-    "/plan-requests/{request_id}", response_model=PlanRequestOut, responses=ERRORS, summary="One request"
-)
+@router.get("/plan-requests/{request_id}", responses=ERRORS, summary="One request")
 async def show_request(req: RequestDep, session: SessionDep) -> PlanRequestOut:
     return await service.request_view(session, req=req)
 
 
 @router.post(
     "/plan-requests/{request_id}/decline",
-    response_model=PlanRequestOut,
     responses=ERRORS,
     summary="Decline a taxpayer's plan request, with the reasons",
 )

@@ -53,7 +53,6 @@ class RefundWork(Protocol):
 
 @router.get(
     "/accounts/{tax_account}/refunds",
-    response_model=list[RefundStatusOut],
     responses=ERRORS,
     summary="The account's refunds and where each stands (only a paid refund left the account)",
 )
@@ -62,7 +61,7 @@ async def list_refunds(facts: FactsDep, session: SessionDep) -> list[RefundStatu
     return [await service.view(session, facts=facts, refund=r) for r in rows]
 
 
-@router.get("/refunds/{refund_id}", response_model=RefundStatusOut, responses=ERRORS, summary="One refund")
+@router.get("/refunds/{refund_id}", responses=ERRORS, summary="One refund")
 async def show_refund(found: RefundDep, session: SessionDep) -> RefundStatusOut:
     refund, facts = found
     return await service.view(session, facts=facts, refund=refund)
@@ -83,16 +82,13 @@ async def _work_refund(found: tuple[Refund, Facts], w: CaseWork, step: RefundWor
     return await service.view(w.session, facts=facts, refund=refund)
 
 
-@router.post(
-    "/refunds/{refund_id}/review", response_model=RefundStatusOut, responses=ERRORS, summary="Review"
-)
+@router.post("/refunds/{refund_id}/review", responses=ERRORS, summary="Review")
 async def review_refund(found: RefundDep, w: WorkDep) -> RefundStatusOut:
     return await _work_refund(found, w, service.start_review)
 
 
 @router.post(
     "/refunds/{refund_id}/decision",
-    response_model=RefundStatusOut,
     responses=ERRORS,
     summary="Deny, or propose the approval for another agency person",
 )
@@ -102,7 +98,6 @@ async def decide_refund(body: RefundDecisionCreate, found: RefundDep, w: WorkDep
 
 @router.post(
     "/refunds/{refund_id}/payment",
-    response_model=RefundStatusOut,
     responses=ERRORS,
     summary="Propose the disbursement (method, reference, date) for another agency person's approval",
 )

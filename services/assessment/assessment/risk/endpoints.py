@@ -22,7 +22,6 @@ router = make_router(prefix="/v1/risk-scores", tags=["risk scores"])
 
 @router.get(
     "",
-    response_model=list[RiskOut],
     responses={**Forbidden.openapi(), **ValidationFailed.openapi()},
     summary="Lodgings ranked by audit risk, each factor explained (agency only; TADAT P2, P6-13)",
 )

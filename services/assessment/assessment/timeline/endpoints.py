@@ -14,7 +14,6 @@ router = make_router(prefix="/v1/accounts", tags=["accounts"])
 
 @router.get(
     "/{tax_account}/timeline",
-    response_model=Timeline,
     responses=NotFound.openapi(),
     summary="Everything that happened to the account, oldest first: payments, notices, case steps, "
     "proposals and approvals, abatements, adjustments",

@@ -30,7 +30,6 @@ OPEN_REFUND = ("requested", "under_review", "approved")
 
 @router.get(
     "/cases",
-    response_model=list[CaseOut],
     summary="Cases that wait for the agency (not decided, or under appeal), oldest first",
 )
 async def open_cases(
@@ -54,7 +53,6 @@ async def open_cases(
 
 @router.get(
     "/refunds",
-    response_model=list[RefundStatusOut],
     summary="Refunds requested, under review or approved and not yet paid, oldest first",
 )
 async def open_refunds(session: SessionDep, principal: AgencyReadDep) -> list[RefundStatusOut]:

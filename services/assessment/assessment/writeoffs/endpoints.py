@@ -35,7 +35,6 @@ WriteOffDep = Annotated[tuple[AdjustmentFact, Facts], Depends(get_write_off)]
 @router.post(
     "/accounts/{tax_account}/write-offs",
     status_code=201,
-    response_model=ProposalOut,
     responses=ERRORS,
     summary="Propose writing off a period's uncollectible balance (another agency person approves)",
 )
@@ -47,14 +46,13 @@ async def propose_write_off(body: WriteOffCreate, facts: FactsDep, w: WorkDep) -
     return ProposalOut.of(proposal, None, w.settings)
 
 
-@router.get("/write-offs/{write_off_id}", response_model=WriteOffOut, responses=ERRORS, summary="A write-off")
+@router.get("/write-offs/{write_off_id}", responses=ERRORS, summary="A write-off")
 async def show_write_off(found: WriteOffDep, session: SessionDep) -> WriteOffOut:
     return await service.view(session, fact=found[0])
 
 
 @router.post(
     "/write-offs/{write_off_id}/reversal",
-    response_model=WriteOffOut,
     responses=ERRORS,
     summary="Reverse a write-off (money appeared): owed again and accruing from today",
 )

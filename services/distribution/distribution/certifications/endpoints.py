@@ -26,7 +26,6 @@ def to_out(cert: Certification, current: bool) -> CertificationOut:
 @router.post(
     "",
     status_code=201,
-    response_model=CertificationOut,
     responses=ERRORS,
     summary="Record the Bank's certification of a fiscal year (PR §31(A))",
 )
@@ -40,7 +39,6 @@ async def create_certification(
 
 @router.get(
     "",
-    response_model=Page[CertificationOut],
     responses=Forbidden.openapi(),
     summary="Certifications and their corrections, by fiscal year and version",
 )
@@ -55,23 +53,15 @@ async def list_certifications(
     rows = await repository.list_page(
         session, fiscal_year=fiscal_year, after=(int(after[0]), int(after[1])) if after else None, limit=limit
     )
-    current = await repository.current_ids(session)
     return paginate(
-        rows,
-        limit=limit,
-        key=lambda c: [c.fiscal_year, c.version],
-        to_item=lambda c: to_out(c, c.id in current),
+        rows, limit=limit, key=lambda r: [r[0].fiscal_year, r[0].version], to_item=lambda r: to_out(*r)
     )
 
 
 @router.get(
     "/{certification_id}",
-    response_model=CertificationOut,
     responses={**NotFound.openapi(), **Forbidden.openapi()},
     summary="One certification",
 )
 async def get_certification(certification_id: str, session: SessionDep, _: AgencyReadDep) -> CertificationOut:
-    cert = await repository.get(session, certification_id)
-    if cert is None:
-        raise NotFound(f"no certification {certification_id!r}")
-    return to_out(cert, cert.id in await repository.current_ids(session))
+    return to_out(*await service.one(session, certification_id=certification_id))

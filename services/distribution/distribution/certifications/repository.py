@@ -1,14 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from distribution import versions
 from distribution.models import Certification
 
 
-async def get(session: AsyncSession, certification_id: str) -> Certification | None:
+async def get(session: AsyncSession, certification_id: str) -> tuple[Certification, bool] | None:
+    """The certification and whether it is current."""
     return await versions.get(session, Certification, certification_id)
 
 
@@ -19,10 +18,6 @@ async def current(session: AsyncSession, jurisdiction: str, fiscal_year: int) ->
 
 async def list_page(
     session: AsyncSession, *, fiscal_year: int | None, after: tuple[int, int] | None, limit: int
-) -> Sequence[Certification]:
+) -> list[tuple[Certification, bool]]:
     group = Certification.fiscal_year
     return await versions.page(session, Certification, group, value=fiscal_year, after=after, limit=limit)
-
-
-async def current_ids(session: AsyncSession) -> set[str]:
-    return await versions.current_ids(session, Certification)

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from distribution.certifications import repository
 from distribution.certifications.schemas import CertificationCreate
 from distribution.models import Certification
-from servicekit.errors import Conflict, ValidationFailed
+from servicekit.errors import Conflict, NotFound, ValidationFailed
 from taxcore.jurisdictions import known_jurisdictions
 from taxcore.parameters import ParameterTree
 from taxcore.rules.distribution import takes_certification
@@ -73,3 +73,11 @@ async def certify(session: AsyncSession, *, data: CertificationCreate, law: Para
     session.add(cert)
     await session.flush()
     return cert
+
+
+async def one(session: AsyncSession, *, certification_id: str) -> tuple[Certification, bool]:
+    """The certification and whether it is current (no correction supersedes it)."""
+    found = await repository.get(session, certification_id)
+    if found is None:
+        raise NotFound(f"no certification {certification_id!r}")
+    return found

@@ -37,7 +37,6 @@ def to_out(opening: OpeningState, current: bool) -> OpeningStateOut:
 @router.post(
     "",
     status_code=201,
-    response_model=OpeningStateOut,
     responses=ERRORS,
     summary="Declare what each fund received this fiscal year before the first run (go-live)",
 )
@@ -51,7 +50,6 @@ async def declare_opening_state(
 
 @router.get(
     "",
-    response_model=Page[OpeningStateOut],
     responses=Forbidden.openapi(),
     summary="Opening states and their corrections, by jurisdiction and version",
 )
@@ -66,23 +64,15 @@ async def list_opening_states(
     rows = await repository.list_page(
         session, jurisdiction=jurisdiction, after=(after[0], int(after[1])) if after else None, limit=limit
     )
-    current = await repository.current_ids(session)
     return paginate(
-        rows,
-        limit=limit,
-        key=lambda o: [o.jurisdiction, o.version],
-        to_item=lambda o: to_out(o, o.id in current),
+        rows, limit=limit, key=lambda r: [r[0].jurisdiction, r[0].version], to_item=lambda r: to_out(*r)
     )
 
 
 @router.get(
     "/{opening_state_id}",
-    response_model=OpeningStateOut,
     responses={**NotFound.openapi(), **Forbidden.openapi()},
     summary="One opening state",
 )
 async def get_opening_state(opening_state_id: str, session: SessionDep, _: AgencyReadDep) -> OpeningStateOut:
-    opening = await repository.get(session, opening_state_id)
-    if opening is None:
-        raise NotFound(f"no opening state {opening_state_id!r}")
-    return to_out(opening, opening.id in await repository.current_ids(session))
+    return to_out(*await service.one(session, opening_state_id=opening_state_id))

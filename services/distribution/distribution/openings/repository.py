@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -18,7 +16,8 @@ async def lock(session: AsyncSession, jurisdiction: str) -> None:
     )
 
 
-async def get(session: AsyncSession, opening_state_id: str) -> OpeningState | None:
+async def get(session: AsyncSession, opening_state_id: str) -> tuple[OpeningState, bool] | None:
+    """The opening state and whether it is current."""
     return await versions.get(session, OpeningState, opening_state_id)
 
 
@@ -28,10 +27,6 @@ async def current(session: AsyncSession, jurisdiction: str) -> OpeningState | No
 
 async def list_page(
     session: AsyncSession, *, jurisdiction: str | None, after: tuple[str, int] | None, limit: int
-) -> Sequence[OpeningState]:
+) -> list[tuple[OpeningState, bool]]:
     group = OpeningState.jurisdiction
     return await versions.page(session, OpeningState, group, value=jurisdiction, after=after, limit=limit)
-
-
-async def current_ids(session: AsyncSession) -> set[str]:
-    return await versions.current_ids(session, OpeningState)

@@ -21,7 +21,7 @@ from distribution.models import OpeningState
 from distribution.openings import repository
 from distribution.openings.schemas import OpeningStateCreate
 from distribution.runs import repository as runs
-from servicekit.errors import Conflict, ValidationFailed
+from servicekit.errors import Conflict, NotFound, ValidationFailed
 from taxcore.errors import TaxcoreError
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, fiscal_year
@@ -95,3 +95,11 @@ async def declare(
     session.add(opening)
     await session.flush()
     return opening
+
+
+async def one(session: AsyncSession, *, opening_state_id: str) -> tuple[OpeningState, bool]:
+    """The opening state and whether it is current (no correction supersedes it)."""
+    found = await repository.get(session, opening_state_id)
+    if found is None:
+        raise NotFound(f"no opening state {opening_state_id!r}")
+    return found

@@ -32,7 +32,6 @@ JurisdictionQuery = Annotated[
 
 @router.get(
     "/v1/funds",
-    response_model=FundBalances,
     responses=ERRORS,
     summary="Balance of each fund (and pending, other receipts, suspense) as of a date",
 )
@@ -50,7 +49,6 @@ async def get_fund_balances(
 
 @router.get(
     "/v1/allocations",
-    response_model=AllocationsByMonth,
     responses=ERRORS,
     summary="Each run month of a fiscal year, allocated by fund",
 )
@@ -65,7 +63,6 @@ async def get_allocations(
 
 @router.get(
     "/v1/fiscal-years/{fiscal_year}/summary",
-    response_model=FiscalYearSummary,
     responses=ERRORS,
     summary="A fiscal year per fund against its statutory floor (on track or not)",
 )
@@ -83,7 +80,6 @@ async def get_fiscal_year_summary(
 
 @router.get(
     "/v1/ledger/trial-balance",
-    response_model=TrialBalance,
     responses=ERRORS,
     summary="Debits and credits per account; total debits equal total credits",
 )
@@ -98,7 +94,6 @@ async def get_trial_balance(
 
 @router.get(
     "/v1/ledger/entries",
-    response_model=Page[EntryOut],
     responses=ERRORS,
     summary="Journal entries with their lines, in posting order",
 )

@@ -70,7 +70,7 @@ async def create_run(body: RunCreate, session: SessionDep, _: AdminDep, runtime:
     return JSONResponse(out.model_dump(mode="json"), status_code=status)
 
 
-@router.get("", response_model=Page[RunOut], responses=Forbidden.openapi(), summary="Posted runs")
+@router.get("", responses=Forbidden.openapi(), summary="Posted runs")
 async def list_runs(
     session: SessionDep,
     _: AgencyReadDep,
@@ -102,7 +102,6 @@ RunDep = Annotated[Run, Depends(get_run)]
 
 @router.get(
     "/{run_id}",
-    response_model=RunOut,
     responses={**NotFound.openapi(), **Forbidden.openapi()},
     summary="A run's report: every allocation with its rule and citation",
 )

@@ -51,7 +51,6 @@ class ComplianceOut(BaseModel):
 
 @router.get(
     "/compliance",
-    response_model=ComplianceOut,
     responses=ValidationFailed.openapi(),
     summary="Per-period filing compliance: registered lodgings that filed on time, late, not at all",
 )
@@ -106,7 +105,6 @@ async def compliance(
 
 @router.get(
     "/lodgings/{lodging_id}/periods/{period}",
-    response_model=LodgingPeriodOut,
     responses=NotFound.openapi(),
     summary="What each filer (operator, facilitators) covered for a lodging-period, and what was paid",
 )

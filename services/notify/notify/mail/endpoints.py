@@ -37,7 +37,6 @@ def to_out(row: Email) -> EmailOut:
 
 @router.get(
     "/v1/emails",
-    response_model=Page[EmailOut],
     responses=ERRORS,
     summary="E-mails sent to the caller's party, newest first",
 )
@@ -53,7 +52,6 @@ async def list_emails(
 
 @router.post(
     "/v1/payments/{payment_id}/receipt-email",
-    response_model=ReceiptRequested,
     status_code=202,
     responses=ERRORS,
     summary="E-mail the receipt of a payment (on request, PR §28(C)); once per payment and recipient",

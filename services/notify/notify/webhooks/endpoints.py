@@ -60,7 +60,6 @@ def to_out(sub: Subscription) -> Webhook:
 
 @router.get(
     "/event-types",
-    response_model=EventTypes,
     responses=Unauthorized.openapi(),
     summary="What may be subscribed",
 )
@@ -75,7 +74,6 @@ async def event_types(_: PrincipalDep) -> EventTypes:
 
 @router.post(
     "",
-    response_model=WebhookCreated,
     status_code=201,
     responses={**ERRORS, **ValidationFailed.openapi()},
     summary="Subscribe an endpoint to event types (the signing secret is shown only in this answer)",
@@ -96,9 +94,7 @@ async def create_webhook(
     )
 
 
-@router.get(
-    "", response_model=Page[Webhook], responses=ERRORS, summary="The caller's webhooks (the agency: all)"
-)
+@router.get("", responses=ERRORS, summary="The caller's webhooks (the agency: all)")
 async def list_webhooks(
     session: SessionDep, principal: PrincipalDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> Page[Webhook]:
@@ -109,7 +105,7 @@ async def list_webhooks(
     return paginate(rows, limit=limit, key=lambda s: (s.created_at.isoformat(), s.id), to_item=to_out)
 
 
-@router.get("/{webhook_id}", response_model=Webhook, responses=ERRORS, summary="One webhook")
+@router.get("/{webhook_id}", responses=ERRORS, summary="One webhook")
 async def get_webhook(webhook_id: WebhookId, session: SessionDep, principal: PrincipalDep) -> Webhook:
     return to_out(
         await service.subscription(session, scope=service.reader_scope(principal), subscription_id=webhook_id)
@@ -131,7 +127,6 @@ async def delete_webhook(
 
 @router.post(
     "/{webhook_id}/rotate-secret",
-    response_model=SecretRotated,
     responses=ERRORS,
     summary="A new signing secret (shown once); the previous one keeps signing for a grace period",
 )
@@ -151,7 +146,6 @@ async def rotate_secret(
 
 @router.post(
     "/{webhook_id}/enable",
-    response_model=Webhook,
     responses=ERRORS,
     summary="Enable a disabled webhook again",
 )
@@ -180,7 +174,6 @@ def delivery_out(row: DeliveryRow, attempts: list[Attempt]) -> Delivery:
 
 @router.get(
     "/{webhook_id}/deliveries",
-    response_model=Page[Delivery],
     responses=ERRORS,
     summary="The webhook's delivery log, newest first, each with its attempts",
 )
@@ -218,7 +211,6 @@ async def list_deliveries(
 
 @router.post(
     "/{webhook_id}/deliveries/{delivery_id}/redeliver",
-    response_model=Delivery,
     status_code=202,
     responses={**ERRORS, **Conflict.openapi()},
     summary="Send a delivery again now (manual redelivery)",

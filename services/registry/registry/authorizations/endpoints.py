@@ -21,7 +21,6 @@ def to_out(a: Authorization, lodging: Lodging) -> AuthorizationOut:
 @router.post(
     "",
     status_code=201,
-    response_model=AuthorizationOut,
     responses=ERRORS,
     summary="Authorize a facilitator to file and remit for this lodging",
 )
@@ -36,7 +35,7 @@ async def grant(body: AuthorizationCreate, lodging: AdminLodgingDep, session: Se
     return to_out(auth, lodging)
 
 
-@router.get("", response_model=list[AuthorizationOut], responses=NotFound.openapi())
+@router.get("", responses=NotFound.openapi())
 async def list_authorizations(
     lodging: LodgingDep, session: SessionDep, principal: PrincipalDep
 ) -> list[AuthorizationOut]:
@@ -46,7 +45,6 @@ async def list_authorizations(
 
 @router.post(
     "/{authorization_id}/end",
-    response_model=AuthorizationOut,
     responses=ERRORS,
     summary="End (or shorten) an authorization",
 )

@@ -33,7 +33,6 @@ async def _bond(session: SessionDep, lodging: Lodging, bond_id: str) -> Bond:
 @router.post(
     "",
     status_code=201,
-    response_model=BondOut,
     responses=ERRORS,
     summary="Post a bond (PR §27: cash deposit, letter of credit or surety)",
 )
@@ -41,7 +40,7 @@ async def post_bond(body: BondCreate, lodging: AdminLodgingDep, session: Session
     return to_out(await service.post_bond(session, lodging=lodging, data=body))
 
 
-@router.get("", response_model=list[BondOut], responses=NotFound.openapi())
+@router.get("", responses=NotFound.openapi())
 async def list_bonds(lodging: LodgingDep, session: SessionDep, principal: PrincipalDep) -> list[BondOut]:
     if principal.role == "facilitator":
         # The bond and its draws are the operator's (a draw is an unpaid deficiency, which
@@ -50,9 +49,7 @@ async def list_bonds(lodging: LodgingDep, session: SessionDep, principal: Princi
     return [to_out(b) for b in await repository.of_lodging(session, lodging.id)]
 
 
-@router.post(
-    "/{bond_id}/status", response_model=BondOut, responses=ERRORS, summary="Release or cancel an active bond"
-)
+@router.post("/{bond_id}/status", responses=ERRORS, summary="Release or cancel an active bond")
 async def change_status(
     bond_id: str, body: BondStatusChange, lodging: AdminLodgingDep, session: SessionDep
 ) -> BondOut:
@@ -63,7 +60,6 @@ async def change_status(
 @router.post(
     "/{bond_id}/draws",
     status_code=201,
-    response_model=DrawOut,
     responses=ERRORS,
     summary="Record a draw on the bond (PR §33)",
 )

@@ -56,7 +56,6 @@ def to_out(lodging: Lodging, today: date) -> LodgingOut:
 @router.post(
     "",
     status_code=201,
-    response_model=LodgingOut,
     responses=ERRORS,
     summary="Register a lodging and assign its tax account number (PR §26)",
 )
@@ -66,7 +65,7 @@ async def register_lodging(
     return to_out(await service.register(session, data=body, law=runtime.law), runtime.today())
 
 
-@router.get("", response_model=Page[LodgingOut], summary="Lodgings visible to the caller")
+@router.get("", summary="Lodgings visible to the caller")
 async def list_lodgings(
     session: SessionDep,
     principal: PrincipalDep,
@@ -97,7 +96,6 @@ async def list_lodgings(
 
 @router.get(
     "/{lodging_id}",
-    response_model=LodgingOut,
     responses=ERRORS,
     summary="One lodging, by id or tax account number",
 )
@@ -105,7 +103,7 @@ async def get_lodging(lodging: LodgingDep, runtime: RuntimeDep) -> LodgingOut:
     return to_out(lodging, runtime.today())
 
 
-@router.patch("/{lodging_id}", response_model=LodgingOut, responses=ERRORS)
+@router.patch("/{lodging_id}", responses=ERRORS)
 async def update_lodging(
     body: LodgingUpdate, lodging: AdminLodgingDep, session: SessionDep, runtime: RuntimeDep
 ) -> LodgingOut:
@@ -114,7 +112,6 @@ async def update_lodging(
 
 @router.post(
     "/{lodging_id}/status",
-    response_model=LodgingOut,
     responses=ERRORS,
     summary="Change status (active, suspended, closed) from an effective date",
 )
@@ -126,7 +123,6 @@ async def change_status(
 
 @router.post(
     "/{lodging_id}/attributes",
-    response_model=LodgingOut,
     responses={**ERRORS, **Conflict.openapi()},
     summary="Record a class or casino-licence change from an effective date (PR §2(16), §24(B))",
 )
@@ -145,7 +141,6 @@ async def change_attributes(
 
 @router.get(
     "/{lodging_id}/compliance",
-    response_model=Compliance,
     responses=ERRORS,
     summary="Is the lodging compliant (valid bond per PR §27, active)?",
 )

@@ -36,7 +36,6 @@ def _basic(authorization: str | None) -> tuple[str, str] | None:
 
 @router.post(
     "/oauth/token",
-    response_model=TokenOut,
     responses=Unauthorized.openapi(),
     summary="OAuth2 client credentials: exchange a client id and secret for an access token",
 )
@@ -71,7 +70,6 @@ async def token(
 @router.post(
     "/oauth-clients",
     status_code=201,
-    response_model=ClientSecretOut,
     responses={**ValidationFailed.openapi(), **Conflict.openapi()},
     summary="Create an API client bound to a role (and an operator or facilitator)",
 )
@@ -80,14 +78,13 @@ async def create(body: ClientCreate, session: SessionDep, _: AdminDep) -> Client
     return ClientSecretOut(**to_out(client).model_dump(), client_secret=secret)
 
 
-@router.get("/oauth-clients", response_model=list[ClientOut])
+@router.get("/oauth-clients")
 async def list_clients(session: SessionDep, _: AdminDep) -> list[ClientOut]:
     return [to_out(c) for c in await repository.all_clients(session)]
 
 
 @router.post(
     "/oauth-clients/{client_id}/rotate",
-    response_model=ClientSecretOut,
     responses={**NotFound.openapi(), **Conflict.openapi()},
     summary="Rotate the client's secret (the old one stops working at once)",
 )
@@ -98,7 +95,6 @@ async def rotate(client_id: str, session: SessionDep, _: AdminDep, runtime: Runt
 
 @router.post(
     "/oauth-clients/{client_id}/revoke",
-    response_model=ClientOut,
     responses={**NotFound.openapi(), **Conflict.openapi()},
     summary="Revoke the client: every service refuses its tokens within seconds",
 )

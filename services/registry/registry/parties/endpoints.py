@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from registry.models import Facilitator, Operator
 from registry.parties import repository, service
 from registry.parties.schemas import FacilitatorCreate, FacilitatorOut, OperatorOut, PartyCreate
 from servicekit.app import router as make_router
@@ -10,60 +9,50 @@ from servicekit.auth import AdminDep, PrincipalDep
 from servicekit.db import SessionDep
 from servicekit.errors import NotFound, ValidationFailed
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_cursor, paginate
+from servicekit.rows import from_row
 
 router = make_router(prefix="/v1", tags=["operators and facilitators"])
 
 
-def _operator_out(o: Operator) -> OperatorOut:
-    return OperatorOut(id=o.id, name=o.name, email=o.email, tax_id=o.tax_id, created_at=o.created_at)
-
-
-def _facilitator_out(f: Facilitator) -> FacilitatorOut:
-    return FacilitatorOut(
-        id=f.id, name=f.name, email=f.email, operator_id=f.operator_id, created_at=f.created_at
-    )
-
-
-@router.post("/operators", status_code=201, response_model=OperatorOut, responses=ValidationFailed.openapi())
+@router.post("/operators", status_code=201, responses=ValidationFailed.openapi())
 async def create_operator(body: PartyCreate, session: SessionDep, _: AdminDep) -> OperatorOut:
-    return _operator_out(await service.register_operator(session, body=body))
+    return from_row(OperatorOut, await service.register_operator(session, body=body))
 
 
-@router.get("/operators", response_model=Page[OperatorOut])
+@router.get("/operators")
 async def list_operators(
     session: SessionDep, principal: PrincipalDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> Page[OperatorOut]:
     after = decode_cursor(cursor, arity=1)
     rows = await repository.operators_page(session, principal, limit=limit, after=after)
-    return paginate(rows, limit=limit, key=lambda r: [r.id], to_item=_operator_out)
+    return paginate(rows, limit=limit, key=lambda r: [r.id], to_item=lambda r: from_row(OperatorOut, r))
 
 
-@router.get("/operators/{operator_id}", response_model=OperatorOut, responses=NotFound.openapi())
+@router.get("/operators/{operator_id}", responses=NotFound.openapi())
 async def get_operator(operator_id: str, session: SessionDep, principal: PrincipalDep) -> OperatorOut:
     operator = await service.visible_operator(session, principal=principal, operator_id=operator_id)
-    return _operator_out(operator)
+    return from_row(OperatorOut, operator)
 
 
-@router.post(
-    "/facilitators", status_code=201, response_model=FacilitatorOut, responses=ValidationFailed.openapi()
-)
+@router.post("/facilitators", status_code=201, responses=ValidationFailed.openapi())
 async def create_facilitator(body: FacilitatorCreate, session: SessionDep, _: AdminDep) -> FacilitatorOut:
-    return _facilitator_out(await service.register_facilitator(session, body=body))
+    return from_row(FacilitatorOut, await service.register_facilitator(session, body=body))
 
 
-@router.get("/facilitators", response_model=Page[FacilitatorOut])
+@router.get("/facilitators")
 async def list_facilitators(
     session: SessionDep, principal: PrincipalDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> Page[FacilitatorOut]:
     after = decode_cursor(cursor, arity=1)
     rows = await repository.facilitators_page(session, principal, limit=limit, after=after)
-    return paginate(rows, limit=limit, key=lambda r: [r.id], to_item=_facilitator_out)
+    return paginate(rows, limit=limit, key=lambda r: [r.id], to_item=lambda r: from_row(FacilitatorOut, r))
 
 
-@router.get("/facilitators/{facilitator_id}", response_model=FacilitatorOut, responses=NotFound.openapi())
+@router.get("/facilitators/{facilitator_id}", responses=NotFound.openapi())
 async def get_facilitator(
     facilitator_id: str, session: SessionDep, principal: PrincipalDep
 ) -> FacilitatorOut:
-    return _facilitator_out(
-        await service.visible_facilitator(session, principal=principal, facilitator_id=facilitator_id)
+    return from_row(
+        FacilitatorOut,
+        await service.visible_facilitator(session, principal=principal, facilitator_id=facilitator_id),
     )

@@ -76,7 +76,6 @@ def _person(principal: Principal) -> str:
 
 @attempts.post(
     "/token",
-    response_model=SessionOut,
     responses={**Unauthorized.openapi(), **TooManyAttempts.openapi(), **ValidationFailed.openapi()},
     summary="A person signs in with e-mail and password: an access token and a session",
 )
@@ -121,7 +120,6 @@ def _oidc_keys(request: Request) -> IssuerKeys:
 
 @attempts.post(
     "/token/oidc",
-    response_model=SessionOut,
     responses={**Unauthorized.openapi(), **NoAccount.openapi(), **NotFound.openapi()},
     summary="A person signed in at the agency's OpenID Connect provider: an access token and a session",
     description=(
@@ -153,7 +151,6 @@ async def sign_in_oidc(body: ExternalSignIn, request: Request) -> SessionOut:
 
 @attempts.post(
     "/me/password",
-    response_model=SessionOut,
     responses={**Unauthorized.openapi(), **Forbidden.openapi(), **ValidationFailed.openapi()},
     summary="Change one's own password: every session ends, a new one is returned",
 )
@@ -177,7 +174,6 @@ async def change_password(body: PasswordChange, request: Request, principal: Pri
 
 @router.post(
     "/token/refresh",
-    response_model=AccessOut,
     responses=Unauthorized.openapi(),
     summary="Renew the access token of a live session",
 )
@@ -192,7 +188,7 @@ async def sign_out(body: RefreshIn, request: Request, session: SessionDep) -> No
     await service.sign_out(session, refresh_token=body.refresh_token, now=_now(request))
 
 
-@router.get("/me", response_model=UserOut, responses=Forbidden.openapi(), summary="The signed-in person")
+@router.get("/me", responses=Forbidden.openapi(), summary="The signed-in person")
 async def me(session: SessionDep, principal: PrincipalDep) -> UserOut:
     return service.to_out(await service.get_user(session, user_id=_person(principal)))
 
@@ -200,7 +196,6 @@ async def me(session: SessionDep, principal: PrincipalDep) -> UserOut:
 @router.post(
     "/users",
     status_code=201,
-    response_model=UserOut,
     responses={**ValidationFailed.openapi(), **Conflict.openapi(), **Forbidden.openapi()},
     summary="The agency administrator creates a person's account",
 )
@@ -208,7 +203,7 @@ async def create_user(body: UserCreate, session: SessionDep, principal: AdminDep
     return service.to_out(await service.create_user(session, body=body, by=principal.actor))
 
 
-@router.get("/users", response_model=Page[UserOut], summary="Every person's account (agency staff)")
+@router.get("/users", summary="Every person's account (agency staff)")
 async def list_users(
     session: SessionDep, _: StaffReadDep, limit: LimitQuery = 50, cursor: CursorQuery = None
 ) -> Page[UserOut]:
@@ -217,14 +212,13 @@ async def list_users(
     return paginate(rows, limit=limit, key=lambda u: [u.id], to_item=service.to_out)
 
 
-@router.get("/users/{user_id}", response_model=UserOut, responses=NotFound.openapi())
+@router.get("/users/{user_id}", responses=NotFound.openapi())
 async def get_user(user_id: str, session: SessionDep, _: StaffReadDep) -> UserOut:
     return service.to_out(await service.get_user(session, user_id=user_id))
 
 
 @router.post(
     "/users/{user_id}/disable",
-    response_model=UserOut,
     responses={**NotFound.openapi(), **Conflict.openapi()},
     summary="Disable an account: its sessions end at once, its access tokens within their lifetime",
 )
