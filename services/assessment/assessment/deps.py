@@ -17,19 +17,41 @@ from servicekit.db import SessionDep
 from servicekit.errors import NotFound
 from servicekit.runtime import Runtime, RuntimeDep
 
+TaxAccount = Annotated[str, Path(description="the lodging's tax account number (PR §26)")]
 
-async def get_facts(
-    session: SessionDep,
-    principal: PrincipalDep,
-    tax_account: Annotated[str, Path(description="the lodging's tax account number (PR §26)")],
-) -> Facts:
-    facts = await repository.load_facts(session, tax_account)
+
+def _visible(principal: Principal, tax_account: str, facts: Facts | None) -> Facts:
     if facts is None or not repository.visible(principal, facts.lodging):
         raise NotFound(f"no account {tax_account!r}")
     return facts
 
 
+async def get_facts(session: SessionDep, principal: PrincipalDep, tax_account: TaxAccount) -> Facts:
+    return _visible(principal, tax_account, await repository.load_facts(session, tax_account))
+
+
 FactsDep = Annotated[Facts, Depends(get_facts)]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadFacts:
+    """Loads a visible account's facts for a read only (``accounts.repository.load_facts_read_only``:
+    rows, not ORM objects), with their traces or without; another's account is a 404."""
+
+    session: SessionDep
+    principal: Principal
+    tax_account: str
+
+    async def load(self, *, traces: bool) -> Facts:
+        facts = await repository.load_facts_read_only(self.session, self.tax_account, traces=traces)
+        return _visible(self.principal, self.tax_account, facts)
+
+
+def read_facts(session: SessionDep, principal: PrincipalDep, tax_account: TaxAccount) -> ReadFacts:
+    return ReadFacts(session, principal, tax_account)
+
+
+ReadFactsDep = Annotated[ReadFacts, Depends(read_facts)]
 
 
 def settings_of(request: Request) -> AssessmentSettings:

@@ -3,12 +3,12 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated
 
-from fastapi import Query
+from fastapi import Query, Response
 
 from assessment.accounts import repository, service
 from assessment.accounts.ledger import account_state
 from assessment.accounts.schemas import CreditsOut, RefundCreate, RefundOut, Statement
-from assessment.deps import FactsDep
+from assessment.deps import FactsDep, ReadFactsDep
 from servicekit.app import router as make_router
 from servicekit.auth import PrincipalDep
 from servicekit.db import SessionDep
@@ -36,12 +36,17 @@ AsOf = Annotated[date | None, Query(description="statement date (YYYY-MM-DD), pa
     ),
 )
 async def get_statement(
-    facts: FactsDep,
+    read: ReadFactsDep,
     runtime: RuntimeDep,
     as_of: AsOf = None,
     explain: Annotated[bool, Query(description="include taxcore's trace and citations")] = False,
-) -> Statement:
-    return Statement.model_validate(service.statement(facts, as_of=as_of or runtime.today(), explain=explain))
+) -> Statement | Response:
+    facts = await read.load(traces=explain)
+    on = as_of or runtime.today()
+    if explain:
+        return Statement.model_validate(service.statement(facts, as_of=on, explain=True))
+    # the schema's JSON, written once from the service's wire values (service.statement_json)
+    return Response(service.statement_json(facts, as_of=on), media_type="application/json")
 
 
 @router.get(

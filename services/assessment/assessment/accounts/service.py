@@ -8,6 +8,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+import pydantic_core
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.accounts import repository
@@ -277,13 +278,28 @@ async def recompute_after_batch(session: AsyncSession, *, tax_account: str) -> N
 
 # --------------------------------------------------------------------------- statements
 
+_AMOUNTS: dict[Decimal, str] = {}
+_AMOUNTS_SIZE = 1 << 16
+
+
+def _amount(value: Decimal) -> str:
+    """``fmt(value)``, memoized: a statement formats ~4,000 amounts, most of them a few values
+    (0.00 first). ``fmt`` depends on the amount's value only (``1.0`` and ``1.00`` are equal,
+    hash alike and format alike), so a value seen before is not quantized again."""
+    found = _AMOUNTS.get(value)
+    if found is None:
+        if len(_AMOUNTS) >= _AMOUNTS_SIZE:
+            _AMOUNTS.clear()
+        found = _AMOUNTS[value] = fmt(value)
+    return found
+
 
 def _component_map(st: PeriodStatement) -> dict[str, dict[str, str]]:
     return {
         c.component: {
-            "assessed": fmt(c.assessed),
-            "paid": fmt(c.paid),
-            "outstanding": fmt(c.outstanding),
+            "assessed": _amount(c.assessed),
+            "paid": _amount(c.paid),
+            "outstanding": _amount(c.outstanding),
         }
         for c in st.balance.components
     }
@@ -296,8 +312,8 @@ def _period_out(st: PeriodStatement, state: AccountState, *, explain: bool) -> d
     penalties = [
         {
             "kind": "late_payment_penalty",
-            "amount": fmt(comps["penalty"].assessed),
-            "paid": fmt(comps["penalty"].paid),
+            "amount": _amount(comps["penalty"].assessed),
+            "paid": _amount(comps["penalty"].paid),
         },
     ]
     reasons = [f.deficiency_reason for f in b.filings if f.deficiency_reason]
@@ -314,40 +330,43 @@ def _period_out(st: PeriodStatement, state: AccountState, *, explain: bool) -> d
                 "filer_kind": f.filer_kind,
                 "filer_id": f.filer_id,
                 "filed_on": f.filed_on,
-                "tax": fmt(f.tax),
-                "impact_fee": fmt(f.impact_fee),
-                "declared_total": fmt(f.declared_total) if f.declared_total is not None else None,
-                "deficiency": fmt(f.deficiency),
+                "tax": _amount(f.tax),
+                "impact_fee": _amount(f.impact_fee),
+                "declared_total": _amount(f.declared_total) if f.declared_total is not None else None,
+                "deficiency": _amount(f.deficiency),
                 "deficiency_reason": f.deficiency_reason,
             }
             for f in b.filings
         ],
         "estimate": _estimate_out(b.estimate or b.superseded_estimate, superseded=b.estimate is None),
-        "principal": {"tax": fmt(comps["tax"].assessed), "impact_fee": fmt(comps["impact_fee"].assessed)},
-        "deficiency": fmt(b.deficiency),
+        "principal": {
+            "tax": _amount(comps["tax"].assessed),
+            "impact_fee": _amount(comps["impact_fee"].assessed),
+        },
+        "deficiency": _amount(b.deficiency),
         "deficiency_reasons": reasons,
         "penalties": penalties,
-        "interest": fmt(comps["interest"].assessed),
-        "fines": fmt(comps["fine"].assessed),
+        "interest": _amount(comps["interest"].assessed),
+        "fines": _amount(comps["fine"].assessed),
         "components": _component_map(st),
         "payments": [
-            {"payment_id": a["payment_id"], "component": a["component"], "amount": fmt(a["amount"])}
+            {"payment_id": a["payment_id"], "component": a["component"], "amount": _amount(a["amount"])}
             for a in st.applied
         ],
-        "total_assessed": fmt(bal.total_assessed),
-        "total_paid": fmt(bal.total_paid),
-        "balance": fmt(bal.balance),
+        "total_assessed": _amount(bal.total_assessed),
+        "total_paid": _amount(bal.total_paid),
+        "balance": _amount(bal.balance),
         "days_late": bal.days_late,
         "notice_issued_on": b.notice_on,
-        "total_adjusted": fmt(bal.total_adjusted),
-        "written_off": fmt(bal.written_off),
+        "total_adjusted": _amount(bal.total_adjusted),
+        "written_off": _amount(bal.written_off),
         "adjustments": [
             {
                 "fact_id": a.fact_id,
                 "kind": a.kind,
                 "component": a.component,
                 "effective_on": a.effective_on,
-                "amount": fmt(a.amount),
+                "amount": _amount(a.amount),
                 "section": a.section,
                 "reason": a.reason,
                 "proposed_by": a.proposed_by,
@@ -357,12 +376,15 @@ def _period_out(st: PeriodStatement, state: AccountState, *, explain: bool) -> d
             for a in bal.adjustments
         ],
     }
-    if explain:
-        out["explain"] = {
+    out["explain"] = (
+        {
             "balance": bal.trace,
             "liabilities": [{"declaration_id": f.declaration_id, "trace": f.trace} for f in b.filings],
             "estimate": b.estimate.trace if b.estimate is not None else None,
         }
+        if explain
+        else None
+    )
     return out
 
 
@@ -372,9 +394,9 @@ def _estimate_out(est: Any, *, superseded: bool) -> dict[str, Any] | None:
     return {
         "estimate_id": est.id,
         "raised_on": est.raised_on,
-        "taxable_base": fmt(est.taxable_base),
-        "tax": fmt(est.tax),
-        "impact_fee": fmt(est.impact_fee),
+        "taxable_base": _amount(est.taxable_base),
+        "tax": _amount(est.tax),
+        "impact_fee": _amount(est.impact_fee),
         "method": est.method,
         "status": "superseded" if superseded else "in_force",
     }
@@ -382,13 +404,13 @@ def _estimate_out(est: Any, *, superseded: bool) -> dict[str, Any] | None:
 
 def credits_out(state: AccountState) -> dict[str, Any]:
     return {
-        "total": fmt(state.credit),
-        "refunded": fmt(state.refunded),
+        "total": _amount(state.credit),
+        "refunded": _amount(state.refunded),
         "items": [
             {
                 "payment_id": c.payment_id,
                 "received_on": c.received_on,
-                "amount": fmt(c.amount),
+                "amount": _amount(c.amount),
                 "refundable_until": c.refundable_until,
                 "section": c.section,
             }
@@ -412,10 +434,10 @@ def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
         {
             "payment_id": p.payment_id,
             "received_on": p.received_on,
-            "amount": fmt(p.amount),
+            "amount": _amount(p.amount),
             "designations": p.designations,
             "reversed": [
-                {"reversal_id": r.reversal_id, "amount": fmt(r.amount), "reversed_on": r.reversed_on}
+                {"reversal_id": r.reversal_id, "amount": _amount(r.amount), "reversed_on": r.reversed_on}
                 for r in facts.reversals
                 if r.payment_id == p.payment_id and r.reversed_on <= as_of
             ],
@@ -430,11 +452,19 @@ def statement(facts: Facts, *, as_of: date, explain: bool) -> dict[str, Any]:
         "as_of": as_of,
         "currency": "USD",
         "periods": [_period_out(st, state, explain=explain) for st in periods],
-        "totals": {k: fmt(v) for k, v in totals.items()},
-        "outstanding_by_component": {k: fmt(v) for k, v in by_component.items()},
+        "totals": {k: _amount(v) for k, v in totals.items()},
+        "outstanding_by_component": {k: _amount(v) for k, v in by_component.items()},
         "payments": received,
         "credit": credits_out(state),
     }
+
+
+def statement_json(facts: Facts, *, as_of: date) -> bytes:
+    """The statement (``explain=False``) as the JSON of :class:`~assessment.accounts.schemas.Statement`,
+    byte for byte, without building the model: :func:`statement`'s dict holds the wire values
+    already (amounts formatted by ``fmt``, the fields in the schema's order, ``explain`` null),
+    so parsing ~4,000 amounts back into the model only to format them again is skipped."""
+    return pydantic_core.to_json(statement(facts, as_of=as_of, explain=False))
 
 
 # --------------------------------------------------------------------------- refunds
