@@ -43,6 +43,7 @@ from bench_assessment import (
 )
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.accounts import handlers as intake
 from assessment.accounts.ledger import BalanceCache
 from assessment.accounts.repository import attach
 from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
@@ -65,7 +66,7 @@ async def consume(
     handlers = {t: handler for t in HANDLERS} if handler else HANDLERS
     consumer = EventConsumer(
         name=name, bootstrap="unused:0", topics=[], sessionmaker=sm, handlers=handlers,
-        batch_size=batch, max_attempts=1,
+        batch_size=batch, max_attempts=1, prepare=None if handler else intake.prepare_filing_batch,
     )  # fmt: skip
     recs = consumer_records(events, topic="bench")
     t = time.perf_counter()

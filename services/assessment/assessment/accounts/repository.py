@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from typing import Any, TypeVar
@@ -26,6 +27,7 @@ from assessment.models import (
     Refund,
 )
 from servicekit.auth import Principal
+from servicekit.consumer import once_per_batch
 
 _T = TypeVar("_T")
 
@@ -54,10 +56,18 @@ _PREFETCHED = "assessment.prefetched"  # session.info: the batch's lodgings (kep
 
 def _of_transaction(session: AsyncSession, key: str) -> set[tuple[str, str]]:
     """A set kept in ``session.info`` for the session's current transaction only."""
+    return _transaction_state(session, key, set)
+
+
+_S = TypeVar("_S")
+
+
+def _transaction_state(session: AsyncSession, key: str, new: Callable[[], _S]) -> _S:
+    """An object kept in ``session.info`` for the session's current transaction only."""
     tx = session.sync_session.get_transaction()
-    held: tuple[object, set[tuple[str, str]]] | None = session.info.get(key)
+    held: tuple[object, _S] | None = session.info.get(key)
     if held is None or held[0] is not tx:
-        held = session.info[key] = (tx, set())
+        held = session.info[key] = (tx, new())
     return held[1]
 
 
@@ -79,16 +89,27 @@ _RECORDED = text(
 )
 
 
+_LATEST_OF_PERIODS = text(
+    "SELECT DISTINCT ON (tax_account, period, filing_id) tax_account, period, filing_id, version, tax, "
+    "impact_fee, filer_kind FROM liabilities WHERE (tax_account, period) IN "
+    "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
+    "ORDER BY tax_account, period, filing_id, version DESC"
+)
+
+
 async def prepare_batch(
     session: AsyncSession,
     *,
     tax_accounts: Sequence[str],
     declarations: Sequence[str],
     payments: Sequence[str],
+    periods: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """A consumer batch's set-up, in three statements: lock its accounts (in sorted order),
-    learn which of its declaration versions and payments are not recorded yet, and load
-    its lodgings (the handlers then find them in the session)."""
+    """A consumer batch's set-up, in four statements: lock its accounts (in sorted order),
+    learn which of its declaration versions and payments are not recorded yet, load
+    its lodgings (the handlers then find them in the session), and the latest version of
+    each filing of the lodging-periods it declares (``periods``: (account, period);
+    :func:`latest_period_amounts` and :func:`operator_filed` then answer from memory)."""
     accounts = sorted(set(tax_accounts))
     if not accounts:
         return
@@ -102,6 +123,17 @@ async def prepare_batch(
         select(LodgingView).where(LodgingView.tax_account == any_(_accounts_param(accounts)))
     )
     session.info[_PREFETCHED] = list(views.scalars())
+    pairs = sorted({p for p in periods if p[0] in set(accounts)})
+    if pairs:
+        await write_liabilities(session)
+        known = _held(session).latest
+        for pair in pairs:
+            known.setdefault(pair, {})
+        rows = await session.execute(
+            _LATEST_OF_PERIODS, {"a": [a for a, _ in pairs], "p": [p for _, p in pairs]}
+        )
+        for a, period, filing, version, tax, fee, kind in rows:
+            known[(a, period)][filing] = _Version(version, tax, fee, kind)
 
 
 def _known_absent(session: AsyncSession, kind: str, key: str) -> bool:
@@ -118,8 +150,127 @@ async def liability_recorded(session: AsyncSession, declaration_id: str) -> bool
     """Whether the declaration version's liability is already on the account."""
     if _known_absent(session, "liability", declaration_id):
         return False
+    await write_liabilities(session)
     stmt = select(Liability.id).where(Liability.declaration_id == declaration_id)
     return (await session.execute(stmt)).first() is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _Version:
+    """A filing's latest version of a lodging-period: what the period's assessment sums."""
+
+    version: int
+    tax: Decimal
+    impact_fee: Decimal
+    filer_kind: str
+
+
+@dataclass(slots=True)
+class _HeldLiabilities:
+    """A transaction's liabilities not written yet (:func:`add_liability`), and the latest
+    version of each filing of the lodging-periods the batch's set-up looked up (these held
+    rows included)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    latest: dict[tuple[str, str], dict[str, _Version]] = field(default_factory=dict)
+    writes: int = 0  # statements written so far (each wave of held rows registers its own)
+
+
+_HELD = "assessment.held_liabilities"
+
+
+def _held(session: AsyncSession) -> _HeldLiabilities:
+    return _transaction_state(session, _HELD, _HeldLiabilities)
+
+
+_LIABILITY_COLUMNS: dict[str, str] = {
+    "declaration_id": "text",
+    "filing_id": "text",
+    "version": "integer",
+    "supersedes": "text",
+    "tax_account": "text",
+    "lodging_id": "text",
+    "jurisdiction": "text",
+    "lodging_class": "text",
+    "period": "text",
+    "filer_kind": "text",
+    "filer_id": "text",
+    "filed_on": "date",
+    "books_kept": "boolean",
+    "input": "jsonb",
+    "taxable_base": "numeric",
+    "tax": "numeric",
+    "impact_fee": "numeric",
+    "declared_tax": "numeric",
+    "declared_total": "numeric",
+    "deficiency": "numeric",
+    "deficiency_reason": "text",
+    "findings": "jsonb",
+    "trace": "jsonb",
+    "event_id": "text",
+}
+# JSON goes as text (asyncpg's jsonb arrays want the codec's framing) and is cast per row
+_INSERT_LIABILITIES = text(
+    f"INSERT INTO liabilities ({', '.join(_LIABILITY_COLUMNS)}) SELECT "
+    + ", ".join(f"CAST(u.{c} AS jsonb)" if t == "jsonb" else f"u.{c}" for c, t in _LIABILITY_COLUMNS.items())
+    + " FROM unnest("
+    + ", ".join(f"CAST(:{c} AS {'text' if t == 'jsonb' else t}[])" for c, t in _LIABILITY_COLUMNS.items())
+    + f") WITH ORDINALITY AS u({', '.join(_LIABILITY_COLUMNS)}, n) ORDER BY u.n"
+)
+
+
+async def add_liability(session: AsyncSession, row: Mapping[str, Any]) -> None:
+    """Record a declaration version's liability (``_LIABILITY_COLUMNS`` of ``row``).
+
+    In a consumer's batch the row is held and the batch's rows are written in one
+    statement: before anything of this module reads liabilities again, else at the end
+    of the batch (:func:`servicekit.consumer.once_per_batch`); outside a batch, now.
+    Code that reads liabilities in the same transaction by other means calls
+    :func:`write_liabilities` first.
+    """
+    held = _held(session)
+    held.rows.append({c: row[c] for c in _LIABILITY_COLUMNS})
+    known = held.latest.get((row["tax_account"], row["period"]))
+    if known is not None:
+        was = known.get(row["filing_id"])
+        if was is None or row["version"] > was.version:
+            known[row["filing_id"]] = _Version(
+                row["version"], row["tax"], row["impact_fee"], row["filer_kind"]
+            )
+    if len(held.rows) == 1:
+        wave = held.writes
+
+        async def write() -> None:
+            await write_liabilities(session)
+
+        await once_per_batch(session, ("liabilities", wave), write)
+
+
+async def write_liabilities(session: AsyncSession) -> None:
+    """Write the liabilities :func:`add_liability` holds (one statement, in order)."""
+    held = _held(session)
+    if not held.rows:
+        return
+    rows, held.rows = held.rows, []
+    held.writes += 1
+    params: dict[str, list[Any]] = {}
+    for c, t in _LIABILITY_COLUMNS.items():
+        values = [r[c] for r in rows]
+        params[c] = [json.dumps(v) for v in values] if t == "jsonb" else values
+    await session.execute(_INSERT_LIABILITIES, params)
+
+
+async def operator_filed(session: AsyncSession, tax_account: str, period: str) -> bool:
+    """Whether an operator's return is among the lodging-period's latest versions (the
+    cross-checks compare the operator's return with the intermediaries')."""
+    known = _held(session).latest.get((tax_account, period))
+    if known is not None:
+        return any(v.filer_kind == "operator" for v in known.values())
+    await write_liabilities(session)
+    stmt = select(Liability.id).where(
+        Liability.tax_account == tax_account, Liability.period == period, Liability.filer_kind == "operator"
+    )
+    return (await session.execute(stmt.limit(1))).first() is not None
 
 
 async def payment_recorded(session: AsyncSession, payment_id: str) -> bool:
@@ -177,6 +328,7 @@ async def load_facts_many(
     """The facts of each of ``tax_accounts`` that has any, by account, with one query per
     fact table that holds rows of them (one round trip tells which do: a fresh account has
     one or two), whatever the number of accounts."""
+    await write_liabilities(session)
     accounts = list(dict.fromkeys(tax_accounts))
     one = len(accounts) == 1
     where = {"a": accounts[0]} if one else {"a": accounts}
@@ -360,6 +512,7 @@ async def all_lodgings(session: AsyncSession) -> Sequence[LodgingView]:
 
 async def filed_periods(session: AsyncSession, tax_account: str, *, on: date) -> set[str]:
     """Periods of the account with a declaration filed on or before ``on``."""
+    await write_liabilities(session)
     stmt = select(Liability.period).where(Liability.tax_account == tax_account, Liability.filed_on <= on)
     return {r[0] for r in (await session.execute(stmt)).all()}
 
@@ -388,6 +541,7 @@ async def latest_bases_before(
 ) -> list[PeriodBase]:
     """Taxable base and impact fee of each earlier period (latest version per filer, summed),
     oldest first: the VI estimate takes the highest fee of the history (taxcore.rules.estimate)."""
+    await write_liabilities(session)
     rows = (
         (
             await session.execute(
@@ -417,6 +571,10 @@ async def latest_period_amounts(
     session: AsyncSession, tax_account: str, period: str
 ) -> list[tuple[Decimal, Decimal]]:
     """(tax, impact fee) of the latest version of each filing of the account's period."""
+    known = _held(session).latest.get((tax_account, period))
+    if known is not None:
+        return [(v.tax, v.impact_fee) for _, v in sorted(known.items())]
+    await write_liabilities(session)
     stmt = (
         select(Liability.tax, Liability.impact_fee)
         .where(Liability.tax_account == tax_account, Liability.period == period)
