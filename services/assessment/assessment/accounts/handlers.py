@@ -155,6 +155,9 @@ async def prepare_filing_batch(session: AsyncSession, events: Sequence[CloudEven
     await repository.prepare_batch(
         session, tax_accounts=accounts, declarations=declarations, payments=payments, periods=periods
     )
+    paying = [a for e in events if e.type == PaymentReceived.event_type and (a := field(e, "tax_account"))]
+    if paying:
+        await plans.prepare_batch(session, tax_accounts=sorted(set(paying)))
 
 
 def recompute_declaration(inp: DeclarationInput) -> DeclarationResult:
@@ -266,7 +269,7 @@ async def on_declaration(session: AsyncSession, data: DeclarationFiled, event: C
     await recompute_after_batch(session, tax_account=data.tax_account)
     # the cross-checks compare an operator's return with the intermediaries' (none: nothing to check)
     if await repository.operator_filed(session, data.tax_account, data.period):
-        await repository.write_liabilities(session)  # they read the period's and its peers' returns
+        await repository.write_held(session)  # they read the period's and its peers' returns
         await run_crosschecks(
             session, tax_account=data.tax_account, period=data.period, checked_on=data.filed_on
         )
@@ -277,21 +280,21 @@ async def on_payment(session: AsyncSession, data: PaymentReceived, event: CloudE
     await repository.lock_account(session, data.tax_account)
     if await repository.payment_recorded(session, data.payment_id):
         return
-    session.add(
-        Payment(
-            payment_id=data.payment_id,
-            tax_account=data.tax_account,
-            jurisdiction=data.jurisdiction,
-            amount=data.amount,
-            method=data.method,
-            received_on=data.received_on,
-            payer_kind=data.payer_kind,
-            payer_id=data.payer_id,
-            designations=[{"period": p.period, "amount": fmt(p.amount)} for p in data.periods],
-            source="filing",
-        )
+    await repository.add_payment(  # held until the batch's payments are written at once
+        session,
+        {
+            "payment_id": data.payment_id,
+            "tax_account": data.tax_account,
+            "jurisdiction": data.jurisdiction,
+            "amount": data.amount,
+            "method": data.method,
+            "received_on": data.received_on,
+            "payer_kind": data.payer_kind,
+            "payer_id": data.payer_id,
+            "designations": [{"period": p.period, "amount": fmt(p.amount)} for p in data.periods],
+            "source": "filing",
+        },
     )
-    await session.flush()
     await recompute_after_batch(session, tax_account=data.tax_account)
     await plans.on_payment(session, tax_account=data.tax_account, on=data.received_on)  # installments it paid
 

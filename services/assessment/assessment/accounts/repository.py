@@ -9,7 +9,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from sqlalchemy import ARRAY, BindParameter, Text, any_, bindparam, func, select, text, union
+from sqlalchemy import ARRAY, BindParameter, Text, TextClause, any_, bindparam, func, select, text, union
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import defer
@@ -56,14 +56,15 @@ _PREFETCHED = "assessment.prefetched"  # session.info: the batch's lodgings (kep
 
 def _of_transaction(session: AsyncSession, key: str) -> set[tuple[str, str]]:
     """A set kept in ``session.info`` for the session's current transaction only."""
-    return _transaction_state(session, key, set)
+    return transaction_state(session, key, set)
 
 
 _S = TypeVar("_S")
 
 
-def _transaction_state(session: AsyncSession, key: str, new: Callable[[], _S]) -> _S:
-    """An object kept in ``session.info`` for the session's current transaction only."""
+def transaction_state(session: AsyncSession, key: str, new: Callable[[], _S]) -> _S:
+    """An object kept in ``session.info`` under ``key`` for the session's current transaction
+    only (made by ``new`` in each transaction): what a consumer's batch learnt in its set-up."""
     tx = session.sync_session.get_transaction()
     held: tuple[object, _S] | None = session.info.get(key)
     if held is None or held[0] is not tx:
@@ -125,7 +126,7 @@ async def prepare_batch(
     session.info[_PREFETCHED] = list(views.scalars())
     pairs = sorted({p for p in periods if p[0] in set(accounts)})
     if pairs:
-        await write_liabilities(session)
+        await write_held(session)
         known = _held(session).latest
         for pair in pairs:
             known.setdefault(pair, {})
@@ -150,7 +151,7 @@ async def liability_recorded(session: AsyncSession, declaration_id: str) -> bool
     """Whether the declaration version's liability is already on the account."""
     if _known_absent(session, "liability", declaration_id):
         return False
-    await write_liabilities(session)
+    await write_held(session)
     stmt = select(Liability.id).where(Liability.declaration_id == declaration_id)
     return (await session.execute(stmt)).first() is not None
 
@@ -165,22 +166,26 @@ class _Version:
     filer_kind: str
 
 
-@dataclass(slots=True)
-class _HeldLiabilities:
-    """A transaction's liabilities not written yet (:func:`add_liability`), and the latest
-    version of each filing of the lodging-periods the batch's set-up looked up (these held
-    rows included)."""
+def _unnest_insert(table: str, columns: Mapping[str, str]) -> TextClause:
+    """``INSERT INTO table (columns) SELECT ... FROM unnest(one array per column)``, the rows
+    in the arrays' order. JSON goes as text (asyncpg's jsonb arrays want the codec's framing)
+    and is cast per row."""
+    return text(
+        f"INSERT INTO {table} ({', '.join(columns)}) SELECT "
+        + ", ".join(f"CAST(u.{c} AS jsonb)" if t == "jsonb" else f"u.{c}" for c, t in columns.items())
+        + " FROM unnest("
+        + ", ".join(f"CAST(:{c} AS {'text' if t == 'jsonb' else t}[])" for c, t in columns.items())
+        + f") WITH ORDINALITY AS u({', '.join(columns)}, n) ORDER BY u.n"
+    )
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    latest: dict[tuple[str, str], dict[str, _Version]] = field(default_factory=dict)
-    writes: int = 0  # statements written so far (each wave of held rows registers its own)
 
-
-_HELD = "assessment.held_liabilities"
-
-
-def _held(session: AsyncSession) -> _HeldLiabilities:
-    return _transaction_state(session, _HELD, _HeldLiabilities)
+def _unnest_params(columns: Mapping[str, str], rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """The arrays of :func:`_unnest_insert` for ``rows``."""
+    params: dict[str, list[Any]] = {}
+    for c, t in columns.items():
+        values = [r[c] for r in rows]
+        params[c] = [json.dumps(v) for v in values] if t == "jsonb" else values
+    return params
 
 
 _LIABILITY_COLUMNS: dict[str, str] = {
@@ -209,55 +214,92 @@ _LIABILITY_COLUMNS: dict[str, str] = {
     "trace": "jsonb",
     "event_id": "text",
 }
-# JSON goes as text (asyncpg's jsonb arrays want the codec's framing) and is cast per row
-_INSERT_LIABILITIES = text(
-    f"INSERT INTO liabilities ({', '.join(_LIABILITY_COLUMNS)}) SELECT "
-    + ", ".join(f"CAST(u.{c} AS jsonb)" if t == "jsonb" else f"u.{c}" for c, t in _LIABILITY_COLUMNS.items())
-    + " FROM unnest("
-    + ", ".join(f"CAST(:{c} AS {'text' if t == 'jsonb' else t}[])" for c, t in _LIABILITY_COLUMNS.items())
-    + f") WITH ORDINALITY AS u({', '.join(_LIABILITY_COLUMNS)}, n) ORDER BY u.n"
-)
+_PAYMENT_COLUMNS: dict[str, str] = {
+    "payment_id": "text",
+    "tax_account": "text",
+    "jurisdiction": "text",
+    "amount": "numeric",
+    "method": "text",
+    "received_on": "date",
+    "payer_kind": "text",
+    "payer_id": "text",
+    "designations": "jsonb",
+    "source": "text",
+}
+#: the facts a consumer's batch holds (:func:`add_liability`, :func:`add_payment`): table ->
+#: (columns, statement)
+_HOLDABLE: dict[str, tuple[dict[str, str], TextClause]] = {
+    t: (c, _unnest_insert(t, c))
+    for t, c in (("liabilities", _LIABILITY_COLUMNS), ("payments", _PAYMENT_COLUMNS))
+}
+
+
+@dataclass(slots=True)
+class _HeldFacts:
+    """A transaction's liabilities and payments not written yet (:func:`add_liability`,
+    :func:`add_payment`), and the latest version of each filing of the lodging-periods
+    the batch's set-up looked up (these held rows included)."""
+
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    latest: dict[tuple[str, str], dict[str, _Version]] = field(default_factory=dict)
+    writes: int = 0  # times written so far (each wave of held rows registers its own write)
+
+
+_HELD = "assessment.held_facts"
+
+
+def _held(session: AsyncSession) -> _HeldFacts:
+    return transaction_state(session, _HELD, _HeldFacts)
+
+
+async def _hold(session: AsyncSession, table: str, row: Mapping[str, Any]) -> None:
+    """Hold ``row`` of ``table`` until :func:`write_held` (at the latest, the batch's end)."""
+    held = _held(session)
+    first = not held.rows
+    held.rows.setdefault(table, []).append({c: row[c] for c in _HOLDABLE[table][0]})
+    if first:
+        wave = held.writes
+
+        async def write() -> None:
+            await write_held(session)
+
+        await once_per_batch(session, ("held facts", wave), write)
+
+
+async def write_held(session: AsyncSession) -> None:
+    """Write the facts :func:`add_liability` and :func:`add_payment` hold (one statement
+    per table, in order). Every query of this module that reads them calls it first; code
+    that reads them in the same transaction by other means must too."""
+    held = _held(session)
+    if not held.rows:
+        return
+    tables, held.rows = held.rows, {}
+    held.writes += 1
+    for table, rows in tables.items():
+        columns, insert = _HOLDABLE[table]
+        await session.execute(insert, _unnest_params(columns, rows))
 
 
 async def add_liability(session: AsyncSession, row: Mapping[str, Any]) -> None:
     """Record a declaration version's liability (``_LIABILITY_COLUMNS`` of ``row``).
 
     In a consumer's batch the row is held and the batch's rows are written in one
-    statement: before anything of this module reads liabilities again, else at the end
-    of the batch (:func:`servicekit.consumer.once_per_batch`); outside a batch, now.
-    Code that reads liabilities in the same transaction by other means calls
-    :func:`write_liabilities` first.
+    statement (:func:`write_held`): before anything of this module reads facts again, else
+    at the end of the batch (:func:`servicekit.consumer.once_per_batch`); outside a batch, now.
     """
-    held = _held(session)
-    held.rows.append({c: row[c] for c in _LIABILITY_COLUMNS})
-    known = held.latest.get((row["tax_account"], row["period"]))
+    known = _held(session).latest.get((row["tax_account"], row["period"]))
     if known is not None:
         was = known.get(row["filing_id"])
         if was is None or row["version"] > was.version:
             known[row["filing_id"]] = _Version(
                 row["version"], row["tax"], row["impact_fee"], row["filer_kind"]
             )
-    if len(held.rows) == 1:
-        wave = held.writes
-
-        async def write() -> None:
-            await write_liabilities(session)
-
-        await once_per_batch(session, ("liabilities", wave), write)
+    await _hold(session, "liabilities", row)
 
 
-async def write_liabilities(session: AsyncSession) -> None:
-    """Write the liabilities :func:`add_liability` holds (one statement, in order)."""
-    held = _held(session)
-    if not held.rows:
-        return
-    rows, held.rows = held.rows, []
-    held.writes += 1
-    params: dict[str, list[Any]] = {}
-    for c, t in _LIABILITY_COLUMNS.items():
-        values = [r[c] for r in rows]
-        params[c] = [json.dumps(v) for v in values] if t == "jsonb" else values
-    await session.execute(_INSERT_LIABILITIES, params)
+async def add_payment(session: AsyncSession, row: Mapping[str, Any]) -> None:
+    """Record a payment (``_PAYMENT_COLUMNS`` of ``row``), held as :func:`add_liability` holds."""
+    await _hold(session, "payments", row)
 
 
 async def operator_filed(session: AsyncSession, tax_account: str, period: str) -> bool:
@@ -266,7 +308,7 @@ async def operator_filed(session: AsyncSession, tax_account: str, period: str) -
     known = _held(session).latest.get((tax_account, period))
     if known is not None:
         return any(v.filer_kind == "operator" for v in known.values())
-    await write_liabilities(session)
+    await write_held(session)
     stmt = select(Liability.id).where(
         Liability.tax_account == tax_account, Liability.period == period, Liability.filer_kind == "operator"
     )
@@ -277,6 +319,7 @@ async def payment_recorded(session: AsyncSession, payment_id: str) -> bool:
     """Whether the payment is already on the account."""
     if _known_absent(session, "payment", payment_id):
         return False
+    await write_held(session)
     return await session.get(Payment, payment_id) is not None
 
 
@@ -328,7 +371,7 @@ async def load_facts_many(
     """The facts of each of ``tax_accounts`` that has any, by account, with one query per
     fact table that holds rows of them (one round trip tells which do: a fresh account has
     one or two), whatever the number of accounts."""
-    await write_liabilities(session)
+    await write_held(session)
     accounts = list(dict.fromkeys(tax_accounts))
     one = len(accounts) == 1
     where = {"a": accounts[0]} if one else {"a": accounts}
@@ -451,17 +494,13 @@ _POSTING_COLUMNS: dict[str, str] = {
     "collected_on": "date",
     "section": "text",
 }
-_INSERT_POSTINGS = text(
-    f"INSERT INTO collection_postings ({', '.join(_POSTING_COLUMNS)}) SELECT * FROM unnest("
-    + ", ".join(f"CAST(:{c} AS {t}[])" for c, t in _POSTING_COLUMNS.items())
-    + ")"
-)
+_INSERT_POSTINGS = _unnest_insert("collection_postings", _POSTING_COLUMNS)
 
 
 async def insert_postings(session: AsyncSession, rows: Sequence[Mapping[str, object]]) -> None:
     """Append collection postings (``_POSTING_COLUMNS`` of each row) in one statement."""
     if rows:
-        await session.execute(_INSERT_POSTINGS, {c: [r[c] for r in rows] for c in _POSTING_COLUMNS})
+        await session.execute(_INSERT_POSTINGS, _unnest_params(_POSTING_COLUMNS, rows))
 
 
 _SUMMARY_COLUMNS: dict[str, str] = {
@@ -512,7 +551,7 @@ async def all_lodgings(session: AsyncSession) -> Sequence[LodgingView]:
 
 async def filed_periods(session: AsyncSession, tax_account: str, *, on: date) -> set[str]:
     """Periods of the account with a declaration filed on or before ``on``."""
-    await write_liabilities(session)
+    await write_held(session)
     stmt = select(Liability.period).where(Liability.tax_account == tax_account, Liability.filed_on <= on)
     return {r[0] for r in (await session.execute(stmt)).all()}
 
@@ -524,6 +563,7 @@ async def estimated_periods(session: AsyncSession, tax_account: str) -> set[str]
 
 
 async def all_tax_accounts(session: AsyncSession) -> list[str]:
+    await write_held(session)
     stmt = union(select(LodgingView.tax_account), select(Liability.tax_account), select(Payment.tax_account))
     return sorted(str(r[0]) for r in (await session.execute(stmt)).all())
 
@@ -541,7 +581,7 @@ async def latest_bases_before(
 ) -> list[PeriodBase]:
     """Taxable base and impact fee of each earlier period (latest version per filer, summed),
     oldest first: the VI estimate takes the highest fee of the history (taxcore.rules.estimate)."""
-    await write_liabilities(session)
+    await write_held(session)
     rows = (
         (
             await session.execute(
@@ -574,7 +614,7 @@ async def latest_period_amounts(
     known = _held(session).latest.get((tax_account, period))
     if known is not None:
         return [(v.tax, v.impact_fee) for _, v in sorted(known.items())]
-    await write_liabilities(session)
+    await write_held(session)
     stmt = (
         select(Liability.tax, Liability.impact_fee)
         .where(Liability.tax_account == tax_account, Liability.period == period)
