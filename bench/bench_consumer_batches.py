@@ -47,6 +47,7 @@ from assessment.accounts import handlers as intake
 from assessment.accounts.ledger import BalanceCache
 from assessment.accounts.repository import attach
 from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
+from servicekit import cli
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.testing import consumer_records, fresh_database
@@ -148,6 +149,12 @@ async def main(args: argparse.Namespace) -> None:
         blocks = 2 * reps if n else 0
         await consume(sm, "setup", [lodging_event(i) for i in range(blocks * n)], BATCH_SIZE)
         declarations = [declaration_event(i) for i in range(blocks * n)]
+        settle = getattr(
+            cli, "settle_heap", None
+        )  # what the worker does once started (a tree without it: nothing)
+        print(f"heap settled (gc.freeze) as the worker does: {settle is not None}")
+        if settle is not None:
+            settle()
         for rep in range(reps if n else 0):
             base = await consume(
                 sm,
