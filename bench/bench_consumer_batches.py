@@ -7,16 +7,21 @@ Applies the assessment worker's real handlers (``assessment.consumers``) through
 brings (500 records of one partition at a time), on a fresh database (alembic head):
 
 * **fresh accounts**: ``declaration.filed`` for ``--events`` distinct PR lodgings (one
-  period each, the remittance-schedule case), then one ``payment.received`` each;
+  period each, the remittance-schedule case; ``--operator-returns``: an operator's return
+  each, which the cross-checks look at), then one ``payment.received`` each;
 * **120-period accounts**: ``--long-accounts`` VI lodgings with 120 declared periods
-  each, then ``--events`` payments spread round-robin over them (each recomputes a
+  each, then ``--long-events`` payments spread round-robin over them (each recomputes a
   120-period account).
 
 Each is run with ``batch_size=1`` (one event per transaction, the consumer before
-batches) and ``batch_size=200`` (the worker's setting), interleaved, ``--repeats``
-rounds on disjoint events. Baseline, same run: the same consumer with a no-op handler
-and ``batch_size=1`` (inbox row and transaction only). Prints events/s, the ratio to
-the baseline's events/s and batched/per-event, medians over the rounds.
+batches) and ``batch_size=200`` (the worker's setting; ``--batched-only``: that alone),
+interleaved, ``--repeats`` rounds on disjoint events. The consumer is built as the worker
+builds it (its batch set-up ``prepare``, the worker's balance cache) and, once the
+events are made, the heap is settled as the worker settles it once started
+(``servicekit.cli.settle_heap``, when the source tree has it). Baseline, same run: the
+same consumer with a no-op handler and ``batch_size=1`` (inbox row and transaction only).
+Prints events/s, the ratio to the baseline's events/s and batched/per-event, medians over
+the rounds.
 """
 
 from __future__ import annotations
@@ -146,12 +151,15 @@ async def main(args: argparse.Namespace) -> None:
     try:
         results: dict[str, list[float]] = {}
         # fresh accounts: 2 modes x reps rounds, each on its own n lodgings
-        blocks = 2 * reps if n else 0
+        modes = (BATCH_SIZE,) if args.batched_only else (1, BATCH_SIZE)
+        blocks = len(modes) * reps if n else 0
         await consume(sm, "setup", [lodging_event(i) for i in range(blocks * n)], BATCH_SIZE)
         declarations = [declaration_event(i) for i in range(blocks * n)]
-        settle = getattr(
-            cli, "settle_heap", None
-        )  # what the worker does once started (a tree without it: nothing)
+        if args.operator_returns:  # a PMS's returns instead of a schedule's rows: cross-checked
+            operator = {"filer_kind": "operator", "filer_id": "op-bench", "schedule_id": None}
+            declarations = [(e.model_copy(update={"data": e.data | operator}), a) for e, a in declarations]
+        # what the worker does once started (a source tree without it: nothing)
+        settle = getattr(cli, "settle_heap", None)
         print(f"heap settled (gc.freeze) as the worker does: {settle is not None}")
         if settle is not None:
             settle()
@@ -167,10 +175,11 @@ async def main(args: argparse.Namespace) -> None:
                 noop,
             )  # noqa: E501
             results.setdefault("baseline", []).append(base)
-            for m, batch in enumerate((1, BATCH_SIZE)):
-                part = declarations[(2 * rep + m) * n : (2 * rep + m + 1) * n]
+            for m, batch in enumerate(modes):
+                block = len(modes) * rep + m
+                part = declarations[block * n : (block + 1) * n]
                 filed = await consume(sm, f"filed-{rep}-{batch}", [e for e, _ in part], batch)
-                first = (2 * rep + m) * n
+                first = block * n
                 paid = await consume(
                     sm,
                     f"paid-{rep}-{batch}",
@@ -188,16 +197,17 @@ async def main(args: argparse.Namespace) -> None:
         await consume(sm, "long-setup", setup, BATCH_SIZE)
         print(f"{args.long_accounts} accounts x 120 periods loaded in {time.perf_counter() - t:.1f} s")
         k = 0
-        for rep in range(reps):
-            for batch in (1, BATCH_SIZE):
+        for rep in range(reps if args.long_accounts else 0):
+            for batch in modes:
                 evs = [long_payment(i % args.long_accounts, k + i) for i in range(args.long_events)]
                 k += args.long_events
                 results.setdefault(f"long-paid-{batch}", []).append(
                     await consume(sm, f"long-{rep}-{batch}", evs, batch)
                 )
-            one, many = results["long-paid-1"][-1], results[f"long-paid-{BATCH_SIZE}"][-1]
             print(
-                f"round {rep + 1}: long-paid-1 {one:.0f}/s, long-paid-{BATCH_SIZE} {many:.0f}/s", flush=True
+                f"round {rep + 1}: "
+                + ", ".join(f"long-paid-{b} {results[f'long-paid-{b}'][-1]:.0f}/s" for b in modes),
+                flush=True,
             )
         print(f"load after: {os.getloadavg()[0]:.1f}")
         med = {k: statistics.median(v) for k, v in results.items()}
@@ -214,13 +224,16 @@ async def main(args: argparse.Namespace) -> None:
             ("paid", "payment.received, fresh account"),
             ("long-paid", f"payment.received, 120-period account ({args.long_accounts} accounts)"),
         ):
-            if f"{key}-1" not in med:
+            if f"{key}-{BATCH_SIZE}" not in med:
                 continue
-            one, many = med[f"{key}-1"], med[f"{key}-{BATCH_SIZE}"]
+            one, many = med.get(f"{key}-1", float("nan")), med[f"{key}-{BATCH_SIZE}"]
             print(
                 f"| {label} | {one:.0f}/s | {one / base:.2f} | {many:.0f}/s | {many / base:.2f} "
                 f"| **{many / one:.1f}x** |"
             )
+        if f"filed-{BATCH_SIZE}" in med:
+            seconds = n / med[f"filed-{BATCH_SIZE}"]
+            print(f"\n{n} fresh declarations (a schedule's rows) assessed in batches: {seconds:.1f} s")
     finally:
         await engine.dispose()
 
@@ -231,4 +244,6 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--long-accounts", type=int, default=10)
     parser.add_argument("--long-events", type=int, default=300)
+    parser.add_argument("--batched-only", action="store_true", help="skip one event per transaction")
+    parser.add_argument("--operator-returns", action="store_true", help="PMS returns, not schedule rows")
     asyncio.run(main(parser.parse_args()))
