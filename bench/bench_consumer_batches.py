@@ -46,6 +46,7 @@ from bench_assessment import (
     noop,
     payment_event,
 )
+from bench_distribution import backend_cpu, backends
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment.accounts import handlers as intake
@@ -67,20 +68,24 @@ HANDLERS = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
 async def consume(
     sm: async_sessionmaker[AsyncSession], name: str, events: Sequence[CloudEvent], batch: int,
     handler: Handler | None = None,
-) -> float:  # fmt: skip
-    """Events per second through ``handle_records``, a poll's worth at a time."""
+) -> tuple[float, float]:  # fmt: skip
+    """Events per second through ``handle_records``, a poll's worth at a time, and the CPU
+    microseconds per event of this process and the database's backends (/proc: steadier
+    than events/s on a loaded machine)."""
     handlers = {t: handler for t in HANDLERS} if handler else HANDLERS
     consumer = EventConsumer(
         name=name, bootstrap="unused:0", topics=[], sessionmaker=sm, handlers=handlers,
         batch_size=batch, max_attempts=1, prepare=None if handler else intake.prepare_filing_batch,
     )  # fmt: skip
     recs = consumer_records(events, topic="bench")
-    t = time.perf_counter()
+    pids = await backends(sm)
+    cpu, db_cpu, t = time.process_time(), backend_cpu(pids), time.perf_counter()
     for start in range(0, len(recs), POLL):
         await consumer.handle_records(recs[start : start + POLL])
     seconds = time.perf_counter() - t
+    cpu = time.process_time() - cpu + backend_cpu(pids) - db_cpu
     assert (consumer.applied, consumer.parked) == (len(events), 0)
-    return len(events) / seconds
+    return len(events) / seconds, cpu / len(events) * 1e6
 
 
 def long_account(j: int) -> str:
@@ -149,7 +154,13 @@ async def main(args: argparse.Namespace) -> None:
     n, reps = args.events, args.repeats
     print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
     try:
-        results: dict[str, list[float]] = {}
+        results: dict[str, list[float]] = {}  # events/s per mode and round
+        cpus: dict[str, list[float]] = {}  # CPU us per event (this process + PostgreSQL)
+
+        def note(key: str, measured: tuple[float, float]) -> None:
+            results.setdefault(key, []).append(measured[0])
+            cpus.setdefault(key, []).append(measured[1])
+
         # fresh accounts: 2 modes x reps rounds, each on its own n lodgings
         modes = (BATCH_SIZE,) if args.batched_only else (1, BATCH_SIZE)
         blocks = len(modes) * reps if n else 0
@@ -174,7 +185,7 @@ async def main(args: argparse.Namespace) -> None:
                 1,
                 noop,
             )  # noqa: E501
-            results.setdefault("baseline", []).append(base)
+            note("baseline", base)
             for m, batch in enumerate(modes):
                 block = len(modes) * rep + m
                 part = declarations[block * n : (block + 1) * n]
@@ -186,10 +197,12 @@ async def main(args: argparse.Namespace) -> None:
                     [payment_event(first + i, a) for i, (_, a) in enumerate(part)],
                     batch,
                 )
-                results.setdefault(f"filed-{batch}", []).append(filed)
-                results.setdefault(f"paid-{batch}", []).append(paid)
+                note(f"filed-{batch}", filed)
+                note(f"paid-{batch}", paid)
             print(
-                f"round {rep + 1}: " + ", ".join(f"{k} {v[-1]:.0f}/s" for k, v in results.items()), flush=True
+                f"round {rep + 1}: "
+                + ", ".join(f"{k} {v[-1]:.0f}/s {cpus[k][-1]:.0f} us CPU" for k, v in results.items()),
+                flush=True,
             )
         # 120-period accounts
         setup = [e for j in range(args.long_accounts) for e in long_account_events(j)]
@@ -201,24 +214,31 @@ async def main(args: argparse.Namespace) -> None:
             for batch in modes:
                 evs = [long_payment(i % args.long_accounts, k + i) for i in range(args.long_events)]
                 k += args.long_events
-                results.setdefault(f"long-paid-{batch}", []).append(
-                    await consume(sm, f"long-{rep}-{batch}", evs, batch)
-                )
+                note(f"long-paid-{batch}", await consume(sm, f"long-{rep}-{batch}", evs, batch))
             print(
                 f"round {rep + 1}: "
-                + ", ".join(f"long-paid-{b} {results[f'long-paid-{b}'][-1]:.0f}/s" for b in modes),
+                + ", ".join(
+                    f"long-paid-{b} {results[f'long-paid-{b}'][-1]:.0f}/s "
+                    f"{cpus[f'long-paid-{b}'][-1]:.0f} us CPU"
+                    for b in modes
+                ),
                 flush=True,
             )
         print(f"load after: {os.getloadavg()[0]:.1f}")
         med = {k: statistics.median(v) for k, v in results.items()}
+        cpu = {k: statistics.median(v) for k, v in cpus.items()}
         base = med.get("baseline", 0.0) or float("nan")
         print()
         print(
             f"| events (medians of {reps}) | one per transaction | ratio to no-op "
-            f"| batches of {BATCH_SIZE} | ratio to no-op | batched / one per tx |"
+            f"| batches of {BATCH_SIZE} | ratio to no-op | batched / one per tx "
+            f"| CPU us/event, one per tx / batches |"
         )
-        print("|---|---|---|---|---|---|")
-        print(f"| baseline: no-op handler, one per tx | {base:.0f}/s | 1.00 | | | |")
+        print("|---|---|---|---|---|---|---|")
+        print(
+            f"| baseline: no-op handler, one per tx | {base:.0f}/s | 1.00 | | | "
+            f"| {cpu.get('baseline', float('nan')):.0f} / |"
+        )
         for key, label in (
             ("filed", "declaration.filed, fresh account"),
             ("paid", "payment.received, fresh account"),
@@ -229,7 +249,8 @@ async def main(args: argparse.Namespace) -> None:
             one, many = med.get(f"{key}-1", float("nan")), med[f"{key}-{BATCH_SIZE}"]
             print(
                 f"| {label} | {one:.0f}/s | {one / base:.2f} | {many:.0f}/s | {many / base:.2f} "
-                f"| **{many / one:.1f}x** |"
+                f"| **{many / one:.1f}x** | {cpu.get(f'{key}-1', float('nan')):.0f} / "
+                f"{cpu[f'{key}-{BATCH_SIZE}']:.0f} |"
             )
         if f"filed-{BATCH_SIZE}" in med:
             seconds = n / med[f"filed-{BATCH_SIZE}"]
