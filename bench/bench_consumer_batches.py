@@ -207,8 +207,9 @@ async def main(args: argparse.Namespace) -> None:
         # 120-period accounts
         setup = [e for j in range(args.long_accounts) for e in long_account_events(j)]
         t = time.perf_counter()
-        await consume(sm, "long-setup", setup, BATCH_SIZE)
-        print(f"{args.long_accounts} accounts x 120 periods loaded in {time.perf_counter() - t:.1f} s")
+        if setup:
+            await consume(sm, "long-setup", setup, BATCH_SIZE)
+            print(f"{args.long_accounts} accounts x 120 periods loaded in {time.perf_counter() - t:.1f} s")
         k = 0
         for rep in range(reps if args.long_accounts else 0):
             for batch in modes:
