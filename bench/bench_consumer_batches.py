@@ -7,16 +7,21 @@ Applies the assessment worker's real handlers (``assessment.consumers``) through
 brings (500 records of one partition at a time), on a fresh database (alembic head):
 
 * **fresh accounts**: ``declaration.filed`` for ``--events`` distinct PR lodgings (one
-  period each, the remittance-schedule case), then one ``payment.received`` each;
+  period each, the remittance-schedule case; ``--operator-returns``: an operator's return
+  each, which the cross-checks look at), then one ``payment.received`` each;
 * **120-period accounts**: ``--long-accounts`` VI lodgings with 120 declared periods
-  each, then ``--events`` payments spread round-robin over them (each recomputes a
+  each, then ``--long-events`` payments spread round-robin over them (each recomputes a
   120-period account).
 
 Each is run with ``batch_size=1`` (one event per transaction, the consumer before
-batches) and ``batch_size=200`` (the worker's setting), interleaved, ``--repeats``
-rounds on disjoint events. Baseline, same run: the same consumer with a no-op handler
-and ``batch_size=1`` (inbox row and transaction only). Prints events/s, the ratio to
-the baseline's events/s and batched/per-event, medians over the rounds.
+batches) and ``batch_size=200`` (the worker's setting; ``--batched-only``: that alone),
+interleaved, ``--repeats`` rounds on disjoint events. The consumer is built as the worker
+builds it (its batch set-up ``prepare``, the worker's balance cache) and, once the
+events are made, the heap is settled as the worker settles it once started
+(``servicekit.cli.settle_heap``, when the source tree has it). Baseline, same run: the
+same consumer with a no-op handler and ``batch_size=1`` (inbox row and transaction only).
+Prints events/s, the ratio to the baseline's events/s and batched/per-event, medians over
+the rounds.
 """
 
 from __future__ import annotations
@@ -41,11 +46,14 @@ from bench_assessment import (
     noop,
     payment_event,
 )
+from bench_distribution import backend_cpu, backends
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.accounts import handlers as intake
 from assessment.accounts.ledger import BalanceCache
 from assessment.accounts.repository import attach
 from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
+from servicekit import cli
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.runtime import Runtime
@@ -61,20 +69,24 @@ HANDLERS = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
 async def consume(
     sm: async_sessionmaker[AsyncSession], name: str, events: Sequence[CloudEvent], batch: int,
     handler: Handler | None = None,
-) -> float:  # fmt: skip
-    """Events per second through ``handle_records``, a poll's worth at a time."""
+) -> tuple[float, float]:  # fmt: skip
+    """Events per second through ``handle_records``, a poll's worth at a time, and the CPU
+    microseconds per event of this process and the database's backends (/proc: steadier
+    than events/s on a loaded machine)."""
     handlers = {t: handler for t in HANDLERS} if handler else HANDLERS
     consumer = EventConsumer(
         name=name, bootstrap="unused:0", topics=[], sessionmaker=sm, handlers=handlers,
-        batch_size=batch, max_attempts=1,
+        batch_size=batch, max_attempts=1, prepare=None if handler else intake.prepare_filing_batch,
     )  # fmt: skip
     recs = consumer_records(events, topic="bench")
-    t = time.perf_counter()
+    pids = await backends(sm)
+    cpu, db_cpu, t = time.process_time(), backend_cpu(pids), time.perf_counter()
     for start in range(0, len(recs), POLL):
         await consumer.handle_records(recs[start : start + POLL])
     seconds = time.perf_counter() - t
+    cpu = time.process_time() - cpu + backend_cpu(pids) - db_cpu
     assert (consumer.applied, consumer.parked) == (len(events), 0)
-    return len(events) / seconds
+    return len(events) / seconds, cpu / len(events) * 1e6
 
 
 def long_account(j: int) -> str:
@@ -145,11 +157,26 @@ async def main(args: argparse.Namespace) -> None:
     n, reps = args.events, args.repeats
     print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
     try:
-        results: dict[str, list[float]] = {}
+        results: dict[str, list[float]] = {}  # events/s per mode and round
+        cpus: dict[str, list[float]] = {}  # CPU us per event (this process + PostgreSQL)
+
+        def note(key: str, measured: tuple[float, float]) -> None:
+            results.setdefault(key, []).append(measured[0])
+            cpus.setdefault(key, []).append(measured[1])
+
         # fresh accounts: 2 modes x reps rounds, each on its own n lodgings
-        blocks = 2 * reps if n else 0
+        modes = (BATCH_SIZE,) if args.batched_only else (1, BATCH_SIZE)
+        blocks = len(modes) * reps if n else 0
         await consume(sm, "setup", [lodging_event(i) for i in range(blocks * n)], BATCH_SIZE)
         declarations = [declaration_event(i) for i in range(blocks * n)]
+        if args.operator_returns:  # a PMS's returns instead of a schedule's rows: cross-checked
+            operator = {"filer_kind": "operator", "filer_id": "op-bench", "schedule_id": None}
+            declarations = [(e.model_copy(update={"data": e.data | operator}), a) for e, a in declarations]
+        # what the worker does once started (a source tree without it: nothing)
+        settle = getattr(cli, "settle_heap", None)
+        print(f"heap settled (gc.freeze) as the worker does: {settle is not None}")
+        if settle is not None:
+            settle()
         for rep in range(reps if n else 0):
             base = await consume(
                 sm,
@@ -161,61 +188,77 @@ async def main(args: argparse.Namespace) -> None:
                 1,
                 noop,
             )  # noqa: E501
-            results.setdefault("baseline", []).append(base)
-            for m, batch in enumerate((1, BATCH_SIZE)):
-                part = declarations[(2 * rep + m) * n : (2 * rep + m + 1) * n]
+            note("baseline", base)
+            for m, batch in enumerate(modes):
+                block = len(modes) * rep + m
+                part = declarations[block * n : (block + 1) * n]
                 filed = await consume(sm, f"filed-{rep}-{batch}", [e for e, _ in part], batch)
-                first = (2 * rep + m) * n
+                first = block * n
                 paid = await consume(
                     sm,
                     f"paid-{rep}-{batch}",
                     [payment_event(first + i, a) for i, (_, a) in enumerate(part)],
                     batch,
                 )
-                results.setdefault(f"filed-{batch}", []).append(filed)
-                results.setdefault(f"paid-{batch}", []).append(paid)
+                note(f"filed-{batch}", filed)
+                note(f"paid-{batch}", paid)
             print(
-                f"round {rep + 1}: " + ", ".join(f"{k} {v[-1]:.0f}/s" for k, v in results.items()), flush=True
+                f"round {rep + 1}: "
+                + ", ".join(f"{k} {v[-1]:.0f}/s {cpus[k][-1]:.0f} us CPU" for k, v in results.items()),
+                flush=True,
             )
         # 120-period accounts
         setup = [e for j in range(args.long_accounts) for e in long_account_events(j)]
         t = time.perf_counter()
-        await consume(sm, "long-setup", setup, BATCH_SIZE)
-        print(f"{args.long_accounts} accounts x 120 periods loaded in {time.perf_counter() - t:.1f} s")
+        if setup:
+            await consume(sm, "long-setup", setup, BATCH_SIZE)
+            print(f"{args.long_accounts} accounts x 120 periods loaded in {time.perf_counter() - t:.1f} s")
         k = 0
-        for rep in range(reps):
-            for batch in (1, BATCH_SIZE):
+        for rep in range(reps if args.long_accounts else 0):
+            for batch in modes:
                 evs = [long_payment(i % args.long_accounts, k + i) for i in range(args.long_events)]
                 k += args.long_events
-                results.setdefault(f"long-paid-{batch}", []).append(
-                    await consume(sm, f"long-{rep}-{batch}", evs, batch)
-                )
-            one, many = results["long-paid-1"][-1], results[f"long-paid-{BATCH_SIZE}"][-1]
+                note(f"long-paid-{batch}", await consume(sm, f"long-{rep}-{batch}", evs, batch))
             print(
-                f"round {rep + 1}: long-paid-1 {one:.0f}/s, long-paid-{BATCH_SIZE} {many:.0f}/s", flush=True
+                f"round {rep + 1}: "
+                + ", ".join(
+                    f"long-paid-{b} {results[f'long-paid-{b}'][-1]:.0f}/s "
+                    f"{cpus[f'long-paid-{b}'][-1]:.0f} us CPU"
+                    for b in modes
+                ),
+                flush=True,
             )
         print(f"load after: {os.getloadavg()[0]:.1f}")
         med = {k: statistics.median(v) for k, v in results.items()}
+        cpu = {k: statistics.median(v) for k, v in cpus.items()}
         base = med.get("baseline", 0.0) or float("nan")
         print()
         print(
             f"| events (medians of {reps}) | one per transaction | ratio to no-op "
-            f"| batches of {BATCH_SIZE} | ratio to no-op | batched / one per tx |"
+            f"| batches of {BATCH_SIZE} | ratio to no-op | batched / one per tx "
+            f"| CPU us/event, one per tx / batches |"
         )
-        print("|---|---|---|---|---|---|")
-        print(f"| baseline: no-op handler, one per tx | {base:.0f}/s | 1.00 | | | |")
+        print("|---|---|---|---|---|---|---|")
+        print(
+            f"| baseline: no-op handler, one per tx | {base:.0f}/s | 1.00 | | | "
+            f"| {cpu.get('baseline', float('nan')):.0f} / |"
+        )
         for key, label in (
             ("filed", "declaration.filed, fresh account"),
             ("paid", "payment.received, fresh account"),
             ("long-paid", f"payment.received, 120-period account ({args.long_accounts} accounts)"),
         ):
-            if f"{key}-1" not in med:
+            if f"{key}-{BATCH_SIZE}" not in med:
                 continue
-            one, many = med[f"{key}-1"], med[f"{key}-{BATCH_SIZE}"]
+            one, many = med.get(f"{key}-1", float("nan")), med[f"{key}-{BATCH_SIZE}"]
             print(
                 f"| {label} | {one:.0f}/s | {one / base:.2f} | {many:.0f}/s | {many / base:.2f} "
-                f"| **{many / one:.1f}x** |"
+                f"| **{many / one:.1f}x** | {cpu.get(f'{key}-1', float('nan')):.0f} / "
+                f"{cpu[f'{key}-{BATCH_SIZE}']:.0f} |"
             )
+        if f"filed-{BATCH_SIZE}" in med:
+            seconds = n / med[f"filed-{BATCH_SIZE}"]
+            print(f"\n{n} fresh declarations (a schedule's rows) assessed in batches: {seconds:.1f} s")
     finally:
         await engine.dispose()
 
@@ -226,4 +269,6 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--long-accounts", type=int, default=10)
     parser.add_argument("--long-events", type=int, default=300)
+    parser.add_argument("--batched-only", action="store_true", help="skip one event per transaction")
+    parser.add_argument("--operator-returns", action="store_true", help="PMS returns, not schedule rows")
     asyncio.run(main(parser.parse_args()))

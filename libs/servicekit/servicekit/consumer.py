@@ -26,7 +26,8 @@ order. A handler defers work that only the final state needs (an account's
 recomputation) with :func:`once_per_batch`: it runs once per key at the end of the
 chunk, still inside the transaction. A consumer's ``prepare`` runs before the handlers
 with the chunk's new events (to take the chunk's locks, fetch what its handlers look up,
-in one statement each). If anything in the chunk fails, the transaction
+in one statement each). The events the handlers emit are written in one INSERT at the end
+(:func:`servicekit.outbox.holding`). If anything in the chunk fails, the transaction
 rolls back and the chunk is applied again one event per transaction (each retried,
 then parked), exactly as without batches: exactly-once effects and per-key order hold
 either way.
@@ -49,7 +50,7 @@ from prometheus_client import Counter
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from servicekit import metrics, telemetry
+from servicekit import metrics, outbox, telemetry
 from servicekit.runtime import Runtime
 from taxcore.events import CloudEvent, EventData
 
@@ -96,11 +97,20 @@ async def _run_deferred(session: AsyncSession) -> None:
                 await work()
 
 
+async def _finish(session: AsyncSession) -> None:
+    """The end of a consumer's transaction: the deferred work, then the events it held."""
+    await _run_deferred(session)
+    await outbox.write_held(session)
+
+
 @contextlib.contextmanager
 def _deferring(session: AsyncSession) -> Iterator[None]:
+    """Inside: work deferred with :func:`once_per_batch`, and the events emitted (held by
+    :func:`servicekit.outbox.holding`: one INSERT for the transaction), until :func:`_finish`."""
     session.info[_PENDING] = {}
     try:
-        yield
+        with outbox.holding(session):
+            yield
     finally:
         session.info.pop(_PENDING, None)
 
@@ -281,7 +291,7 @@ class EventConsumer:
                             elapsed = time.perf_counter() - started
                         metrics.HANDLER_LATENCY.labels(self.name, event.type, "applied").observe(elapsed)
                         applied.append(event.type)
-                    await _run_deferred(session)
+                    await _finish(session)
         except Exception as exc:  # noqa: BLE001 - the chunk is applied again event by event
             log.warning("consumer %s: a batch of %d failed (%s); one by one", self.name, len(chunk), exc)
             return False
@@ -342,7 +352,7 @@ class EventConsumer:
                         return "duplicate"
                     with _deferring(session):
                         await self._call(handler, session, event)
-                        await _run_deferred(session)
+                        await _finish(session)
                 self.applied += 1
                 metrics.EVENTS_CONSUMED.labels(self.name, event.type, "applied").inc()
                 return "applied"

@@ -33,7 +33,7 @@ import contextlib
 import json
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -160,7 +160,11 @@ async def emit(
     row = _envelope(
         session, event_type=event_type, key=key, data=data, subject=subject, topic=topic, event_id=event_id
     )
-    await session.execute(_INSERT_ONE, {**row, "c": CHANNEL})
+    held: list[dict[str, str | None]] | None = session.info.get(_HELD)
+    if held is not None:
+        held.append(row)  # written with the transaction's other events (:func:`holding`)
+    else:
+        await session.execute(_INSERT_ONE, {**row, "c": CHANNEL})
     return str(row["e"])
 
 
@@ -192,14 +196,54 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
     """
     if not events:
         return []
+    held: list[dict[str, str | None]] | None = session.info.get(_HELD)
+    if held is not None:
+        rows = _rows(session, events)
+        held.extend(rows)  # written with the transaction's other events (:func:`holding`)
+        return [str(r["e"]) for r in rows]
     params = queue_params(session, events)
     await session.execute(_INSERT_MANY, params)
     return list(params["e"])
 
 
+#: where :func:`holding` keeps the rows of a transaction's events until :func:`write_held`
+_HELD = "servicekit.outbox.held"
+
+
+@contextlib.contextmanager
+def holding(session: AsyncSession) -> Iterator[None]:
+    """Within: :func:`emit` and :func:`emit_many` keep their rows (built as they are called,
+    in order) for :func:`write_held` to write in one statement before the transaction
+    commits. The consumer holds a batch's events so: no transaction reads its own outbox
+    rows, and the relay sees them only after the commit either way."""
+    session.info[_HELD] = []
+    try:
+        yield
+    finally:
+        session.info.pop(_HELD, None)
+
+
+async def write_held(session: AsyncSession) -> None:
+    """Write the events held so far (:func:`holding`), in the order they were emitted."""
+    held: list[dict[str, str | None]] | None = session.info.get(_HELD)
+    if held:
+        rows = list(held)
+        held.clear()
+        await session.execute(_INSERT_MANY, _params(rows))
+
+
 def queue_params(session: AsyncSession, events: Sequence[OutboxEvent]) -> dict[str, Any]:
     """The bind parameters of :data:`QUEUE_CTES` for ``events`` (in order)."""
-    rows = [
+    return _params(_rows(session, events))
+
+
+def _params(rows: Sequence[Mapping[str, str | None]]) -> dict[str, Any]:
+    params: dict[str, Any] = {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p", "tp")}
+    return {**params, "c": CHANNEL}
+
+
+def _rows(session: AsyncSession, events: Sequence[OutboxEvent]) -> list[dict[str, str | None]]:
+    return [
         _envelope(
             session,
             event_type=ev.event_type,
@@ -211,8 +255,6 @@ def queue_params(session: AsyncSession, events: Sequence[OutboxEvent]) -> dict[s
         )
         for ev in events
     ]
-    params: dict[str, Any] = {name: [r[name] for r in rows] for name in ("e", "t", "k", "y", "p", "tp")}
-    return {**params, "c": CHANNEL}
 
 
 async def request_replay(

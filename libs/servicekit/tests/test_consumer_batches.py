@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from servicekit.consumer import EventConsumer, once_per_batch
 from servicekit.db import make_engine, make_sessionmaker
+from servicekit.outbox import emit
 from servicekit.testing import BrokerProcess
 from taxcore.events import CloudEvent
 
@@ -160,6 +161,86 @@ class TestBatches:
         async with sm() as session, session.begin():
             await once_per_batch(session, "k", work)
             assert ran == ["now"]
+
+
+class Emitter:
+    """A handler that emits an event per event applied and one more when its key settles."""
+
+    def __init__(self, *, poison: str | None = None) -> None:
+        self.poison = poison
+        self.held: list[int] = []  # outbox rows of the transaction already written when settling
+
+    async def __call__(self, session: AsyncSession, ev: CloudEvent) -> None:
+        name, key = ev.data["name"], ev.data["key"]
+        await emit(session, event_type=EVENT, topic=TOPIC, key=key, data={"name": name})
+        if name == self.poison:
+            raise ValueError("this event can never be applied")
+
+        async def settle() -> None:
+            await emit(session, event_type=EVENT, topic=TOPIC, key=key, data={"name": f"{key}/settled"})
+            mine = "SELECT count(*) FROM outbox WHERE xmin::text = txid_current()::text"
+            self.held.append(int(await session.scalar(text(mine)) or 0))
+
+        await once_per_batch(session, key, settle)
+
+
+async def emitted(sm: SM, prefix: str) -> list[tuple[str, int]]:
+    """(name, transaction id) of the outbox rows of this test, in the order written."""
+    async with sm() as session:
+        rows = await session.execute(
+            text(
+                "SELECT payload->'data'->>'name', xmin::text::bigint FROM outbox "
+                "WHERE payload->'data'->>'name' LIKE :p ORDER BY id"
+            ),
+            {"p": f"{prefix}%"},
+        )
+        return [(r[0], r[1]) for r in rows]
+
+
+class TestHeldEvents:
+    async def test_a_batch_writes_its_events_at_its_end_in_the_order_emitted(self, sm: SM) -> None:
+        run = uuid.uuid4().hex[:8]
+        a, b = f"a{run}", f"b{run}"
+        handler = Emitter()
+        consumer = EventConsumer(
+            name=f"held-{run}", bootstrap="unused:0", topics=[TOPIC], sessionmaker=sm,
+            handlers={EVENT: handler}, batch_size=10,
+        )  # fmt: skip
+        evs = [event(f"{a}/1"), event(f"{b}/1"), event(f"{a}/2")]
+        await consumer.handle_records([record(ev, i) for i, ev in enumerate(evs)])
+
+        rows_a = await emitted(sm, a)
+        rows_b = await emitted(sm, b)
+        assert [n for n, _ in rows_a] == [f"{a}/1", f"{a}/2", f"{a}/settled"]
+        assert [n for n, _ in rows_b] == [f"{b}/1", f"{b}/settled"]
+        assert len({tx for _, tx in rows_a + rows_b}) == 1
+        assert handler.held == [0, 0]  # nothing written while the batch ran: one INSERT at its end
+
+    async def test_a_failed_batch_writes_none_of_its_events_and_each_event_writes_its_own(
+        self, sm: SM
+    ) -> None:
+        run = uuid.uuid4().hex[:8]
+        k = f"k{run}"
+        consumer = EventConsumer(
+            name=f"held-{run}", bootstrap="unused:0", topics=[TOPIC], sessionmaker=sm,
+            handlers={EVENT: Emitter(poison=f"{k}/2")}, batch_size=10, retry_delay=0.01,
+        )  # fmt: skip
+        evs = [event(f"{k}/{i}") for i in range(1, 4)]
+        await consumer.handle_records([record(ev, i) for i, ev in enumerate(evs)])
+
+        rows = await emitted(sm, k)
+        names = [f"{k}/1", f"{k}/settled", f"{k}/3", f"{k}/settled"]
+        assert [n for n, _ in rows] == names  # one by one: the poison's events rolled back
+        assert len({tx for _, tx in rows}) == 2
+        assert (consumer.applied, consumer.parked, consumer.batches) == (2, 1, 0)
+
+    async def test_outside_a_consumer_an_event_is_written_at_once(self, sm: SM) -> None:
+        run = uuid.uuid4().hex[:8]
+        async with sm() as session, session.begin():
+            await emit(session, event_type=EVENT, topic=TOPIC, key=run, data={"name": f"{run}/now"})
+            mine = "SELECT count(*) FROM outbox WHERE xmin::text = txid_current()::text"
+            assert await session.scalar(text(mine)) == 1
+            await session.rollback()
 
 
 class TestScaleOut:

@@ -36,7 +36,9 @@ MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 ACCOUNTS = 12
 
 
-def _declaration(account: str, period: str, n: int, version: int, rng: random.Random) -> CloudEvent:
+def _declaration(
+    account: str, period: str, n: int, version: int, rng: random.Random, *, filer: str = "operator"
+) -> CloudEvent:
     inp = DeclarationInput(
         jurisdiction="PR",
         lodging_class="hotel",
@@ -57,8 +59,8 @@ def _declaration(account: str, period: str, n: int, version: int, rng: random.Ra
         jurisdiction="PR",
         lodging_class="hotel",
         period=period,
-        filer_kind="operator",
-        filer_id="op-1",
+        filer_kind=filer,
+        filer_id="op-1" if filer == "operator" else "fac-1",
         filed_on=filed.isoformat(),
         due_date=d.isoformat(),
         late=filed > d,
@@ -122,6 +124,12 @@ def account_events(j: int) -> tuple[CloudEvent, list[CloudEvent]]:
         events.append(_payment(account, k, rng.choice(days), rng, periods))
     if rng.random() < 0.6:
         events.insert(rng.randrange(1, len(events) + 1), _declaration(account, periods[0], 0, 2, rng))
+    if rng.random() < 0.7:  # an intermediary's row of a period, before or after the operator's return
+        n = 10 + len(periods)
+        events.insert(
+            rng.randrange(0, len(events) + 1),
+            _declaration(account, periods[-1], n, 1, rng, filer="facilitator"),
+        )
     if rng.random() < 0.5:
         events.append(
             cloud_event(
@@ -178,12 +186,16 @@ async def consume(name: str, batch: int) -> dict[str, Any]:
                 return [tuple(r) for r in (await s.execute(text(sql))).all()]
 
             assessed: dict[str, list[Any]] = {}
-            for key, payload in await rows(
-                "SELECT key, payload FROM outbox WHERE event_type = 'roomtax.assessment.account.assessed.v1' "
-                "ORDER BY id"
+            emitted: dict[str, list[Any]] = {}  # per key in order, but the postings (see "posted")
+            for key, event_type, payload in await rows(
+                "SELECT key, event_type, payload FROM outbox ORDER BY id"
             ):
                 body = payload if isinstance(payload, dict) else json.loads(payload)
-                assessed.setdefault(key, []).append(body["data"])
+                if event_type == "roomtax.assessment.account.assessed.v1":
+                    assessed.setdefault(key, []).append(body["data"])
+                if event_type != "roomtax.assessment.collection.posted.v1":
+                    data = {k: v for k, v in body["data"].items() if k != "run_id"}  # a serial
+                    emitted.setdefault(key, []).append((event_type, data))
             posted_events = await rows(
                 "SELECT count(*) FROM outbox WHERE event_type = 'roomtax.assessment.collection.posted.v1'"
             )
@@ -193,8 +205,15 @@ async def consume(name: str, batch: int) -> dict[str, Any]:
                 "counts": (filing.applied, filing.duplicates, filing.parked, filing.batches > 0),
                 "liabilities": await rows(
                     "SELECT declaration_id, event_id, tax, impact_fee, deficiency, deficiency_reason, "
-                    "books_kept, filed_on FROM liabilities ORDER BY declaration_id"
+                    "books_kept, filed_on, filing_id, version, supersedes, filer_kind, taxable_base, "
+                    "declared_tax, declared_total, input::text, findings::text, trace::text "
+                    "FROM liabilities ORDER BY declaration_id"
                 ),
+                "crosschecks": await rows(
+                    "SELECT tax_account, period, declaration_id, intermediaries_key, checked_on, findings "
+                    "FROM crosscheck_runs ORDER BY 1, 2, 3, 4"
+                ),
+                "emitted": emitted,
                 "payments": await rows(
                     "SELECT payment_id, amount, received_on, designations::text FROM payments ORDER BY 1"
                 ),
@@ -226,9 +245,14 @@ async def test_batches_have_exactly_the_effects_of_one_event_per_transaction() -
     applied, duplicates, parked, _ = one["counts"]
     _, events = interleaved()
     assert (applied, duplicates, parked) == (len({e.id for e in events}), len(events) - applied + 5, 0)
-    for name in ("liabilities", "payments", "reversals", "posted", "summaries", "inbox", "assessed"):
+    names = ("liabilities", "payments", "reversals", "posted", "summaries", "inbox", "assessed")
+    for name in (*names, "crosschecks", "emitted"):
         assert one[name] == batched[name], name
     assert len(one["posted"]) > 3 * ACCOUNTS  # the payments were allocated and posted
     assert len(one["assessed"]) == ACCOUNTS
+    kinds = {r[11] for r in one["liabilities"]}
+    assert kinds == {"operator", "facilitator"}  # intermediaries' rows too
+    assert len(one["crosschecks"]) > ACCOUNTS  # operator returns were cross-checked, some with intermediaries
+    assert any(r[3] for r in one["crosschecks"])
     # the replayed declaration and payment (new event ids, same facts) added nothing
     assert len(one["liabilities"]) == len({r[0] for r in one["liabilities"]})

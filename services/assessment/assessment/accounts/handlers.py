@@ -20,7 +20,6 @@ from assessment.crosschecks.service import run_crosschecks
 from assessment.models import (
     BondDrawView,
     BondView,
-    Liability,
     LodgingView,
     Payment,
     PaymentReversal,
@@ -136,11 +135,16 @@ async def prepare_filing_batch(session: AsyncSession, events: Sequence[CloudEven
         return value if isinstance(value, str) else None
 
     accounts = [a for e in events if (a := field(e, "tax_account"))]
-    declarations = [d for e in events if e.type in _DECLARATIONS and (d := field(e, "declaration_id"))]
+    declared = [e for e in events if e.type in _DECLARATIONS]
+    declarations = [d for e in declared if (d := field(e, "declaration_id"))]
+    periods = [(a, p) for e in declared if (a := field(e, "tax_account")) and (p := field(e, "period"))]
     payments = [p for e in events if e.type == PaymentReceived.event_type and (p := field(e, "payment_id"))]
     await repository.prepare_batch(
-        session, tax_accounts=accounts, declarations=declarations, payments=payments
+        session, tax_accounts=accounts, declarations=declarations, payments=payments, periods=periods
     )
+    paying = [a for e in events if e.type == PaymentReceived.event_type and (a := field(e, "tax_account"))]
+    if paying:
+        await plans.prepare_batch(session, tax_accounts=sorted(set(paying)))
 
 
 def recompute_declaration(inp: DeclarationInput, *, law: ParameterTree) -> DeclarationResult:
@@ -186,34 +190,35 @@ async def on_declaration(
     inp = DeclarationInput.model_validate(data.input)
     result = recompute_declaration(inp, law=runtime.law)
     deficiency, reason = _deficiency(data, result)
-    row = Liability(
-        declaration_id=data.declaration_id,
-        filing_id=data.filing_id,
-        version=data.version,
-        supersedes=data.supersedes,
-        tax_account=data.tax_account,
-        lodging_id=data.lodging_id,
-        jurisdiction=data.jurisdiction,
-        lodging_class=data.lodging_class,
-        period=data.period,
-        filer_kind=data.filer_kind,
-        filer_id=data.filer_id,
-        filed_on=data.filed_on,
-        books_kept=data.books_kept and inp.books_kept,
-        input=data.input,
-        taxable_base=result.taxable_base,
-        tax=result.tax,
-        impact_fee=result.impact_fee,
-        declared_tax=data.declared_tax,
-        declared_total=data.declared_total,
-        deficiency=deficiency,
-        deficiency_reason=reason,
-        findings=[f.model_dump(mode="json") for f in data.findings],
-        trace=result.explain(),
-        event_id=event.id,
+    await repository.add_liability(  # held until the batch's liabilities are written at once
+        session,
+        {
+            "declaration_id": data.declaration_id,
+            "filing_id": data.filing_id,
+            "version": data.version,
+            "supersedes": data.supersedes,
+            "tax_account": data.tax_account,
+            "lodging_id": data.lodging_id,
+            "jurisdiction": data.jurisdiction,
+            "lodging_class": data.lodging_class,
+            "period": data.period,
+            "filer_kind": data.filer_kind,
+            "filer_id": data.filer_id,
+            "filed_on": data.filed_on,
+            "books_kept": data.books_kept and inp.books_kept,
+            "input": data.input,
+            "taxable_base": result.taxable_base,
+            "tax": result.tax,
+            "impact_fee": result.impact_fee,
+            "declared_tax": data.declared_tax,
+            "declared_total": data.declared_total,
+            "deficiency": deficiency,
+            "deficiency_reason": reason,
+            "findings": [f.model_dump(mode="json") for f in data.findings],
+            "trace": result.explain(),
+            "event_id": event.id,
+        },
     )
-    session.add(row)
-    await session.flush()
     latest = await repository.latest_period_amounts(session, data.tax_account, data.period)
     await emit(
         session,
@@ -251,9 +256,16 @@ async def on_declaration(
             source_declaration_id=data.declaration_id,
         )
     await recompute_after_batch(session, tax_account=data.tax_account)
-    await run_crosschecks(
-        session, tax_account=data.tax_account, period=data.period, checked_on=data.filed_on, law=runtime.law
-    )
+    # the cross-checks compare an operator's return with the intermediaries' (none: nothing to check)
+    if await repository.operator_filed(session, data.tax_account, data.period):
+        await repository.write_held(session)  # they read the period's and its peers' returns
+        await run_crosschecks(
+            session,
+            tax_account=data.tax_account,
+            period=data.period,
+            checked_on=data.filed_on,
+            law=runtime.law,
+        )
 
 
 @handles(PaymentReceived)
@@ -263,21 +275,21 @@ async def on_payment(
     await repository.lock_account(session, data.tax_account)
     if await repository.payment_recorded(session, data.payment_id):
         return
-    session.add(
-        Payment(
-            payment_id=data.payment_id,
-            tax_account=data.tax_account,
-            jurisdiction=data.jurisdiction,
-            amount=data.amount,
-            method=data.method,
-            received_on=data.received_on,
-            payer_kind=data.payer_kind,
-            payer_id=data.payer_id,
-            designations=[{"period": p.period, "amount": fmt(p.amount)} for p in data.periods],
-            source="filing",
-        )
+    await repository.add_payment(  # held until the batch's payments are written at once
+        session,
+        {
+            "payment_id": data.payment_id,
+            "tax_account": data.tax_account,
+            "jurisdiction": data.jurisdiction,
+            "amount": data.amount,
+            "method": data.method,
+            "received_on": data.received_on,
+            "payer_kind": data.payer_kind,
+            "payer_id": data.payer_id,
+            "designations": [{"period": p.period, "amount": fmt(p.amount)} for p in data.periods],
+            "source": "filing",
+        },
     )
-    await session.flush()
     await recompute_after_batch(session, tax_account=data.tax_account)
     await plans.on_payment(session, tax_account=data.tax_account, on=data.received_on)  # installments it paid
 

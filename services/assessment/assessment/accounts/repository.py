@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections import namedtuple
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import ARRAY, BindParameter, Text, any_, bindparam, func, select, text, union
+from sqlalchemy import ARRAY, BindParameter, Text, TextClause, any_, bindparam, func, select, text, union
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -28,6 +29,7 @@ from assessment.models import (
     Refund,
 )
 from servicekit.auth import Principal
+from servicekit.consumer import once_per_batch
 from servicekit.runtime import Runtime
 from taxcore.parameters import ParameterTree
 
@@ -79,10 +81,19 @@ _PREFETCHED = "assessment.prefetched"  # session.info: the batch's lodgings (kep
 
 def _of_transaction(session: AsyncSession, key: str) -> set[tuple[str, str]]:
     """A set kept in ``session.info`` for the session's current transaction only."""
+    return transaction_state(session, key, set)
+
+
+_S = TypeVar("_S")
+
+
+def transaction_state(session: AsyncSession, key: str, new: Callable[[], _S]) -> _S:
+    """An object kept in ``session.info`` under ``key`` for the session's current transaction
+    only (made by ``new`` in each transaction): what a consumer's batch learnt in its set-up."""
     tx = session.sync_session.get_transaction()
-    held: tuple[object, set[tuple[str, str]]] | None = session.info.get(key)
+    held: tuple[object, _S] | None = session.info.get(key)
     if held is None or held[0] is not tx:
-        held = session.info[key] = (tx, set())
+        held = session.info[key] = (tx, new())
     return held[1]
 
 
@@ -104,16 +115,27 @@ _RECORDED = text(
 )
 
 
+_LATEST_OF_PERIODS = text(
+    "SELECT DISTINCT ON (tax_account, period, filing_id) tax_account, period, filing_id, version, tax, "
+    "impact_fee, filer_kind FROM liabilities WHERE (tax_account, period) IN "
+    "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
+    "ORDER BY tax_account, period, filing_id, version DESC"
+)
+
+
 async def prepare_batch(
     session: AsyncSession,
     *,
     tax_accounts: Sequence[str],
     declarations: Sequence[str],
     payments: Sequence[str],
+    periods: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """A consumer batch's set-up, in three statements: lock its accounts (in sorted order),
-    learn which of its declaration versions and payments are not recorded yet, and load
-    its lodgings (the handlers then find them in the session)."""
+    """A consumer batch's set-up, in four statements: lock its accounts (in sorted order),
+    learn which of its declaration versions and payments are not recorded yet, load
+    its lodgings (the handlers then find them in the session), and the latest version of
+    each filing of the lodging-periods it declares (``periods``: (account, period);
+    :func:`latest_period_amounts` and :func:`operator_filed` then answer from memory)."""
     accounts = sorted(set(tax_accounts))
     if not accounts:
         return
@@ -127,6 +149,17 @@ async def prepare_batch(
         select(LodgingView).where(LodgingView.tax_account == any_(_accounts_param(accounts)))
     )
     session.info[_PREFETCHED] = list(views.scalars())
+    pairs = sorted({p for p in periods if p[0] in set(accounts)})
+    if pairs:
+        await write_held(session)
+        known = _held(session).latest
+        for pair in pairs:
+            known.setdefault(pair, {})
+        rows = await session.execute(
+            _LATEST_OF_PERIODS, {"a": [a for a, _ in pairs], "p": [p for _, p in pairs]}
+        )
+        for a, period, filing, version, tax, fee, kind in rows:
+            known[(a, period)][filing] = _Version(version, tax, fee, kind)
 
 
 def _known_absent(session: AsyncSession, kind: str, key: str) -> bool:
@@ -143,14 +176,175 @@ async def liability_recorded(session: AsyncSession, declaration_id: str) -> bool
     """Whether the declaration version's liability is already on the account."""
     if _known_absent(session, "liability", declaration_id):
         return False
+    await write_held(session)
     stmt = select(Liability.id).where(Liability.declaration_id == declaration_id)
     return (await session.execute(stmt)).first() is not None
+
+
+@dataclass(frozen=True, slots=True)
+class _Version:
+    """A filing's latest version of a lodging-period: what the period's assessment sums."""
+
+    version: int
+    tax: Decimal
+    impact_fee: Decimal
+    filer_kind: str
+
+
+def _unnest_insert(table: str, columns: Mapping[str, str]) -> TextClause:
+    """``INSERT INTO table (columns) SELECT ... FROM unnest(one array per column)``, the rows
+    in the arrays' order. JSON goes as text (asyncpg's jsonb arrays want the codec's framing)
+    and is cast per row."""
+    return text(
+        f"INSERT INTO {table} ({', '.join(columns)}) SELECT "
+        + ", ".join(f"CAST(u.{c} AS jsonb)" if t == "jsonb" else f"u.{c}" for c, t in columns.items())
+        + " FROM unnest("
+        + ", ".join(f"CAST(:{c} AS {'text' if t == 'jsonb' else t}[])" for c, t in columns.items())
+        + f") WITH ORDINALITY AS u({', '.join(columns)}, n) ORDER BY u.n"
+    )
+
+
+def _unnest_params(columns: Mapping[str, str], rows: Sequence[Mapping[str, Any]]) -> dict[str, list[Any]]:
+    """The arrays of :func:`_unnest_insert` for ``rows``."""
+    params: dict[str, list[Any]] = {}
+    for c, t in columns.items():
+        values = [r[c] for r in rows]
+        params[c] = [json.dumps(v) for v in values] if t == "jsonb" else values
+    return params
+
+
+_LIABILITY_COLUMNS: dict[str, str] = {
+    "declaration_id": "text",
+    "filing_id": "text",
+    "version": "integer",
+    "supersedes": "text",
+    "tax_account": "text",
+    "lodging_id": "text",
+    "jurisdiction": "text",
+    "lodging_class": "text",
+    "period": "text",
+    "filer_kind": "text",
+    "filer_id": "text",
+    "filed_on": "date",
+    "books_kept": "boolean",
+    "input": "jsonb",
+    "taxable_base": "numeric",
+    "tax": "numeric",
+    "impact_fee": "numeric",
+    "declared_tax": "numeric",
+    "declared_total": "numeric",
+    "deficiency": "numeric",
+    "deficiency_reason": "text",
+    "findings": "jsonb",
+    "trace": "jsonb",
+    "event_id": "text",
+}
+_PAYMENT_COLUMNS: dict[str, str] = {
+    "payment_id": "text",
+    "tax_account": "text",
+    "jurisdiction": "text",
+    "amount": "numeric",
+    "method": "text",
+    "received_on": "date",
+    "payer_kind": "text",
+    "payer_id": "text",
+    "designations": "jsonb",
+    "source": "text",
+}
+#: the facts a consumer's batch holds (:func:`add_liability`, :func:`add_payment`): table ->
+#: (columns, statement)
+_HOLDABLE: dict[str, tuple[dict[str, str], TextClause]] = {
+    t: (c, _unnest_insert(t, c))
+    for t, c in (("liabilities", _LIABILITY_COLUMNS), ("payments", _PAYMENT_COLUMNS))
+}
+
+
+@dataclass(slots=True)
+class _HeldFacts:
+    """A transaction's liabilities and payments not written yet (:func:`add_liability`,
+    :func:`add_payment`), and the latest version of each filing of the lodging-periods
+    the batch's set-up looked up (these held rows included)."""
+
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    latest: dict[tuple[str, str], dict[str, _Version]] = field(default_factory=dict)
+    writes: int = 0  # times written so far (each wave of held rows registers its own write)
+
+
+_HELD = "assessment.held_facts"
+
+
+def _held(session: AsyncSession) -> _HeldFacts:
+    return transaction_state(session, _HELD, _HeldFacts)
+
+
+async def _hold(session: AsyncSession, table: str, row: Mapping[str, Any]) -> None:
+    """Hold ``row`` of ``table`` until :func:`write_held` (at the latest, the batch's end)."""
+    held = _held(session)
+    first = not held.rows
+    held.rows.setdefault(table, []).append({c: row[c] for c in _HOLDABLE[table][0]})
+    if first:
+        wave = held.writes
+
+        async def write() -> None:
+            await write_held(session)
+
+        await once_per_batch(session, ("held facts", wave), write)
+
+
+async def write_held(session: AsyncSession) -> None:
+    """Write the facts :func:`add_liability` and :func:`add_payment` hold (one statement
+    per table, in order). Every query of this module that reads them calls it first; code
+    that reads them in the same transaction by other means must too."""
+    held = _held(session)
+    if not held.rows:
+        return
+    tables, held.rows = held.rows, {}
+    held.writes += 1
+    for table, rows in tables.items():
+        columns, insert = _HOLDABLE[table]
+        await session.execute(insert, _unnest_params(columns, rows))
+
+
+async def add_liability(session: AsyncSession, row: Mapping[str, Any]) -> None:
+    """Record a declaration version's liability (``_LIABILITY_COLUMNS`` of ``row``).
+
+    In a consumer's batch the row is held and the batch's rows are written in one
+    statement (:func:`write_held`): before anything of this module reads facts again, else
+    at the end of the batch (:func:`servicekit.consumer.once_per_batch`); outside a batch, now.
+    """
+    known = _held(session).latest.get((row["tax_account"], row["period"]))
+    if known is not None:
+        was = known.get(row["filing_id"])
+        if was is None or row["version"] > was.version:
+            known[row["filing_id"]] = _Version(
+                row["version"], row["tax"], row["impact_fee"], row["filer_kind"]
+            )
+    await _hold(session, "liabilities", row)
+
+
+async def add_payment(session: AsyncSession, row: Mapping[str, Any]) -> None:
+    """Record a payment (``_PAYMENT_COLUMNS`` of ``row``), held as :func:`add_liability` holds."""
+    await _hold(session, "payments", row)
+
+
+async def operator_filed(session: AsyncSession, tax_account: str, period: str) -> bool:
+    """Whether an operator's return is among the lodging-period's latest versions (the
+    cross-checks compare the operator's return with the intermediaries')."""
+    known = _held(session).latest.get((tax_account, period))
+    if known is not None:
+        return any(v.filer_kind == "operator" for v in known.values())
+    await write_held(session)
+    stmt = select(Liability.id).where(
+        Liability.tax_account == tax_account, Liability.period == period, Liability.filer_kind == "operator"
+    )
+    return (await session.execute(stmt.limit(1))).first() is not None
 
 
 async def payment_recorded(session: AsyncSession, payment_id: str) -> bool:
     """Whether the payment is already on the account."""
     if _known_absent(session, "payment", payment_id):
         return False
+    await write_held(session)
     return await session.get(Payment, payment_id) is not None
 
 
@@ -202,6 +396,7 @@ async def load_facts_many(
     """The facts of each of ``tax_accounts`` that has any, by account, with one query per
     fact table that holds rows of them (one round trip tells which do: a fresh account has
     one or two), whatever the number of accounts."""
+    await write_held(session)
     accounts = list(dict.fromkeys(tax_accounts))
     one = len(accounts) == 1
     where = {"a": accounts[0]} if one else {"a": accounts}
@@ -386,17 +581,13 @@ _POSTING_COLUMNS: dict[str, str] = {
     "collected_on": "date",
     "section": "text",
 }
-_INSERT_POSTINGS = text(
-    f"INSERT INTO collection_postings ({', '.join(_POSTING_COLUMNS)}) SELECT * FROM unnest("
-    + ", ".join(f"CAST(:{c} AS {t}[])" for c, t in _POSTING_COLUMNS.items())
-    + ")"
-)
+_INSERT_POSTINGS = _unnest_insert("collection_postings", _POSTING_COLUMNS)
 
 
 async def insert_postings(session: AsyncSession, rows: Sequence[Mapping[str, object]]) -> None:
     """Append collection postings (``_POSTING_COLUMNS`` of each row) in one statement."""
     if rows:
-        await session.execute(_INSERT_POSTINGS, {c: [r[c] for r in rows] for c in _POSTING_COLUMNS})
+        await session.execute(_INSERT_POSTINGS, _unnest_params(_POSTING_COLUMNS, rows))
 
 
 _SUMMARY_COLUMNS: dict[str, str] = {
@@ -447,6 +638,7 @@ async def all_lodgings(session: AsyncSession) -> Sequence[LodgingView]:
 
 async def filed_periods(session: AsyncSession, tax_account: str, *, on: date) -> set[str]:
     """Periods of the account with a declaration filed on or before ``on``."""
+    await write_held(session)
     stmt = select(Liability.period).where(Liability.tax_account == tax_account, Liability.filed_on <= on)
     return {r[0] for r in (await session.execute(stmt)).all()}
 
@@ -458,6 +650,7 @@ async def estimated_periods(session: AsyncSession, tax_account: str) -> set[str]
 
 
 async def all_tax_accounts(session: AsyncSession) -> list[str]:
+    await write_held(session)
     stmt = union(select(LodgingView.tax_account), select(Liability.tax_account), select(Payment.tax_account))
     return sorted(str(r[0]) for r in (await session.execute(stmt)).all())
 
@@ -475,6 +668,7 @@ async def latest_bases_before(
 ) -> list[PeriodBase]:
     """Taxable base and impact fee of each earlier period (latest version per filer, summed),
     oldest first: the VI estimate takes the highest fee of the history (taxcore.rules.estimate)."""
+    await write_held(session)
     rows = (
         (
             await session.execute(
@@ -504,6 +698,10 @@ async def latest_period_amounts(
     session: AsyncSession, tax_account: str, period: str
 ) -> list[tuple[Decimal, Decimal]]:
     """(tax, impact fee) of the latest version of each filing of the account's period."""
+    known = _held(session).latest.get((tax_account, period))
+    if known is not None:
+        return [(v.tax, v.impact_fee) for _, v in sorted(known.items())]
+    await write_held(session)
     stmt = (
         select(Liability.tax, Liability.impact_fee)
         .where(Liability.tax_account == tax_account, Liability.period == period)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from sqlalchemy import exists, select
+from collections.abc import Sequence
+
+from sqlalchemy import ARRAY, Text, any_, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
@@ -16,6 +18,13 @@ async def account_plans(session: AsyncSession, tax_account: str) -> list[Payment
 async def has_plans(session: AsyncSession, tax_account: str) -> bool:
     stmt = select(exists().where(PaymentPlan.tax_account == tax_account))
     return bool((await session.execute(stmt)).scalar())
+
+
+async def accounts_with_plans(session: AsyncSession, tax_accounts: Sequence[str]) -> set[str]:
+    """Which of ``tax_accounts`` have a payment plan, in one query."""
+    accounts = bindparam("accounts", list(tax_accounts), type_=ARRAY(Text()))
+    stmt = select(PaymentPlan.tax_account).where(PaymentPlan.tax_account == any_(accounts)).distinct()
+    return {str(a) for a in (await session.execute(stmt)).scalars()}
 
 
 async def installments(session: AsyncSession, plan_ids: list[str]) -> dict[str, list[PlanInstallment]]:

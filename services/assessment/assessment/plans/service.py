@@ -17,6 +17,7 @@ bond draw (PR §33).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -425,9 +426,24 @@ async def run(session: AsyncSession, *, as_of: date) -> list[PlanStep]:
     return made
 
 
+_WITH_PLANS = "assessment.plans.with_plans"  # session.info: the batch's accounts with plans
+
+
+async def prepare_batch(session: AsyncSession, *, tax_accounts: Sequence[str]) -> None:
+    """Before a consumer's batch of payments: which of its accounts have plans, in one query
+    (:func:`on_payment` then asks no more; no plan is granted inside a consumer's transaction)."""
+    found = await repository.accounts_with_plans(session, tax_accounts)
+    known: set[tuple[str, str]] = accounts_repo.transaction_state(session, _WITH_PLANS, set)
+    known.update([("known", a) for a in tax_accounts] + [("plans", a) for a in found])
+
+
 async def on_payment(session: AsyncSession, *, tax_account: str, on: date) -> None:
     """After a payment (consumer): the installments it paid, as of its day (deterministic)."""
-    if not await repository.has_plans(session, tax_account):
+    known: set[tuple[str, str]] = accounts_repo.transaction_state(session, _WITH_PLANS, set)
+    if ("known", tax_account) in known:
+        if ("plans", tax_account) not in known:
+            return
+    elif not await repository.has_plans(session, tax_account):
         return
     facts = await accounts_repo.load_facts(session, tax_account)
     if facts is not None:
