@@ -153,13 +153,14 @@ async def test_apis_stay_ready_and_writable_while_the_broker_is_down(platform: P
     beats = platform.heartbeats
     assert beats is not None
     try:
+        seen: dict[str, object] = {}
 
         async def workers_report(state: str) -> bool:
+            """Whether every worker's heartbeat says ``state`` of the broker (``seen``: what each says)."""
             for name in platform.services:
                 path = beats / f"{name}.heartbeat"
-                if not path.exists() or json.loads(path.read_text() or "{}").get("broker") != state:
-                    return False
-            return True
+                seen[name] = json.loads(path.read_text() or "{}").get("broker") if path.exists() else None
+            return set(seen.values()) == {state}
 
         await eventually(lambda: workers_report("ok"), timeout=30)
         platform.broker.stop()
@@ -173,7 +174,10 @@ async def test_apis_stay_ready_and_writable_while_the_broker_is_down(platform: P
         )
         assert made.status_code == 201, made.text
         # the workers notice the broker is gone at their next health probe; a loaded machine is slow
-        await eventually(lambda: workers_report("unavailable"), timeout=120)
+        try:
+            await eventually(lambda: workers_report("unavailable"), timeout=120)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; the workers' heartbeats say {seen}") from None
     finally:
         platform.broker.start()
         await admin.close()

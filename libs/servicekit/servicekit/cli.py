@@ -97,7 +97,8 @@ async def heartbeat(
     while not stop.is_set():
         dead = [t for t in tasks if t.done()]
         if dead:
-            log.error("worker task ended unexpectedly: %s; heartbeat stops", dead[0].get_name())
+            why = "cancelled" if dead[0].cancelled() else repr(dead[0].exception())
+            log.error("worker task ended unexpectedly: %s (%s); heartbeat stops", dead[0].get_name(), why)
             return
         health: dict[str, object] = {"at": time.time(), "tasks": len(tasks)}
         if bootstrap is not None:

@@ -50,7 +50,7 @@ from prometheus_client import Counter
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from servicekit import metrics, outbox, telemetry
+from servicekit import kafka, metrics, outbox, telemetry
 from servicekit.runtime import Runtime
 from taxcore.events import CloudEvent, EventData
 
@@ -427,8 +427,7 @@ class EventConsumer:
                     await asyncio.wait_for(stop.wait(), timeout=backoff)
                 backoff = min(backoff * 2, 5.0)
             finally:
-                with contextlib.suppress(Exception):
-                    await consumer.stop()
+                await kafka.stop_quietly(consumer)
 
     def _report_lag(self, tp: TopicPartition, position: int, end: int | None) -> None:
         if end is not None:
@@ -518,8 +517,7 @@ class EventConsumer:
         except OffsetOutOfRangeError:
             return False
         finally:
-            with contextlib.suppress(Exception):
-                await probe.stop()
+            await kafka.stop_quietly(probe)
 
 
 __all__ = [

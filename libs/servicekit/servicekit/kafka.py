@@ -28,6 +28,7 @@ certificate without its key (:func:`check`).
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -109,3 +110,22 @@ def admin_client(settings: ServiceSettings, **kwargs: Any) -> AIOKafkaAdminClien
     return AIOKafkaAdminClient(
         bootstrap_servers=settings.kafka_bootstrap, **client_options(settings), **kwargs
     )
+
+
+async def stop_quietly(client: Any) -> None:
+    """Stop an aiokafka client, whatever state its connection is in, without ending the
+    task that stops it.
+
+    With the broker gone, a consumer's ``stop()`` cancels its fetch tasks and awaits them,
+    and their ``CancelledError`` comes out of ``stop()``: the cancellation is theirs, not
+    the caller's. Letting it through ended the consumer's reconnect loop at the first broker
+    outage (its task "cancelled", the worker's heartbeat stopped). It is re-raised only
+    when the calling task itself is being cancelled."""
+    try:
+        await client.stop()
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise
+    except Exception:  # noqa: BLE001 - a client that cannot stop cleanly is dropped anyway
+        return

@@ -53,7 +53,7 @@ from pydantic import BaseModel
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from servicekit import metrics, telemetry
+from servicekit import kafka, metrics, telemetry
 from taxcore.events import CONTRACTS, CloudEvent, EventData
 
 log = logging.getLogger("servicekit.outbox")
@@ -427,20 +427,17 @@ class OutboxRelay:
             try:
                 await producer.start()
             except BaseException:
-                with contextlib.suppress(Exception):
-                    await producer.stop()
+                await kafka.stop_quietly(producer)
                 raise
             self._producer = producer
         return self._producer
 
     async def _drop_producer(self) -> None:
         if self._producer is not None:
-            with contextlib.suppress(Exception):
-                await self._producer.stop()
+            await kafka.stop_quietly(self._producer)
             self._producer = None
         if self._offsets is not None:
-            with contextlib.suppress(Exception):
-                await self._offsets.stop()
+            await kafka.stop_quietly(self._offsets)
             self._offsets = None
 
     async def _listen(self) -> None:
@@ -682,8 +679,7 @@ class OutboxRelay:
         except OffsetOutOfRangeError:
             pass  # Kafka: an offset past the end (what it did not hold stays "gone")
         finally:
-            with contextlib.suppress(Exception):
-                await probe.stop()
+            await kafka.stop_quietly(probe)
         return sorted(set(last) - held)
 
     async def purge(self) -> int:
