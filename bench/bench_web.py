@@ -5,9 +5,10 @@ real platform (four services as processes, a Tansu broker, fresh databases) and 
 app as a process, creates one agency person and a lodging with one filed and paid
 month, then runs 8 concurrent signed-in sessions:
 
-1. **Overview** ``GET /agency``. Baseline, same run: the API calls the page makes
-   (two ``/v1/dashboard/monthly``, ``/aging``, ``/delinquents``, two ``/v1/funds``),
-   made by the same 8 concurrent callers in the same order with the person's token.
+1. **Overview** ``GET /agency``. Baseline, same run: the seven API calls the page makes
+   (two ``/v1/dashboard/monthly``, ``/aging``, ``/delinquents``, two ``/v1/funds``, and
+   ``/v1/indicators`` for its default window), at once as the page makes them, by the
+   same 8 concurrent callers with the person's token.
 2. **Statement** ``GET /agency/lodgings/{id}``. Baseline, same run: the six calls the page
    makes, in its order: ``GET /v1/lodgings/{id}``, then at once the statement with
    ``explain=true``, the account's cases, refunds, abatements and timeline.
@@ -40,6 +41,7 @@ from platform_harness import Api, Platform, eventually  # noqa: E402
 from web_browser import WebProcess  # noqa: E402
 
 from taxcore.periods import Period  # noqa: E402
+from web.pages.agency import indicator_window  # noqa: E402
 
 SESSIONS = 8
 REPEATS = 3
@@ -135,25 +137,23 @@ async def main(n: int) -> None:
             return {"Authorization": f"Bearer {tokens[i]}"}
 
         async def overview_api(i: int) -> None:
-            a = platform.url("assessment")
-            for j in ("PR", "VI"):
-                (
-                    await api.get(
-                        f"{a}/v1/dashboard/monthly",
-                        params={"from": str(start), "to": str(this), "jurisdiction": j},
-                        headers=h(i),
-                    )
-                ).raise_for_status()
-            (await api.get(f"{a}/v1/dashboard/aging", headers=h(i))).raise_for_status()
-            (
-                await api.get(f"{a}/v1/dashboard/delinquents", params={"limit": 10}, headers=h(i))
-            ).raise_for_status()
-            for j in ("PR", "VI"):
-                (
-                    await api.get(
-                        f"{platform.url('distribution')}/v1/funds", params={"jurisdiction": j}, headers=h(i)
-                    )
-                ).raise_for_status()
+            """What the overview asks (``web.pages.agency.overview``), at once as the page does:
+            the two jurisdictions' monthly totals, aging, delinquents, the two fund balances, and
+            the indicators of the default window."""
+            a, d = platform.url("assessment"), platform.url("distribution")
+            jurisdiction, first, last = indicator_window("", "", "", today=datetime.date.today())
+            calls = [
+                *(
+                    (f"{a}/v1/dashboard/monthly", {"from": str(start), "to": str(this), "jurisdiction": j})
+                    for j in ("PR", "VI")
+                ),
+                (f"{a}/v1/dashboard/aging", {}),
+                (f"{a}/v1/dashboard/delinquents", {"limit": 10}),
+                *((f"{d}/v1/funds", {"jurisdiction": j}) for j in ("PR", "VI")),
+                (f"{a}/v1/indicators", {"jurisdiction": jurisdiction, "from": first, "to": last}),
+            ]
+            for r in await asyncio.gather(*(api.get(u, params=q, headers=h(i)) for u, q in calls)):
+                r.raise_for_status()
 
         async def overview_page(i: int) -> None:
             (await browsers[i].get("/agency")).raise_for_status()
