@@ -80,9 +80,12 @@ async def test_a_group_committed_past_the_new_end_still_gets_the_new_collections
     the new log. Tansu accepts the commit a member sends for a batch it handled across the
     restart, and never answers OFFSET_OUT_OF_RANGE; the old log was longer than assessment's
     window (an earlier replay doubled it), so the replay does not reach that offset."""
-    platform.broker.restart()
     distribution = platform.services["distribution"]
-    distribution.kill()  # its group goes empty once the member's session lapses (3 s)
+    # killed before the broker restarts: the restarted (empty) broker then has no member in the
+    # group. Killed after it, the member may die while rejoining, and a group mid-rebalance
+    # waits the rebalance timeout for it (aiokafka's default: 300 s), not its 3 s session.
+    distribution.kill()
+    platform.broker.restart()
     tps = [TopicPartition("assessment.collections", p) for p in range(4)]
     deadline = asyncio.get_running_loop().time() + 60
     while True:
@@ -94,7 +97,7 @@ async def test_a_group_committed_past_the_new_end_still_gets_the_new_collections
             stale.assign(tps)
             await stale.commit(dict.fromkeys(tps, 500))
             break
-        except CommitFailedError:  # the killed member still holds the group: wait for its session
+        except CommitFailedError:  # a member still holds the group: wait for its session
             if asyncio.get_running_loop().time() > deadline:
                 raise
             await asyncio.sleep(1)
