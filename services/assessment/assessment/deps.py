@@ -4,6 +4,7 @@ case-work route acts with."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from typing import Annotated
 
 from fastapi import Depends, Path, Request
@@ -65,13 +66,15 @@ SettingsDep = Annotated[AssessmentSettings, Depends(settings_of)]
 @dataclass(frozen=True, slots=True)
 class CaseWork:
     """What a case-work route acts with: the request's transaction, the caller, the settings, the
-    runtime."""
+    runtime, and the request's day (read once: a request that straddles midnight acts on one day)."""
 
     session: SessionDep
     principal: Principal
     settings: AssessmentSettings
     #: the app's law and clock (:mod:`servicekit.runtime`)
     runtime: Runtime
+    #: the runtime's day when the request began
+    today: date
 
     async def lock(self, tax_account: str) -> None:
         """The account's row lock: its case work is decided one request at a time."""
@@ -91,7 +94,7 @@ class CaseWork:
 def case_work(
     session: SessionDep, principal: PrincipalDep, settings: SettingsDep, runtime: RuntimeDep
 ) -> CaseWork:
-    return CaseWork(session, principal, settings, runtime)
+    return CaseWork(session, principal, settings, runtime, runtime.today())
 
 
 WorkDep = Annotated[CaseWork, Depends(case_work)]

@@ -39,7 +39,7 @@ AbatementDep = Annotated[AbatementRequest, Depends(get_abatement)]
 async def request_abatement(body: AbatementCreate, facts: FactsDep, w: WorkDep) -> AbatementOut:
     await w.lock(facts.tax_account)
     row = await service.request(
-        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body, today=w.runtime.today()
+        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body, today=w.today
     )
     return await service.view(w.session, abatement=row)
 
@@ -74,6 +74,6 @@ async def decide_abatement(
         principal=w.principal,
         settings=w.settings,
         decision=body,
-        today=w.runtime.today(),
+        today=w.today,
     )
     return await service.view(w.session, abatement=abatement)

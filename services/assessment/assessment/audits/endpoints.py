@@ -61,7 +61,7 @@ class AuditWork(Protocol):
 
 async def _worked(current: service.AuditView, w: CaseWork, step: AuditWork) -> AuditOut:
     """The step, today, by the caller; then the audit as it now stands."""
-    await step(w.session, current=current, principal=w.principal, today=w.runtime.today())
+    await step(w.session, current=current, principal=w.principal, today=w.today)
     return AuditOut.of(await service.view(w.session, audit=current.audit))
 
 

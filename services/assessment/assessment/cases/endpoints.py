@@ -56,9 +56,9 @@ async def show_case(case: CaseDep, session: SessionDep, runtime: RuntimeDep) -> 
 async def start_review(case: CaseDep, w: WorkDep) -> CaseOut:
     await w.staff_lock(case.tax_account, what=WORK)
     await service.start_review(
-        w.session, case=case, principal=w.principal, settings=w.settings, today=w.runtime.today()
+        w.session, case=case, principal=w.principal, settings=w.settings, today=w.today
     )
-    return await _out(w.session, case, w.runtime.today())
+    return await _out(w.session, case, w.today)
 
 
 @router.post("/{case_id}/hearing", responses=ERRORS, summary="Schedule (or move) the hearing")
@@ -70,9 +70,9 @@ async def schedule_hearing(body: HearingCreate, case: CaseDep, w: WorkDep) -> Ca
         principal=w.principal,
         settings=w.settings,
         hearing=body,
-        today=w.runtime.today(),
+        today=w.today,
     )
-    return await _out(w.session, case, w.runtime.today())
+    return await _out(w.session, case, w.today)
 
 
 @router.post(
@@ -89,9 +89,9 @@ async def decide(body: DecisionCreate, case: CaseDep, w: WorkDep) -> CaseOut:
         principal=w.principal,
         settings=w.settings,
         decision=body,
-        today=w.runtime.today(),
+        today=w.today,
     )
-    return await _out(w.session, case, w.runtime.today())
+    return await _out(w.session, case, w.today)
 
 
 @router.post(
@@ -105,11 +105,11 @@ async def appeal(body: AppealCreate, case: CaseDep, w: WorkDep) -> CaseOut:
         w.session,
         case=case,
         principal=w.principal,
-        filed_on=body.filed_on or w.runtime.today(),
+        filed_on=body.filed_on or w.today,
         grounds=body.grounds,
-        today=w.runtime.today(),
+        today=w.today,
     )
-    return await _out(w.session, case, w.runtime.today())
+    return await _out(w.session, case, w.today)
 
 
 @router.post("/{case_id}/appeal/resolution", responses=ERRORS, summary="Resolve the appeal")
@@ -122,6 +122,6 @@ async def resolve_appeal(body: AppealResolution, case: CaseDep, w: WorkDep) -> C
         principal=w.principal,
         settings=w.settings,
         resolution=body,
-        today=w.runtime.today(),
+        today=w.today,
     )
-    return await _out(w.session, case, w.runtime.today())
+    return await _out(w.session, case, w.today)

@@ -58,7 +58,7 @@ async def _review(outcome: str, body: ReviewCreate, proposal: Proposal, w: CaseW
         outcome=outcome,
         note=body.note,
         settings=w.settings,
-        today=w.runtime.today(),
+        today=w.today,
     )
     return ProposalOut.of(proposal, review, w.settings)
 

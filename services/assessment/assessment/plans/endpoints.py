@@ -53,7 +53,7 @@ RequestDep = Annotated[PlanRequest, Depends(get_request)]
 )
 async def grant_plan(body: PlanCreate, facts: FactsDep, w: WorkDep) -> PlanOut:
     await w.staff_lock(facts.tax_account, what="grant a payment plan")
-    today = w.runtime.today()
+    today = w.today
     plan = await service.grant(
         w.session, facts=facts, principal=w.principal, settings=w.settings, grant=body, today=today
     )
@@ -83,9 +83,7 @@ async def show_plan(plan: PlanDep, session: SessionDep, runtime: RuntimeDep) -> 
     summary="The taxpayer asks for a payment plan (it goes to the agency's queue)",
 )
 async def request_plan(body: PlanRequestCreate, facts: FactsDep, w: WorkDep) -> PlanRequestOut:
-    row = await service.request(
-        w.session, facts=facts, principal=w.principal, ask=body, today=w.runtime.today()
-    )
+    row = await service.request(w.session, facts=facts, principal=w.principal, ask=body, today=w.today)
     return await service.request_view(w.session, req=row)
 
 
@@ -127,6 +125,6 @@ async def decline_request(body: DeclineCreate, req: RequestDep, w: WorkDep) -> P
         principal=w.principal,
         settings=w.settings,
         reasons=body.reasons,
-        today=w.runtime.today(),
+        today=w.today,
     )
     return await service.request_view(w.session, req=req)

@@ -77,7 +77,7 @@ async def _work_refund(found: tuple[Refund, Facts], w: CaseWork, step: RefundWor
         refund=refund,
         principal=w.principal,
         settings=w.settings,
-        today=w.runtime.today(),
+        today=w.today,
     )
     return await service.view(w.session, facts=facts, refund=refund)
 

@@ -41,7 +41,7 @@ WriteOffDep = Annotated[tuple[AdjustmentFact, Facts], Depends(get_write_off)]
 async def propose_write_off(body: WriteOffCreate, facts: FactsDep, w: WorkDep) -> ProposalOut:
     await w.staff_lock(facts.tax_account, what="write off a balance")
     proposal = await service.propose(
-        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body, today=w.runtime.today()
+        w.session, facts=facts, principal=w.principal, settings=w.settings, ask=body, today=w.today
     )
     return ProposalOut.of(proposal, None, w.settings)
 
@@ -66,6 +66,6 @@ async def reverse_write_off(body: ReversalCreate, found: WriteOffDep, w: WorkDep
         principal=w.principal,
         settings=w.settings,
         reason=body.reason,
-        today=w.runtime.today(),
+        today=w.today,
     )
     return await service.view(w.session, fact=fact)
