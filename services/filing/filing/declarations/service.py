@@ -215,6 +215,10 @@ def _concurrent_versions() -> Iterator[None]:
         raise
 
 
+#: for a caller writing versions its own way (a remittance schedule's COPY): the same 409
+concurrent_versions = _concurrent_versions
+
+
 async def store(session: AsyncSession, *, versions: Sequence[NewVersion]) -> None:
     """Insert the versions and queue their events in the caller's transaction."""
     with _concurrent_versions():

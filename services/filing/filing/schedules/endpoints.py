@@ -192,13 +192,14 @@ async def list_schedules(
 _NO_RESULTS = b'"results":[]'
 
 
-def created(s: RemittanceSchedule) -> Response:
+def created(accepted: service.Accepted) -> Response:
     """The 201 of a schedule just accepted, the same JSON as :func:`to_out` gives: the
     envelope through ``ScheduleOut``, the per-row results (built by the service with every
-    ``RowResult`` field, in order) written as they are, not as 50,000 validated models."""
+    ``RowResult`` field, in order) written as the JSON the service stored, not as 50,000
+    validated models."""
+    s = accepted.schedule
     envelope = ScheduleOut.model_validate({**_summary(s), "results": []}).model_dump_json().encode()
-    results = json.dumps(s.results, separators=(",", ":"), ensure_ascii=False).encode()
-    body = envelope.replace(_NO_RESULTS, b'"results":' + results, 1)
+    body = envelope.replace(_NO_RESULTS, b'"results":' + accepted.results_json, 1)
     return Response(content=body, status_code=201, media_type="application/json")
 
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from sqlalchemy import select
+from pydantic_core import to_json
+from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
-from filing.models import RemittanceSchedule
+from filing.declarations.repository import DriverStatement, driver, loaded
+from filing.models import Declaration, Lodging, RemittanceSchedule
+from taxcore.periods import Period
 
 
 async def list_page(
@@ -31,3 +35,106 @@ async def list_page(
     if before is not None:
         q = q.where(RemittanceSchedule.seq < before)
     return (await session.scalars(q)).all()
+
+
+_LODGING_COLUMNS = [c.name for c in Lodging.__table__.columns]
+#: the named lodgings that ever authorized the facilitator, each with whether an authorization
+#: is in force on a day of the period: ONE statement for a chunk of a schedule, run on the
+#: driver connection (no ORM identity map or result proxy per row)
+_LODGINGS_FOR_FACILITATOR = DriverStatement(
+    f"SELECT {', '.join('l.' + c for c in _LODGING_COLUMNS)}, EXISTS (SELECT 1 FROM authorizations a "
+    "WHERE a.lodging_id = l.lodging_id AND a.facilitator_id = :facilitator AND a.starts_on <= :last "
+    "AND (a.ends_on IS NULL OR a.ends_on >= :first)) AS authorized "
+    "FROM lodgings l WHERE l.tax_account = ANY(CAST(:accounts AS text[])) "
+    "AND EXISTS (SELECT 1 FROM authorizations v WHERE v.lodging_id = l.lodging_id "
+    "AND v.facilitator_id = :facilitator)"
+)
+
+
+async def lodgings_for_facilitator(
+    session: AsyncSession, *, facilitator_id: str, accounts: Sequence[str], period: Period
+) -> dict[str, tuple[Lodging, bool]]:
+    """Tax account -> (lodging, authorized on ``period``) for the lodgings that ever authorized
+    the facilitator: :func:`filing.projection.repository.lodgings_for_facilitator`'s answer,
+    the lodgings built as the ORM loads them but without a session (they are only read)."""
+    if not accounts:
+        return {}
+    params = {
+        "facilitator": facilitator_id,
+        "accounts": list(accounts),
+        "first": period.first_day,
+        "last": period.last_day,
+    }
+    conn = await driver(session)
+    n = len(_LODGING_COLUMNS)
+    found: dict[str, tuple[Lodging, bool]] = {}
+    for record in await conn.fetch(_LODGINGS_FOR_FACILITATOR.sql, *_LODGINGS_FOR_FACILITATOR.args(params)):
+        values = tuple(record)
+        lodging = loaded(Lodging, dict(zip(_LODGING_COLUMNS, values[:n], strict=True)))
+        found[lodging.tax_account] = (lodging, bool(values[n]))
+    return found
+
+
+_DECLARATION_TABLE: Table = Declaration.__table__  # type: ignore[assignment]
+#: the columns a schedule's declarations are copied with (the server fills ``seq``, ``created_at``)
+DECLARATION_COLUMNS: tuple[str, ...] = tuple(
+    c.name for c in _DECLARATION_TABLE.columns if c.name not in ("seq", "created_at")
+)
+_JSON_COLUMNS = frozenset({"submitted", "input", "findings"})
+
+
+def declaration_record(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A declaration row (:func:`filing.declarations.service.new_version`'s columns, its
+    ``trace`` a taxcore ``Trace``) as the COPY record of :func:`copy_declarations`: its JSON
+    columns encoded now, so that only flat values wait for the chunk's COPY.
+
+    The trace is encoded from its steps by pydantic-core (``fallback=str`` for what
+    ``Trace.to_list`` renders with ``str``): the same JSON as ``Trace.to_list()``'s, without
+    building its dicts first."""
+    record = []
+    for name in DECLARATION_COLUMNS:
+        value = row[name]
+        if name in _JSON_COLUMNS:
+            value = to_json(value).decode()
+        elif name == "trace":
+            value = to_json(value.steps, fallback=str).decode()
+        record.append(value)
+    return tuple(record)
+
+
+async def copy_declarations(session: AsyncSession, records: Sequence[tuple[Any, ...]]) -> None:
+    """Write a chunk's declarations (:func:`declaration_record`) with COPY, in the session's
+    transaction."""
+    if records:
+        conn = await driver(session)
+        await conn.copy_records_to_table("declarations", columns=list(DECLARATION_COLUMNS), records=records)
+
+
+_SCHEDULE_COLUMNS = (
+    "id",
+    "facilitator_id",
+    "period",
+    "received_on",
+    "source_format",
+    "rows_total",
+    "accepted",
+    "rejected",
+    "submitted_by",
+)
+_INSERT_SCHEDULE = DriverStatement(
+    f"INSERT INTO remittance_schedules ({', '.join(_SCHEDULE_COLUMNS)}, results) "
+    f"VALUES ({', '.join(':' + c for c in _SCHEDULE_COLUMNS)}, CAST(CAST(:results AS text) AS jsonb)) "
+    "RETURNING seq, created_at"
+)
+
+
+async def insert_schedule(
+    session: AsyncSession, values: Mapping[str, Any], results_json: bytes
+) -> RemittanceSchedule:
+    """Insert the schedule's row, its per-row results sent as the JSON text they already are;
+    returned as stored (``results`` left unloaded: the caller has them as JSON)."""
+    conn = await driver(session)
+    params = {**values, "results": results_json.decode()}
+    stored = await conn.fetchrow(_INSERT_SCHEDULE.sql, *_INSERT_SCHEDULE.args(params))
+    assert stored is not None
+    return loaded(RemittanceSchedule, {**values, "seq": stored[0], "created_at": stored[1]})

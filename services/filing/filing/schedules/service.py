@@ -12,22 +12,27 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_json
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.declarations import repository as declarations
 from filing.declarations.compute import CERTIFIED_EXEMPTIONS, recompute
 from filing.declarations.schemas import Filer
-from filing.declarations.service import NewVersion, new_version, period_problem, store
+from filing.declarations.service import concurrent_versions, period_problem
 from filing.lodging_periods import filing_id
 from filing.models import Lodging, RemittanceSchedule
 from filing.projection import repository as projection
+from filing.schedules import repository
 from filing.schedules.schemas import ScheduleRow
 from servicekit.auth import Principal
+from servicekit.outbox import OutboxEvent, emit_many
 from taxcore.errors import TaxcoreError
+from taxcore.events import filing as ev
 from taxcore.money import MoneyError, fmt
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
@@ -65,7 +70,7 @@ def _rejected(row: int, account: str | None, errors: list[dict[str, Any]]) -> di
 
 
 def _parse(
-    rows: Sequence[Any], results: list[dict[str, Any] | None], *, start: int, stop: int
+    rows: Sequence[Any], results: dict[int, dict[str, Any]], *, start: int, stop: int
 ) -> list[tuple[int, ScheduleRow]]:
     """Rows ``start`` to ``stop`` (0-based, ``stop`` excluded) validated; the others rejected."""
     parsed: list[tuple[int, ScheduleRow]] = []
@@ -89,7 +94,7 @@ def _screen(
     lodgings: dict[str, tuple[Lodging, bool]],
     period: Period,
     received_on: date,
-    results: list[dict[str, Any] | None],
+    results: dict[int, dict[str, Any]],
     first_row: dict[str, int],
 ) -> list[tuple[int, ScheduleRow, Lodging]]:
     """Rows whose lodging authorized the facilitator for the period and may file for it
@@ -134,6 +139,28 @@ def _screen(
     return candidates
 
 
+#: the event contract's fields, each taken from the declaration row's column of that name
+_EVENT_FIELDS: tuple[str, ...] = tuple(f for f in ev.DeclarationFiled.model_fields if f != "declaration_id")
+_EVENT_MONEY = frozenset({"taxable_base", "tax", "impact_fee", "total_due", "declared_tax", "declared_total"})
+_EVENT_DATES = frozenset({"filed_on", "due_date"})
+
+
+def _event_data(row: dict[str, Any]) -> dict[str, Any]:
+    """The declaration's event payload (``DeclarationFiled``/``Amended``) as JSON values, taken
+    from its row: what ``model_dump(mode="json")`` of the contract built by
+    :func:`filing.declarations.service.new_version` gives, without validating our own figures
+    again (``test_schedule_results`` compares both, key by key)."""
+    data: dict[str, Any] = {"declaration_id": row["id"]}
+    for name in _EVENT_FIELDS:
+        value = row[name]
+        if value is not None and name in _EVENT_MONEY:
+            value = fmt(value)
+        elif name in _EVENT_DATES:
+            value = value.isoformat()
+        data[name] = value
+    return data
+
+
 def _compute(
     candidates: list[tuple[int, ScheduleRow, Lodging]],
     *,
@@ -141,15 +168,21 @@ def _compute(
     period: Period,
     certificates: dict[str, set[tuple[str, str]]],
     previous: dict[str, tuple[str, int]],
+    filing_ids: dict[str, str],
     received_on: date,
     today: date,
     tree: ParameterTree,
     schedule_id: str,
     submitted_by: str,
-    results: list[dict[str, Any] | None],
-) -> list[NewVersion]:
+    results: dict[int, dict[str, Any]],
+) -> tuple[list[tuple[Any, ...]], list[OutboxEvent]]:
+    """Each candidate computed by taxcore and turned at once into what is written: its
+    declaration row (a tuple for COPY, JSON columns already encoded) and its event (plain JSON
+    values), the same as :func:`filing.declarations.service.new_version` builds. Only flat
+    values outlive the row: the collector does not walk a chunk's traces and models."""
     due_by_jurisdiction: dict[str, date] = {}
-    versions: list[NewVersion] = []
+    records: list[tuple[Any, ...]] = []
+    events: list[OutboxEvent] = []
     for i, row, lodging in candidates:
         try:
             declared = row.declared()
@@ -174,39 +207,80 @@ def _compute(
         if due is None:
             due = due_date(lodging.jurisdiction, period, parameters=tree)
             due_by_jurisdiction[lodging.jurisdiction] = due
-        version = new_version(
-            lodging=lodging,
-            period=period,
-            rec=rec,
-            declared=declared,
-            filer=filer,
-            previous=previous.get(filing_id(lodging.lodging_id, period, filer.kind, filer.id)),
-            filed_on=received_on,
-            due=due,
-            submitted_by=submitted_by,
-            schedule_id=schedule_id,
-            schedule_row=i + 1,
-            declaration_id=str(uuid.uuid4()),
+        fid = filing_ids[lodging.lodging_id]
+        before = previous.get(fid)
+        r = rec.result
+        declaration = {
+            "id": str(uuid.uuid4()),
+            "filing_id": fid,
+            "version": 1 if before is None else before[1] + 1,
+            "supersedes": None if before is None else before[0],
+            "lodging_id": lodging.lodging_id,
+            "tax_account": lodging.tax_account,
+            "jurisdiction": lodging.jurisdiction,
+            "lodging_class": rec.input.lodging_class,
+            "casino": rec.input.casino,
+            "period": str(period),
+            "filer_kind": filer.kind,
+            "filer_id": filer.id,
+            "schedule_id": schedule_id,
+            "schedule_row": i + 1,
+            "filed_on": received_on,
+            "due_date": due,
+            "late": received_on > due,
+            "flagged": bool(rec.findings),
+            "books_kept": rec.input.books_kept,
+            "submitted": rec.submitted,
+            "input": rec.input.model_dump(mode="json"),
+            "gross_receipts": r.gross_receipts,
+            "exempt_total": r.exempt_total,
+            "taxable_base": r.taxable_base,
+            "rate": r.rate,
+            "tax": r.tax,
+            "impact_fee": r.impact_fee,
+            "total_due": r.total_due,
+            "declared_taxable_base": declared.taxable_base,
+            "declared_tax": declared.tax,
+            "declared_impact_fee": declared.impact_fee,
+            "declared_total": declared.total,
+            "declared_line_total": declared.line_total,
+            "findings": rec.findings,
+            "trace": r.trace,
+            "submitted_by": submitted_by,
+        }
+        records.append(repository.declaration_record(declaration))
+        event_type = ev.DeclarationAmended if before else ev.DeclarationFiled
+        events.append(
+            OutboxEvent(
+                event_type.event_type, lodging.tax_account, _event_data(declaration), topic=event_type.topic
+            )
         )
-        versions.append(version)
         results[i] = {
             "row": i + 1,
             "tax_account": row.tax_account,
             "status": "accepted",
-            "declaration_id": version.row["id"],
-            "version": version.row["version"],
-            "tax": fmt(rec.result.tax),
-            "total_due": fmt(rec.result.total_due),
-            "flagged": version.row["flagged"],
+            "declaration_id": declaration["id"],
+            "version": declaration["version"],
+            "tax": fmt(r.tax),
+            "total_due": fmt(r.total_due),
+            "flagged": declaration["flagged"],
             "errors": [],
         }
-    return versions
+    return records, events
 
 
 #: rows parsed, computed and written at a time: the process holds one chunk's lodgings,
 #: computations, traces and events at once, whatever the schedule's size (issue 12: a
 #: 50,000-row schedule within ~200 MB), and the cost per row stays flat
 CHUNK_ROWS = 2_000
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """A schedule just written, and its per-row results as the JSON array stored with it."""
+
+    schedule: RemittanceSchedule
+    results_json: bytes
 
 
 async def accept_schedule(
@@ -220,24 +294,29 @@ async def accept_schedule(
     source_format: str,
     today: date,
     parameters: ParameterTree,
-) -> RemittanceSchedule:
+) -> Accepted:
     """Accept each valid row as the lodging's facilitator-filed declaration (or its next
     version); reject the others one by one. Returns the schedule with per-row results.
 
-    The rows go through in chunks of :data:`CHUNK_ROWS` (their lodgings, certificates and
-    earlier versions looked up, computed, their declarations and events written), then
-    the schedule's own row with every row's result: the declarations' reference to it is
-    checked at commit, so the document is still one transaction. ``rows`` is consumed: each
-    chunk's rows are dropped from it once written."""
+    The rows go through in chunks of :data:`CHUNK_ROWS`: their lodgings (with the
+    facilitator's authorizations), certificates and earlier versions looked up in one query
+    each, computed row by row (taxcore, pure), their declarations written with COPY and
+    their events with one INSERT; then the schedule's own row with every row's result (the
+    declarations' reference to it is checked at commit, so the document is still one
+    transaction). A chunk's results are kept as JSON, not as objects. ``rows`` is consumed:
+    each chunk's rows are dropped from it once written."""
     tree = parameters
     filer = Filer(kind="facilitator", id=facilitator_id)
     schedule_id = str(uuid.uuid4())
-    results: list[dict[str, Any] | None] = [None] * len(rows)
+    total = len(rows)
     first_row: dict[str, int] = {}
+    written: list[bytes] = []
     accepted = 0
-    for start in range(0, len(rows), CHUNK_ROWS):
-        parsed = _parse(rows, results, start=start, stop=min(start + CHUNK_ROWS, len(rows)))
-        lodgings = await projection.lodgings_for_facilitator(
+    for start in range(0, total, CHUNK_ROWS):
+        stop = min(start + CHUNK_ROWS, total)
+        results: dict[int, dict[str, Any]] = {}  # this chunk's, by 0-based row
+        parsed = _parse(rows, results, start=start, stop=stop)
+        lodgings = await repository.lodgings_for_facilitator(
             session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
         )
         candidates = _screen(parsed, lodgings, period, received_on, results, first_row)
@@ -245,16 +324,18 @@ async def accept_schedule(
             lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
         ]
         certificates = await projection.certificates_valid_in(session, certified, period)
-        previous = await declarations.latest_of_many(
-            session,
-            [filing_id(lodging.lodging_id, period, filer.kind, filer.id) for _, _, lodging in candidates],
-        )
-        versions = _compute(
+        filing_ids = {
+            lodging.lodging_id: filing_id(lodging.lodging_id, period, filer.kind, filer.id)
+            for _, _, lodging in candidates
+        }
+        previous = await declarations.latest_of_many(session, list(filing_ids.values()))
+        records, events = _compute(
             candidates,
             filer=filer,
             period=period,
             certificates=certificates,
             previous=previous,
+            filing_ids=filing_ids,
             received_on=received_on,
             today=today,
             tree=tree,
@@ -262,24 +343,30 @@ async def accept_schedule(
             submitted_by=principal.client_id,
             results=results,
         )
-        await store(session, versions=versions)
-        accepted += len(versions)
-        rows[start : start + CHUNK_ROWS] = [None] * (min(start + CHUNK_ROWS, len(rows)) - start)
-    schedule = RemittanceSchedule(
-        id=schedule_id,
-        facilitator_id=facilitator_id,
-        period=str(period),
-        received_on=received_on,
-        source_format=source_format,
-        rows_total=len(rows),
-        accepted=accepted,
-        rejected=len(rows) - accepted,
-        results=[r for r in results if r is not None],
-        submitted_by=principal.client_id,
+        del parsed, lodgings, candidates
+        with concurrent_versions():
+            await repository.copy_declarations(session, records)
+        await emit_many(session, events)
+        accepted += len(records)
+        written.append(to_json([results[i] for i in range(start, stop)])[1:-1])
+        rows[start:stop] = [None] * (stop - start)
+    results_json = b"[" + b",".join(w for w in written if w) + b"]"
+    schedule = await repository.insert_schedule(
+        session,
+        {
+            "id": schedule_id,
+            "facilitator_id": facilitator_id,
+            "period": str(period),
+            "received_on": received_on,
+            "source_format": source_format,
+            "rows_total": total,
+            "accepted": accepted,
+            "rejected": total - accepted,
+            "submitted_by": principal.client_id,
+        },
+        results_json,
     )
-    session.add(schedule)
-    await session.flush()
-    return schedule
+    return Accepted(schedule, results_json)
 
 
 def status_of(schedule: RemittanceSchedule) -> str:
