@@ -10,6 +10,8 @@ earlier versions, a bulk insert of the declarations and one of their events.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -283,6 +285,56 @@ class Accepted:
     results_json: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class _Chunk:
+    """Rows ``start`` to ``stop`` parsed and screened, with what computing them needs."""
+
+    start: int
+    stop: int
+    results: dict[int, dict[str, Any]]  # the chunk's results so far, by 0-based row
+    candidates: list[tuple[int, ScheduleRow, Lodging]]
+    certificates: dict[str, set[tuple[str, str]]]
+    filing_ids: dict[str, str]  # lodging id -> the facilitator's filing for the period
+    previous: dict[str, tuple[str, int]]
+
+
+async def _looked_up(
+    session: AsyncSession,
+    rows: Sequence[Any],
+    *,
+    start: int,
+    stop: int,
+    filer: Filer,
+    period: Period,
+    received_on: date,
+    first_row: dict[str, int],
+) -> _Chunk:
+    """A chunk's rows validated, their lodgings with the facilitator's authorizations (one
+    query), screened, then their certificates and earlier versions (one query each)."""
+    results: dict[int, dict[str, Any]] = {}
+    parsed = _parse(rows, results, start=start, stop=stop)
+    lodgings = await repository.lodgings_for_facilitator(
+        session, facilitator_id=filer.id, accounts=[r.tax_account for _, r in parsed], period=period
+    )
+    candidates = _screen(parsed, lodgings, period, received_on, results, first_row)
+    certified = [
+        lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
+    ]
+    certificates = await projection.certificates_valid_in(session, certified, period)
+    filing_ids = {
+        lodging.lodging_id: filing_id(lodging.lodging_id, period, filer.kind, filer.id)
+        for _, _, lodging in candidates
+    }
+    previous = await declarations.latest_of_many(session, list(filing_ids.values()))
+    return _Chunk(start, stop, results, candidates, certificates, filing_ids, previous)
+
+
+async def _write(session: AsyncSession, records: list[tuple[Any, ...]], events: list[OutboxEvent]) -> None:
+    with concurrent_versions():
+        await repository.copy_declarations(session, records)
+    await emit_many(session, events)
+
+
 async def accept_schedule(
     session: AsyncSession,
     *,
@@ -300,56 +352,64 @@ async def accept_schedule(
 
     The rows go through in chunks of :data:`CHUNK_ROWS`: their lodgings (with the
     facilitator's authorizations), certificates and earlier versions looked up in one query
-    each, computed row by row (taxcore, pure), their declarations written with COPY and
-    their events with one INSERT; then the schedule's own row with every row's result (the
-    declarations' reference to it is checked at commit, so the document is still one
-    transaction). A chunk's results are kept as JSON, not as objects. ``rows`` is consumed:
-    each chunk's rows are dropped from it once written."""
-    tree = parameters
+    each (:func:`_looked_up`), computed row by row (taxcore, pure: :func:`_compute`), their
+    declarations written with COPY and their events with one INSERT; then the schedule's own
+    row with every row's result (the declarations' reference to it is checked at commit, so
+    the document is still one transaction). A chunk's results are kept as JSON, not as
+    objects. ``rows`` is consumed: each chunk's rows are dropped from it once written.
+
+    A chunk is computed in a worker thread while PostgreSQL writes the one before it (the
+    two use different cores, and the event loop serves other requests meanwhile). That is
+    safe because computing is pure and a chunk's lookups do not depend on the writes before
+    it: a lodging named in an earlier chunk is refused as a duplicate, so no filing's latest
+    version can change between its lookup and its row's computation."""
+    loop = asyncio.get_running_loop()
     filer = Filer(kind="facilitator", id=facilitator_id)
     schedule_id = str(uuid.uuid4())
     total = len(rows)
     first_row: dict[str, int] = {}
     written: list[bytes] = []
     accepted = 0
+    unwritten: tuple[list[tuple[Any, ...]], list[OutboxEvent]] = ([], [])
     for start in range(0, total, CHUNK_ROWS):
-        stop = min(start + CHUNK_ROWS, total)
-        results: dict[int, dict[str, Any]] = {}  # this chunk's, by 0-based row
-        parsed = _parse(rows, results, start=start, stop=stop)
-        lodgings = await repository.lodgings_for_facilitator(
-            session, facilitator_id=facilitator_id, accounts=[r.tax_account for _, r in parsed], period=period
-        )
-        candidates = _screen(parsed, lodgings, period, received_on, results, first_row)
-        certified = [
-            lodging.lodging_id for _, row, lodging in candidates if row.exemption in CERTIFIED_EXEMPTIONS
-        ]
-        certificates = await projection.certificates_valid_in(session, certified, period)
-        filing_ids = {
-            lodging.lodging_id: filing_id(lodging.lodging_id, period, filer.kind, filer.id)
-            for _, _, lodging in candidates
-        }
-        previous = await declarations.latest_of_many(session, list(filing_ids.values()))
-        records, events = _compute(
-            candidates,
+        chunk = await _looked_up(
+            session,
+            rows,
+            start=start,
+            stop=min(start + CHUNK_ROWS, total),
             filer=filer,
             period=period,
-            certificates=certificates,
-            previous=previous,
-            filing_ids=filing_ids,
             received_on=received_on,
-            today=today,
-            tree=tree,
-            schedule_id=schedule_id,
-            submitted_by=principal.client_id,
-            results=results,
+            first_row=first_row,
         )
-        del parsed, lodgings, candidates
-        with concurrent_versions():
-            await repository.copy_declarations(session, records)
-        await emit_many(session, events)
-        accepted += len(records)
-        written.append(to_json([results[i] for i in range(start, stop)])[1:-1])
-        rows[start:stop] = [None] * (stop - start)
+        computing = loop.run_in_executor(
+            None,
+            functools.partial(
+                _compute,
+                chunk.candidates,
+                filer=filer,
+                period=period,
+                certificates=chunk.certificates,
+                previous=chunk.previous,
+                filing_ids=chunk.filing_ids,
+                received_on=received_on,
+                today=today,
+                tree=parameters,
+                schedule_id=schedule_id,
+                submitted_by=principal.client_id,
+                results=chunk.results,
+            ),
+        )
+        try:
+            await _write(session, *unwritten)  # the previous chunk, while this one is computed
+        finally:
+            await asyncio.wait([computing])
+        unwritten = computing.result()
+        accepted += len(unwritten[0])
+        written.append(to_json([chunk.results[i] for i in range(chunk.start, chunk.stop)])[1:-1])
+        rows[chunk.start : chunk.stop] = [None] * (chunk.stop - chunk.start)
+        del chunk
+    await _write(session, *unwritten)
     results_json = b"[" + b",".join(w for w in written if w) + b"]"
     schedule = await repository.insert_schedule(
         session,
