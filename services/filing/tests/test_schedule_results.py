@@ -13,7 +13,9 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+import asyncpg
 import httpx
+import pytest
 from filing_factories import DB, as_facilitator, authorize, certify, make_lodging, new_id
 from sqlalchemy import text
 
@@ -22,6 +24,8 @@ from filing.declarations.schemas import Filer
 from filing.declarations.service import new_version
 from filing.models import Lodging
 from filing.projection import repository as projection
+from filing.schedules import repository as schedules_repository
+from filing.schedules import service as schedules_service
 from filing.schedules.schemas import ScheduleRow
 from servicekit.outbox import queue_params
 from taxcore.parameters import default_tree
@@ -306,3 +310,46 @@ class TestMixedScheduleExactly:
                 k: v for k, v in expected.items() if k not in unpredictable
             }
         return stored
+
+
+class TestChunkFailure:
+    async def test_a_chunk_that_cannot_be_written_leaves_nothing_of_the_document(
+        self, client: httpx.AsyncClient, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Chunks of 2 rows, the third chunk's COPY refused as a concurrent version would be
+        (while the fourth is being computed): a 409, and no declaration, event or schedule."""
+        monkeypatch.setattr(schedules_service, "CHUNK_ROWS", 2)
+        fac = new_id("fac")
+        lodgings = [await make_lodging(db, name=f"F{i}") for i in range(7)]
+        for lodging in lodgings:
+            await authorize(db, lodging, fac)
+        calls = []
+        copy = schedules_repository.copy_declarations
+
+        async def refuse_third(session: Any, records: Any) -> None:
+            calls.append(len(records))
+            if len(calls) == 3:
+                raise asyncpg.UniqueViolationError("uq_declarations_filing_id_version")
+            await copy(session, records)
+
+        monkeypatch.setattr(schedules_repository, "copy_declarations", refuse_third)
+        rows = [{"tax_account": x.tax_account, "room_revenue": "100.00"} for x in lodgings]
+        r = await client.post(
+            "/v1/remittance-schedules", json={"period": "2026-10", "rows": rows}, headers=as_facilitator(fac)
+        )
+        assert r.status_code == 409, r.text
+        assert r.headers["content-type"] == "application/problem+json"
+        assert calls == [2, 2, 2]
+        accounts = [x.tax_account for x in lodgings]
+        async with db() as session:
+            counts = (
+                await session.execute(
+                    text(
+                        "SELECT (SELECT count(*) FROM declarations WHERE tax_account = ANY(:a)), "
+                        "(SELECT count(*) FROM outbox WHERE key = ANY(:a)), "
+                        "(SELECT count(*) FROM remittance_schedules WHERE facilitator_id = :f)"
+                    ),
+                    {"a": accounts, "f": fac},
+                )
+            ).one()
+        assert tuple(counts) == (0, 0, 0)

@@ -401,7 +401,8 @@ async def accept_schedule(
             ),
         )
         try:
-            await _write(session, *unwritten)  # the previous chunk, while this one is computed
+            if unwritten[0]:
+                await _write(session, *unwritten)  # the previous chunk, while this one is computed
         finally:
             await asyncio.wait([computing])
         unwritten = computing.result()
