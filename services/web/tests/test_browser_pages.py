@@ -192,6 +192,7 @@ class TestRemittanceSchedulePage:
         first = page.locator("#schedules-table tbody tr").first
         await expect(first.locator("th")).to_have_text(on_the_islands_clock(latest["created_at"], "es"))
         await expect(first.locator("th time")).to_have_attribute("datetime", utc_iso(latest["created_at"]))
+        await w.check("schedules-es")
         await first.get_by_role("link").click()
         await expect(page.locator("#schedule-status")).to_have_text("aceptado en parte")
         rows = page.locator("#rows-table tbody tr")
