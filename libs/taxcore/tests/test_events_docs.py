@@ -24,9 +24,9 @@ class TestPublishedContracts:
 
     def test_every_event_type_is_versioned_and_on_a_service_topic(self) -> None:
         load_all()
-        # 20 + attributes_changed, access.revoked, user.changed + 8 case work + 6 payment plans
+        # 20 + attributes_changed, access.revoked, user.changed + 8 case work + 8 payment plans
         # + cross-check findings and audit steps
-        assert len(CONTRACTS) == 39
+        assert len(CONTRACTS) == 41
         for event_type, (topic, _) in CONTRACTS.items():
             parts = event_type.split(".")
             assert parts[0] == "roomtax"

@@ -239,12 +239,19 @@ class Bus:
         return payment_id
 
     async def reverse(
-        self, tax_account: str, payment_id: str, amount: str, reversed_on: date, *, jurisdiction: str = "PR"
-    ) -> None:
+        self,
+        tax_account: str,
+        payment_id: str,
+        amount: str,
+        reversed_on: date,
+        *,
+        jurisdiction: str = "PR",
+        reversal_id: str | None = None,
+    ) -> CloudEvent:
         event = cloud_event(
             "roomtax.filing.payment.reversed.v1",
             {
-                "reversal_id": f"rev-{uuid.uuid4()}",
+                "reversal_id": reversal_id or f"rev-{uuid.uuid4()}",
                 "payment_id": payment_id,
                 "tax_account": tax_account,
                 "jurisdiction": jurisdiction,
@@ -255,6 +262,7 @@ class Bus:
             key=tax_account,
         )
         assert await self.send(event) == "applied"
+        return event
 
 
 async def statement(

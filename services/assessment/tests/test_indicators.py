@@ -207,6 +207,23 @@ class TestIndicators:
             ("P7", "median_days_to_decision"): ("17.5", None, "2"),
             ("P8", "median_days_refund_request_to_payment"): ("10", None, "1"),
         }
+        # what each part counts, so a client formats money as money and counts as integers
+        units = {f["name"]: (f["numerator_unit"], f["denominator_unit"]) for f in out["indicators"]}
+        money, count = ("amount", "amount"), ("count", "count")
+        assert units == {
+            "on_time_filing_rate": count,
+            "on_time_payment_rate_by_number": count,
+            "on_time_payment_rate_by_value": money,
+            "arrears_to_collections": money,
+            "arrears_older_than_12_months": money,
+            "audit_coverage": count,
+            "audit_yield": ("amount", "count"),
+            "crosscheck_coverage": count,
+            "crosscheck_findings_rate": count,
+            "disputes_opened": (None, None),
+            "median_days_to_decision": (None, "count"),
+            "median_days_refund_request_to_payment": (None, "count"),
+        }
         assert all(f["definition"] for f in out["indicators"])
         assert [f["name"] for f in out["indicators"] if f["value"] is None] == []
         coverage = next(f for f in out["indicators"] if f["name"] == "audit_coverage")

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from assessment_factories import ADMIN, AUDITOR, Bus, new_account, rows, statement
+from assessment_factories import ADMIN, AUDITOR, Bus, cloud_event, new_account, rows, statement
 from casework_factories import MAKER, disputed, today_is
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -243,6 +243,206 @@ class TestGrantPlan:
         ]
 
 
+async def down_paid_plan(
+    client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, str]:
+    """The plan of 9,054.25: down payment 1,054.25 due 2026-08-05 (paid 2026-08-04),
+    installments of 4,000.00 due 2026-09-01 (grace to 2026-09-16) and 2026-10-01."""
+    account = await owing(bus, monkeypatch)
+    today_is(monkeypatch, date(2026, 8, 1))
+    granted = await client.post(
+        f"/v1/accounts/{account}/plans",
+        json=body("1054.25", ("2026-09-01", "4000.00"), ("2026-10-01", "4000.00")),
+        headers=MAKER,
+    )
+    assert granted.status_code == 201, granted.text
+    await bus.pay(account, "1054.25", date(2026, 8, 4))
+    return account, granted.json()["id"]
+
+
+async def plan_steps(client: httpx.AsyncClient, plan_id: str) -> list[tuple[str, str, dict[str, Any]]]:
+    shown = (await client.get(f"/v1/plans/{plan_id}", headers=AUDITOR)).json()
+    return [(s["step"], s["on"], s["details"]) for s in shown["steps"]]
+
+
+class TestReturnedInstallment:
+    """A payment that paid an installment is returned: the installment is unpaid again."""
+
+    async def test_reopened_then_paid_again(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        account, plan_id = await down_paid_plan(client, bus, monkeypatch)
+        today_is(monkeypatch, date(2026, 8, 30))
+        cheque = await bus.pay(account, "4000.00", date(2026, 8, 28), payment_id="pay-plan-cheque")
+        returned = await bus.reverse(account, cheque, "4000.00", date(2026, 8, 30), reversal_id="rev-plan-1")
+        shown = (await client.get(f"/v1/plans/{plan_id}", headers=OPERATOR)).json()
+        assert (shown["status"], shown["paid"], shown["remaining"]) == ("current", "1054.25", "8000.00")
+        assert [
+            (i["number"], i["paid"], i["paid_on"], i["status"], i["reopened_on"]) for i in shown["schedule"]
+        ] == [
+            (0, "1054.25", "2026-08-04", "paid", None),
+            (1, "0.00", None, "due", "2026-08-30"),
+            (2, "0.00", None, "due", None),
+        ]
+        reopened = (
+            "installment_reopened",
+            "2026-08-30",
+            {
+                "number": 1,
+                "amount": "4000.00",
+                "unpaid": "4000.00",
+                "paid_on": "2026-08-28",
+                "pay_by": "2026-09-16",
+                "reversal_id": "rev-plan-1",
+                "payment_id": "pay-plan-cheque",
+            },
+        )
+        assert await plan_steps(client, plan_id) == [
+            ("installment_paid", "2026-08-04", {"number": 0, "amount": "1054.25"}),
+            ("installment_paid", "2026-08-28", {"number": 1, "amount": "4000.00"}),
+            reopened,
+        ]
+        # the reversal delivered again, or replayed under another event id, adds nothing; nor the job
+        assert await bus.send(returned) != "applied"
+        data = {**returned.data}
+        await bus.send(cloud_event("roomtax.filing.payment.reversed.v1", data, key=account))
+        job = await client.post("/v1/jobs/payment-plans", params={"as_of": "2026-08-30"}, headers=ADMIN)
+        assert job.json()["steps"] == []
+        assert len(await plan_steps(client, plan_id)) == 3
+        [event] = await rows(
+            db,
+            "SELECT payload FROM outbox WHERE key = :a "
+            "AND event_type = 'roomtax.assessment.plan.installment.reopened.v1'",
+            a=account,
+        )
+        assert event[0]["data"] == {
+            "plan_id": plan_id,
+            "tax_account": account,
+            "number": 1,
+            "amount": "4000.00",
+            "due_on": "2026-09-01",
+            "paid_on": "2026-08-28",
+            "reopened_on": "2026-08-30",
+            "unpaid": "4000.00",
+            "pay_by": "2026-09-16",
+            "reversal_id": "rev-plan-1",
+            "payment_id": "pay-plan-cheque",
+        }
+        # paid again within the grace: recorded paid again (a key of the second cycle)
+        today_is(monkeypatch, date(2026, 9, 10))
+        await bus.pay(account, "4000.00", date(2026, 9, 10))
+        shown = (await client.get(f"/v1/plans/{plan_id}", headers=OPERATOR)).json()
+        assert [(i["number"], i["paid_on"], i["status"], i["reopened_on"]) for i in shown["schedule"]] == [
+            (0, "2026-08-04", "paid", None),
+            (1, "2026-09-10", "paid", None),
+            (2, None, "due", None),
+        ]
+        assert (await plan_steps(client, plan_id))[3:] == [
+            ("installment_paid", "2026-09-10", {"number": 1, "amount": "4000.00"})
+        ]
+        assert await rows(db, "SELECT key FROM plan_steps WHERE subject_id = :p ORDER BY seq", p=plan_id) == [
+            ("installment_paid:0",),
+            ("installment_paid:1",),
+            ("installment_reopened:1:1",),
+            ("installment_paid:1:1",),
+        ]
+        assert await plan_events(db, account) == [
+            "roomtax.assessment.plan.granted.v1",
+            "roomtax.assessment.plan.installment.paid.v1",
+            "roomtax.assessment.plan.installment.paid.v1",
+            "roomtax.assessment.plan.installment.reopened.v1",
+            "roomtax.assessment.plan.installment.paid.v1",
+        ]
+        timeline = (await client.get(f"/v1/accounts/{account}/timeline", headers=OPERATOR)).json()["entries"]
+        assert [
+            (e["on"], e["kind"], e["summary"]) for e in timeline if e["kind"].startswith("plan.installment")
+        ] == [
+            ("2026-08-04", "plan.installment_paid", "installment 0 paid"),
+            ("2026-08-28", "plan.installment_paid", "installment 1 paid"),
+            (
+                "2026-08-30",
+                "plan.installment_reopened",
+                "installment 1 unpaid again: the payment was returned; 4000.00 to pay by 2026-09-16",
+            ),
+            ("2026-09-10", "plan.installment_paid", "installment 1 paid"),
+        ]
+
+    async def test_returned_after_the_grace_defaults_the_next_day(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        account, plan_id = await down_paid_plan(client, bus, monkeypatch)
+        today_is(monkeypatch, date(2026, 9, 20))
+        cheque = await bus.pay(account, "4000.00", date(2026, 8, 28))
+        # the grace of installment 1 ended 2026-09-16 with it paid: no default on the 17th
+        assert (
+            await client.post("/v1/jobs/payment-plans", params={"as_of": "2026-09-17"}, headers=ADMIN)
+        ).json()["steps"] == []
+        await bus.reverse(account, cheque, "4000.00", date(2026, 9, 20), reversal_id="rev-plan-late")
+        shown = (await client.get(f"/v1/plans/{plan_id}", headers=OPERATOR)).json()
+        assert shown["status"] == "current"
+        assert [(i["number"], i["status"], i["reopened_on"]) for i in shown["schedule"]] == [
+            (0, "paid", None),
+            (1, "missed", "2026-09-20"),
+            (2, "due", None),
+        ]
+        step, on, details = (await plan_steps(client, plan_id))[-1]
+        assert (step, on, details["pay_by"]) == ("installment_reopened", "2026-09-20", "2026-09-20")
+        same_day = await client.post("/v1/jobs/payment-plans", params={"as_of": "2026-09-20"}, headers=ADMIN)
+        assert same_day.json()["steps"] == []
+        today_is(monkeypatch, date(2026, 9, 21))
+        run = await client.post("/v1/jobs/payment-plans", params={"as_of": "2026-09-21"}, headers=ADMIN)
+        assert [(s["step"], s["on"]) for s in run.json()["steps"]] == [("defaulted", "2026-09-21")]
+        step, on, details = (await plan_steps(client, plan_id))[-1]
+        assert (step, details["number"], details["due_on"], details["unpaid"]) == (
+            "defaulted",
+            1,
+            "2026-09-01",
+            "4000.00",
+        )
+        owed = (await statement(client, account, "2026-09-21"))["periods"][0]["balance"]
+        [(total,)] = await rows(db, "SELECT total FROM notices WHERE tax_account = :a", a=account)
+        assert str(total) == owed
+        assert (await client.get(f"/v1/plans/{plan_id}", headers=AUDITOR)).json()[
+            "status_since"
+        ] == "2026-09-21"
+
+    async def test_completed_plan_reopened_then_defaulted(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        account, plan_id = await down_paid_plan(client, bus, monkeypatch)
+        today_is(monkeypatch, date(2026, 9, 30))
+        await bus.pay(account, "4000.00", date(2026, 8, 28))
+        last = await bus.pay(account, "4000.00", date(2026, 9, 29))
+        assert (await client.get(f"/v1/plans/{plan_id}", headers=AUDITOR)).json()["status"] == "completed"
+        today_is(monkeypatch, date(2026, 10, 5))
+        await bus.reverse(account, last, "4000.00", date(2026, 10, 5), reversal_id="rev-plan-last")
+        shown = (await client.get(f"/v1/plans/{plan_id}", headers=AUDITOR)).json()
+        assert (shown["status"], shown["paid"], shown["remaining"]) == ("current", "5054.25", "4000.00")
+        assert [(s, on) for s, on, _ in await plan_steps(client, plan_id)][-3:] == [
+            ("completed", "2026-09-29"),
+            ("installment_reopened", "2026-10-05"),
+            ("reopened", "2026-10-05"),
+        ]
+        assert (await plan_steps(client, plan_id))[-1][2] == {
+            "paid": "5054.25",
+            "remaining": "4000.00",
+            "reversal_id": "rev-plan-last",
+        }
+        # open again: the daily job finds it, and defaults it after installment 2's grace (2026-10-16)
+        today_is(monkeypatch, date(2026, 10, 16))
+        quiet = await client.post("/v1/jobs/payment-plans", params={"as_of": "2026-10-16"}, headers=ADMIN)
+        assert quiet.json()["steps"] == []
+        today_is(monkeypatch, date(2026, 10, 17))
+        run = await client.post("/v1/jobs/payment-plans", params={"as_of": "2026-10-17"}, headers=ADMIN)
+        assert [(s["step"], s["on"]) for s in run.json()["steps"]] == [("defaulted", "2026-10-17")]
+        assert (await plan_events(db, account))[-4:] == [
+            "roomtax.assessment.plan.completed.v1",
+            "roomtax.assessment.plan.installment.reopened.v1",
+            "roomtax.assessment.plan.reopened.v1",
+            "roomtax.assessment.plan.defaulted.v1",
+        ]
+
+
 class TestRefusedPlans:
     async def test_disputed_period(
         self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
@@ -388,6 +588,53 @@ class TestSchedule:
             self.TERMS[1],
         )
         assert [i.status for i in missed.installments] == ["paid", "missed"]
+
+    def test_returned_before_the_due_date_is_due_again(self) -> None:
+        moves = [
+            Receipt(date(2026, 1, 5), Decimal("100.00"), "p1"),
+            Receipt(date(2026, 1, 20), Decimal("100.00"), "p2"),
+            Receipt(date(2026, 2, 1), Decimal("-100.00"), "r2"),  # p2 returned before 2026-02-10
+        ]
+        before = evaluate(self.TERMS, moves, grace_days=15, on=date(2026, 1, 31))
+        assert (before.status, before.since) == ("completed", date(2026, 1, 20))
+        back = evaluate(self.TERMS, moves, grace_days=15, on=date(2026, 2, 1))
+        assert (back.status, back.paid) == ("current", Decimal("100.00"))
+        assert [(i.status, i.paid_on, i.reopened_on, i.reopened_by) for i in back.installments] == [
+            ("paid", date(2026, 1, 5), None, None),
+            ("due", None, date(2026, 2, 1), "r2"),
+        ]
+        defaulted = evaluate(self.TERMS, moves, grace_days=15, on=date(2026, 2, 26))
+        assert (defaulted.status, defaulted.since, defaulted.defaulted_by) == (
+            "defaulted",
+            date(2026, 2, 26),
+            self.TERMS[1],
+        )
+
+    def test_returned_after_the_grace_defaults_the_day_after(self) -> None:
+        moves = [
+            Receipt(date(2026, 1, 5), Decimal("100.00")),
+            Receipt(date(2026, 3, 1), Decimal("-100.00"), "r1"),  # installment 0's grace ended 2026-01-25
+        ]
+        on_the_day = evaluate(self.TERMS, moves, grace_days=15, on=date(2026, 3, 1))
+        # installment 1 (due 2026-02-10) defaulted the plan on 2026-02-26 in any case
+        assert (on_the_day.status, on_the_day.since, on_the_day.defaulted_by) == (
+            "defaulted",
+            date(2026, 2, 26),
+            self.TERMS[1],
+        )
+        one = [self.TERMS[0]]
+        assert evaluate(one, moves, grace_days=15, on=date(2026, 2, 28)).status == "completed"
+        state = evaluate(one, moves, grace_days=15, on=date(2026, 3, 1))
+        assert (state.status, [(i.status, i.reopened_on) for i in state.installments]) == (
+            "current",
+            [("missed", date(2026, 3, 1))],
+        )
+        after = evaluate(one, moves, grace_days=15, on=date(2026, 3, 2))
+        assert (after.status, after.since, after.defaulted_by) == (
+            "defaulted",
+            date(2026, 3, 2),
+            self.TERMS[0],
+        )
 
     def test_completed_the_day_the_money_reaches_the_plan(self) -> None:
         moves = [Receipt(date(2026, 1, 5), Decimal("150.00")), Receipt(date(2026, 2, 1), Decimal("50.00"))]

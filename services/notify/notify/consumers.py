@@ -89,6 +89,9 @@ def handlers(settings: NotifySettings) -> dict[str, AnyHandler]:
         ce.AbatementDecided.event_type: with_mail(mail_handlers.on_abatement_decided, settings),
         pe.PlanGranted.event_type: with_mail(mail_handlers.on_plan_granted, settings),
         pe.PlanRequestDeclined.event_type: with_mail(mail_handlers.on_plan_declined, settings),
+        pe.PlanInstallmentReopened.event_type: with_mail(
+            mail_handlers.on_plan_installment_reopened, settings
+        ),
         pe.PlanDefaulted.event_type: with_mail(mail_handlers.on_plan_defaulted, settings),
         co.AuditStepRecorded.event_type: with_mail(mail_handlers.on_audit_step, settings),
     }

@@ -256,6 +256,55 @@ class TestPlansAndAudits:
         body = by_subject[f"Your payment plan request for Reef Inn ({account}) was declined"]
         assert "declined on December 2, 2026.\n\nReasons: Two plans defaulted this year." in body
 
+    @pytest.mark.parametrize(
+        ("jurisdiction", "subject", "expected"),
+        [
+            (
+                "PR",
+                "Se devolvió un pago de su plan para Hotel El Faro ({account})",
+                "El pago pay-7 del plan de pagos plan-1 para Hotel El Faro, número de cuenta {account}, se "
+                "devolvió el 20 de septiembre de 2026: Plazo 1, que vence el 1 de septiembre de 2026 y que "
+                "ese pago había pagado, queda otra vez sin pagar ($4,000.00).\n\nPáguelo a más tardar el "
+                "20 de septiembre de 2026 para conservar el plan; sin pagar después de ese día, termina el "
+                "plan y se reanuda el cobro de los periodos.",
+            ),
+            (
+                "VI",
+                "A payment of your plan for Hotel El Faro ({account}) was returned",
+                "The payment pay-7 of the payment plan plan-1 for Hotel El Faro, tax account {account}, was "
+                "returned on September 20, 2026: Installment 1, due September 1, 2026, which it had paid, is "
+                "unpaid again ($4,000.00).\n\nPay it by September 20, 2026 to keep the plan; unpaid after "
+                "that day, it ends the plan and collection of the periods resumes.",
+            ),
+        ],
+    )
+    async def test_installment_unpaid_again_by_a_returned_payment(
+        self, db: DB, smtp: NotifySettings, sink: Sink, jurisdiction: str, subject: str, expected: str
+    ) -> None:
+        await operator(db, smtp, operator_id="op-m", email="owner@faro.example", name="Faro Hospitality LLC")
+        account = await lodging(db, smtp, operator_id="op-m", jurisdiction=jurisdiction, name="Hotel El Faro")
+        reopened = {
+            "plan_id": "plan-1",
+            "tax_account": account,
+            "number": 1,
+            "amount": "4000.00",
+            "due_on": "2026-09-01",
+            "paid_on": "2026-08-28",
+            "reopened_on": "2026-09-20",
+            "unpaid": "4000.00",
+            "pay_by": "2026-09-20",
+            "reversal_id": "rev-7",
+            "payment_id": "pay-7",
+        }
+        ev = event("roomtax.assessment.plan.installment.reopened.v1", reopened)
+        assert await apply(db, smtp, ev) == "applied"
+        assert await apply(db, smtp, ev) == "duplicate"
+        assert await send_due(db, smtp, clock=CLOCK) == 1
+        [(rcpt, msg)] = sink.messages
+        assert (rcpt, msg["Subject"]) == (["owner@faro.example"], subject.format(account=account))
+        body = msg.get_content().replace("\r\n", "\n")
+        assert f"\n\n{expected.format(account=account)}\n\n-- \n" in body, body
+
     async def test_audit_letters_for_the_records_request_and_the_closing_only(
         self, db: DB, smtp: NotifySettings, sink: Sink
     ) -> None:

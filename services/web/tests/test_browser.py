@@ -20,10 +20,12 @@ from web_browser import (
     PASSWORD,
     TWO_MONTHS_AGO,
     WebStack,
+    on_the_islands_clock,
     person,
     platform_with_web,
     sign_in,
     sign_out,
+    utc_iso,
     walker,
 )
 
@@ -270,7 +272,8 @@ class TestAgencyJourney:
             for f in figures:
                 row = table.locator(f"tr[data-indicator='{f['name']}']")
                 cells = [(await c.inner_text()).strip() for c in await row.locator("td").all()]
-                assert cells[:4] == [f["code"], _shown(f, lang), f["numerator"] or "", f["denominator"] or ""]
+                parts = [_part(f, "numerator"), _part(f, "denominator")]
+                assert cells[:4] == [f["code"], _shown(f, lang), *parts], f["name"]
                 definition, whole = _definition(f, lang)  # in the page's language
                 assert cells[4] == definition if whole else cells[4].startswith(definition), (
                     f["name"],
@@ -295,7 +298,7 @@ class TestAgencyJourney:
             for f in vi["indicators"]:
                 row = table.locator(f"tr[data-indicator='{f['name']}']")
                 await expect(row.locator("td").nth(1)).to_have_text(_shown(f, lang))
-                await expect(row.locator("td").nth(3)).to_have_text(f["denominator"] or "")
+                await expect(row.locator("td").nth(3)).to_have_text(_part(f, "denominator"))
             await sign_out(page, "signed-out")
 
 
@@ -377,6 +380,15 @@ def _shown(figure: dict[str, Any], lang: str) -> str:
     return str(value)
 
 
+def _part(figure: dict[str, Any], part: str) -> str:
+    """A numerator or denominator as the page shows it: money with its sign and two decimals,
+    a count as an integer, grouped by thousands (en-US and es-PR alike)."""
+    value, unit = figure[part], figure[f"{part}_unit"]
+    if value is None:
+        return ""
+    return f"${Decimal(value):,.2f}" if unit == "amount" else f"{int(value):,}"
+
+
 class TestContentSecurityPolicy:
     async def test_pages_run_under_the_policy_without_violations(
         self, stack: Stack, browser: Browser
@@ -431,6 +443,22 @@ class TestDistribution:
         await w.check("distribution-run")
         [listed] = (await stack.admin.get("distribution", "/v1/runs"))["items"]
         posted = await stack.admin.get("distribution", f"/v1/runs/{listed['id']}")
+        # when: on the islands' clock, named, in each language; the machine-readable moment in UTC
+        status = page.locator("#run-status")
+        shown = on_the_islands_clock(posted["posted_at"], "en")
+        await expect(status).to_have_text(f"Posted on {shown}.")
+        utc = utc_iso(posted["posted_at"])
+        await expect(status.locator("time")).to_have_attribute("datetime", utc)
+        await page.select_option("#language-switch", "es")
+        await page.get_by_role("button", name="Change").click()
+        await expect(status).to_have_text(
+            f"Contabilizada el {on_the_islands_clock(posted['posted_at'], 'es')}."
+        )
+        await expect(status.locator("time")).to_have_attribute("datetime", utc)
+        await w.check("distribution-run-es")
+        await page.select_option("#language-switch", "en")
+        await page.get_by_role("button", name="Cambiar").click()
+        await expect(status).to_have_text(f"Posted on {shown}.")
         assert (posted["month"], posted["collected"]) == (str(LAST_MONTH), expected["collected"])
         assert posted["allocations"] == expected["allocations"]
         async with page.expect_download() as info:

@@ -20,9 +20,11 @@ from web_browser import (
     Walker,
     WebStack,
     guesthouse,
+    on_the_islands_clock,
     person,
     platform_with_web,
     sign_in,
+    utc_iso,
     walker,
 )
 
@@ -164,6 +166,9 @@ class TestRemittanceSchedulePage:
         table = page.locator("#schedules-table tbody tr")
         await expect(table).to_have_count(1)
         await expect(table).to_contain_text(re.compile(rf"{month}\s*partially accepted\s*4\s*1\s*3"))
+        # received: on the islands' clock, named; the machine-readable moment in UTC
+        await expect(table.locator("th")).to_have_text(on_the_islands_clock(listed["created_at"], "en"))
+        await expect(table.locator("th time")).to_have_attribute("datetime", utc_iso(listed["created_at"]))
         await w.check("schedules")
 
     async def test_spanish_reasons_by_code_and_a_form_error(
@@ -183,7 +188,12 @@ class TestRemittanceSchedulePage:
             await page.select_option("#f-period", str(LAST_MONTH))
             await _upload(w, tmp_path, "schedule.csv", _document(stack), "Subir el anexo")
             await page.get_by_role("link", name="Todos los anexos").click()
-        await page.locator("#schedules-table tbody tr").first.get_by_role("link").click()
+        latest = (await _schedules(stack))[0]
+        first = page.locator("#schedules-table tbody tr").first
+        await expect(first.locator("th")).to_have_text(on_the_islands_clock(latest["created_at"], "es"))
+        await expect(first.locator("th time")).to_have_attribute("datetime", utc_iso(latest["created_at"]))
+        await w.check("schedules-es")
+        await first.get_by_role("link").click()
         await expect(page.locator("#schedule-status")).to_have_text("aceptado en parte")
         rows = page.locator("#rows-table tbody tr")
         await expect(rows.nth(0).locator("td").nth(1)).to_have_text("aceptada")

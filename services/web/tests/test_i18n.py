@@ -10,8 +10,9 @@ import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
 
+from taxcore.parameters import default_tree
 from taxcore.rules.balance import AccountHistory, PaymentIn, compute_balance
-from web.i18n import Lang, choose
+from web.i18n import Lang, choose, time_zone
 
 PACKAGE = Path(__file__).resolve().parents[1]
 
@@ -60,11 +61,27 @@ class TestFormats:
         # to a Spanish reader outside Puerto Rico and as 1 December inside it
         assert (Lang("es").date("2026-12-01"), Lang("en").date("2026-12-01")) == ("1 dic 2026", "Dec 1, 2026")
         assert Lang("es").date("2026-09-07") == "7 sep 2026"
-        moment = "2026-12-01T14:05:00-04:00"
-        assert (Lang("es").datetime(moment), Lang("en").datetime(moment)) == (
-            "1 dic 2026, 2:05:00\u202fp.\u202fm.",  # CLDR's narrow no-break spaces
-            "Dec 1, 2026, 2:05:00\u202fPM",
+        moment = "2026-12-01T18:05:00Z"  # the services send UTC
+        zone = "America/Puerto_Rico"
+        assert (Lang("es").datetime(moment, zone), Lang("en").datetime(moment, zone)) == (
+            "1 dic 2026, 2:05:00\u202fp.\u202fm. AST",  # CLDR's narrow no-break spaces
+            "Dec 1, 2026, 2:05:00\u202fPM AST",
         )
+        # in July too: Puerto Rico and the Virgin Islands keep no daylight saving time
+        assert Lang("en").datetime("2026-07-01T03:30:00+00:00", zone) == "Jun 30, 2026, 11:30:00\u202fPM AST"
+        assert Lang("en").datetime("2026-12-01T18:05:00") == "Dec 1, 2026, 6:05:00\u202fPM UTC"  # no zone
+        # in a page: the moment in UTC for machines, on the jurisdiction's clock for people
+        assert str(Lang("es").moment("2026-12-01T18:05:00.250000+00:00", zone)) == (
+            '<time datetime="2026-12-01T18:05:00.250000Z">1 dic 2026, 2:05:00\u202fp.\u202fm. AST</time>'
+        )
+        assert str(Lang("en").gettext("Posted on %(day)s.", day=Lang("en").moment(moment, zone))) == (
+            'Posted on <time datetime="2026-12-01T18:05:00Z">Dec 1, 2026, 2:05:00\u202fPM AST</time>.'
+        )
+
+    def test_each_jurisdictions_clock(self) -> None:
+        law = default_tree()
+        on = date(2026, 12, 1)
+        assert [time_zone(law, j, on) for j in ("PR", "VI", None)] == ["America/Puerto_Rico"] * 3
         assert (Lang("en").month("2026-03"), Lang("es").month("2026-03")) == ("March 2026", "marzo 2026")
 
     def test_rates(self) -> None:

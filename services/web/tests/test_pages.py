@@ -26,8 +26,10 @@ INDICATORS = {
             "name": "on_time_filing_rate",
             "value": "62.50",
             "unit": "percent",
-            "numerator": "5",
-            "denominator": "8",
+            "numerator": "1250",
+            "denominator": "2000",
+            "numerator_unit": "count",
+            "denominator_unit": "count",
             "definition": "Declarations filed by the due date as a percentage (the API's English)",
             "terms": {},
             "reason": None,
@@ -40,6 +42,8 @@ INDICATORS = {
             "unit": "amount",
             "numerator": "0.00",
             "denominator": "0",
+            "numerator_unit": "amount",
+            "denominator_unit": "count",
             "definition": "Additional tax assessed by the audits closed in the window (the API's English)",
             "terms": {"starts_on": "2026-01-01", "ends_on": "2026-11-30"},
             "reason": "no audit was closed in the window",
@@ -50,8 +54,10 @@ INDICATORS = {
             "name": "arrears_to_collections",
             "value": "1234.50",
             "unit": "amount",
-            "numerator": None,
-            "denominator": None,
+            "numerator": "19500.00",
+            "denominator": "21000.00",
+            "numerator_unit": "amount",
+            "denominator_unit": "amount",
             "definition": "Arrears (the API's English)",
             "terms": {"end": "2026-11-30", "year_from": "2025-12-01"},
             "reason": None,
@@ -139,8 +145,8 @@ class TestIndicators:
             "On-time filing rate",
             "P4-10",
             "62.5%",
-            "5",
-            "8",
+            "1,250",
+            "2,000",
             "Declarations filed by the due date as a percentage of the declarations expected: every "
             "lodging-period of the window that must file (taxcore obligations.must_file: a month with an "
             "active day after registration) and whose due date is before as_of; a declaration counts when "
@@ -151,13 +157,13 @@ class TestIndicators:
             "Additional tax per closed audit",
             "P6-13",
             "none (no audit was closed in the window)",
-            "0.00",
+            "$0.00",
             "0",
             "Additional tax assessed by the audits closed in the window (Jan 1, 2026 to Nov 30, 2026): the "
             "sum of their notices of audit assessment (taxcore's corrected returns less the filed ones; an "
             "audit closed without a notice adds 0.00), over the number of audits closed.",
         ]
-        assert cells(html, "arrears_to_collections")[2:4] == ["$1,234.50", ""]
+        assert cells(html, "arrears_to_collections")[2:5] == ["$1,234.50", "$19,500.00", "$21,000.00"]
         assert cells(html, "arrears_to_collections")[5].endswith(
             "received in the 12 months ending that day (Dec 1, 2025 to Nov 30, 2026)."
         )
@@ -172,9 +178,16 @@ class TestIndicators:
 
     def test_spanish_names_and_a_refused_window(self) -> None:
         html = overview(Lang("es"))
-        assert cells(html, "on_time_filing_rate")[:3] == ["Tasa de declaraciones a tiempo", "P4-10", "62.5%"]
+        assert cells(html, "on_time_filing_rate")[:5] == [
+            "Tasa de declaraciones a tiempo",
+            "P4-10",
+            "62.5%",
+            "1,250",
+            "2,000",
+        ]
+        assert cells(html, "arrears_to_collections")[2:5] == ["$1,234.50", "$19,500.00", "$21,000.00"]
         yield_ = cells(html, "audit_yield")
-        assert yield_[2] == "ninguno (ninguna auditoría se cerró en la ventana)"
+        assert yield_[2:5] == ["ninguno (ninguna auditoría se cerró en la ventana)", "$0.00", "0"]
         assert yield_[5].startswith(
             "Impuesto adicional tasado por las auditorías cerradas en la ventana (1 ene 2026 a 30 nov 2026): "
         )

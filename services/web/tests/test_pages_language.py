@@ -41,6 +41,18 @@ class TestTimeline:
         assert ES.timeline(approved) == "Propuesta: aprobado: Conforme."  # a person's words as written
         plan = {"kind": "plan.defaulted", "summary": "payment plan defaulted"}
         assert ES.timeline(plan) == "Plan de pago: incumplido"
+        back = {
+            "kind": "plan.installment_reopened",
+            "summary": "installment 1 unpaid again: the payment was returned; 4000.00 to pay by 2026-09-16",
+        }
+        assert (EN.timeline(back), ES.timeline(back)) == (
+            back["summary"],
+            "Plan de pago: plazo otra vez sin pagar (pago devuelto)",
+        )
+        paid_again = {"kind": "plan.installment_paid", "summary": "installment 1 paid"}
+        assert ES.timeline(paid_again) == "Plan de pago: plazo pagado"
+        undone = {"kind": "plan.reopened", "summary": "payment plan not completed any more"}
+        assert ES.timeline(undone) == "Plan de pago: ya no está completado (pago devuelto)"
         # a kind the web app does not know keeps the service's words
         assert ES.timeline({"kind": "novel.thing", "summary": "something new"}) == "something new"
 

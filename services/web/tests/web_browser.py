@@ -17,7 +17,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import UTC, date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +220,23 @@ async def platform_with_web(prefix: str) -> AsyncIterator[tuple[Platform, WebPro
         if web is not None:
             web.stop()
         platform.stop()
+
+
+def on_the_islands_clock(moment: str, lang: str) -> str:
+    """A UTC moment from an API as the page shows it, worked out here: Atlantic Standard Time
+    (UTC-4 all year), the day with its month abbreviated, the 12-hour time, the zone named."""
+    local = datetime.fromisoformat(moment).astimezone(timezone(timedelta(hours=-4)))
+    hour = local.hour % 12 or 12
+    month = local.month - 1
+    if lang == "en":
+        months = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+        noon = "AM" if local.hour < 12 else "PM"
+        return f"{months[month]} {local.day}, {local.year}, {hour}:{local:%M:%S}\u202f{noon} AST"
+    months = "ene feb mar abr may jun jul ago sep oct nov dic".split()
+    noon = "a.\u202fm." if local.hour < 12 else "p.\u202fm."
+    return f"{local.day} {months[month]} {local.year}, {hour}:{local:%M:%S}\u202f{noon} AST"
+
+
+def utc_iso(moment: str) -> str:
+    """An API's moment as a page's ``<time datetime>`` carries it: UTC, ISO 8601, ``Z``."""
+    return datetime.fromisoformat(moment).astimezone(UTC).isoformat().replace("+00:00", "Z")

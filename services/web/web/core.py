@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import secrets
 import time
+from datetime import datetime
 from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import Depends, Form, Header, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment
+from markupsafe import Markup
 
+from servicekit.runtime import runtime_of
 from web import i18n
 from web.backend import ApiError, Backend
 from web.session import Person, Session, SessionCodec
@@ -172,6 +175,14 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
     env: Environment = request.app.state.templates
     lang = lang_of(request)
     session = session_of(request)
+    law = runtime_of(request).law
+
+    def moment(value: str | None, jurisdiction: str | None = None) -> Markup:
+        """A moment (ISO 8601 from a service) on ``jurisdiction``'s clock, in a ``<time>``."""
+        if not value:
+            return Markup("")
+        return lang.moment(value, i18n.time_zone(law, jurisdiction, datetime.fromisoformat(value).date()))
+
     html = env.get_template(template).render(
         request=request,
         lang=lang.code,
@@ -181,6 +192,7 @@ def render(request: Request, template: str, status: int = 200, **context: Any) -
         form_id=secrets.token_hex(12),
         here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         **lang.helpers(),
+        fdatetime=moment,  # a moment on the jurisdiction's clock (the law is the app's, not Lang's)
         **context,
     )
     return HTMLResponse(html, status_code=status)

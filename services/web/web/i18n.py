@@ -12,10 +12,11 @@ import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from babel import Locale, negotiate_locale
 from babel.dates import format_date, format_skeleton, format_time, get_datetime_format
@@ -23,8 +24,10 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.numbers import format_currency, format_decimal, format_percent
 from babel.support import Translations
+from markupsafe import Markup, escape
 
 from servicekit.problems_i18n import PatternCatalog
+from taxcore.parameters import ParameterTree
 
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 LANGUAGES = ("en", "es")
@@ -34,6 +37,10 @@ LANGUAGE_NAMES = {"en": "English", "es": "Español"}
 COOKIE = "lang"
 #: the medium day as a CLDR skeleton: the month by its abbreviated name in both languages
 MEDIUM_DAY = "yMMMd"
+#: ``datetime`` where ``Lang.datetime`` hides it
+Instant = datetime
+#: a jurisdiction's clock (taxcore ``agency.time_zone``, an IANA name)
+TIME_ZONE = "agency.time_zone"
 ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
@@ -163,6 +170,9 @@ CODE_WORDS: dict[str, str] = {
     "granted": N_("granted"),
     "completed": N_("completed"),
     "defaulted": N_("defaulted"),
+    "installment_paid": N_("installment paid"),
+    "installment_reopened": N_("installment unpaid again (payment returned)"),
+    "reopened": N_("not completed any more (payment returned)"),
     "records_requested": N_("records requested"),
     "finding": N_("finding recorded"),
     "notice": N_("notice issued"),
@@ -265,6 +275,14 @@ ACCOUNT_KINDS: dict[str, str] = {
 }
 
 
+def time_zone(law: ParameterTree, jurisdiction: str | None, on: date) -> str | None:
+    """The IANA zone of ``jurisdiction``'s clock on ``on``; without a jurisdiction (a page about
+    several), the zone every jurisdiction shares, if they do; None (UTC) otherwise."""
+    codes = [jurisdiction] if jurisdiction else law.jurisdictions()
+    zones = {str(law.value(j, TIME_ZONE, on)) if law.has(j, TIME_ZONE) else None for j in codes}
+    return zones.pop() if len(zones) == 1 else None
+
+
 def load_catalog(lang: str) -> Translations:
     with (LOCALE_DIR / lang / "LC_MESSAGES" / "messages.po").open("rb") as f:
         catalog = read_po(f, locale=lang)
@@ -300,7 +318,11 @@ class Lang:
         return Locale.parse(FORMAT_LOCALES[self.code])
 
     def gettext(self, message: str, **values: object) -> str:
+        """The message in this language with ``values``; markup among the values (a ``<time>``)
+        stays markup, and the rest is escaped."""
         text = CATALOGS[self.code].gettext(message)
+        if any(isinstance(v, Markup) for v in values.values()):
+            return Markup(escape(text)) % values
         return text % values if values else text
 
     def trace(self, text: str) -> str:
@@ -321,6 +343,19 @@ class Lang:
         if figure.get("unit") == "amount":
             return self.money(value)
         return self.number(value)
+
+    def indicator_part(self, figure: dict[str, Any], part: str) -> str:
+        """An indicator's ``numerator`` or ``denominator`` as its ``<part>_unit`` reads: money
+        per locale (``$13,500.00``), a count as an integer (``1,234``); as it came without a unit."""
+        value = figure.get(part)
+        if value is None or value == "":
+            return ""
+        unit = figure.get(f"{part}_unit")
+        if unit == "amount":
+            return self.money(value)
+        if unit == "count":
+            return self.number(Decimal(value).to_integral_value())
+        return str(value)
 
     def account_name(self, account: str, name: str) -> str:
         """A distribution account's name: the service's in English, by its code in Spanish."""
@@ -418,17 +453,31 @@ class Lang:
             return format_skeleton(MEDIUM_DAY, d, locale=self.locale)
         return format_date(d, form, locale=self.locale)
 
-    def datetime(self, value: str | datetime | None) -> str:
-        """A moment: the day as :meth:`date` writes it, then the time (CLDR's medium forms)."""
+    def datetime(self, value: str | datetime | None, zone: str | None = None) -> str:
+        """A moment on the clock of ``zone`` (an IANA name; UTC without one), named: the day as
+        :meth:`date` writes it, the time (CLDR's medium forms), then the zone's abbreviation
+        (``AST``: CLDR's Spanish names Puerto Rico's zone a summer time it does not keep).
+        A moment without an offset is UTC (the services send UTC)."""
         if not value:
             return ""
         d = datetime.fromisoformat(value) if isinstance(value, str) else value
+        local = (d if d.tzinfo else d.replace(tzinfo=UTC)).astimezone(ZoneInfo(zone or "UTC"))
         pattern = get_datetime_format("medium", locale=self.locale)
         day, time = (
-            format_skeleton(MEDIUM_DAY, d, locale=self.locale),
-            format_time(d, "medium", locale=self.locale),
+            format_skeleton(MEDIUM_DAY, local, locale=self.locale),
+            format_time(local, "medium", locale=self.locale),
         )
-        return str(pattern).replace("{1}", day).replace("{0}", time)
+        return f"{str(pattern).replace('{1}', day).replace('{0}', time)} {local.tzname()}"
+
+    def moment(self, value: str | Instant | None, zone: str | None = None) -> Markup:
+        """:meth:`datetime` in a ``<time>`` whose ``datetime`` is the moment in UTC (ISO 8601)."""
+        if not value:
+            return Markup("")
+        d = Instant.fromisoformat(value) if isinstance(value, str) else value
+        utc = (d if d.tzinfo else d.replace(tzinfo=UTC)).astimezone(UTC)
+        return Markup('<time datetime="{}">{}</time>').format(
+            utc.isoformat().replace("+00:00", "Z"), self.datetime(utc, zone)
+        )
 
     def month(self, period: str) -> str:
         """``2026-03`` as ``March 2026`` / ``marzo de 2026``."""
@@ -444,6 +493,7 @@ class Lang:
             "percent": self.percent,
             "indicator": self.indicator,
             "indicator_name": self.indicator_name,
+            "indicator_part": self.indicator_part,
             "indicator_definition": self.indicator_definition,
             "indicator_reason": self.indicator_reason,
             "account_name": self.account_name,
@@ -451,6 +501,5 @@ class Lang:
             "finding": self.finding,
             "hold": self.hold,
             "fdate": self.date,
-            "fdatetime": self.datetime,
             "fmonth": self.month,
         }

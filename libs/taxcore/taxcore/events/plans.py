@@ -94,3 +94,38 @@ class PlanDefaulted(EventData):
     grace_days: int
     notice_ids: list[str]
     section: str
+
+
+@contract("roomtax.assessment.plan.installment.reopened.v1", CASES)
+class PlanInstallmentReopened(EventData):
+    """Money that paid the installment was returned (a payment reversed: a dishonoured cheque, a
+    returned transfer), so it is unpaid again from ``reopened_on``: ``unpaid`` is what it lacks.
+    Paid by ``pay_by`` (its grace's last day, or the return's day if that is later) the plan stays
+    current; else it defaults the day after. A later payment pays it again (a new
+    ``installment.paid``)."""
+
+    plan_id: str
+    tax_account: str
+    number: int
+    amount: PositiveMoney
+    due_on: date
+    paid_on: date  # the day it had been paid
+    reopened_on: date
+    unpaid: PositiveMoney
+    pay_by: date
+    reversal_id: str | None = None
+    payment_id: str | None = None
+
+
+@contract("roomtax.assessment.plan.reopened.v1", CASES)
+class PlanReopened(EventData):
+    """A plan recorded as completed is not any more: money that counted toward it was returned,
+    so ``paid`` is below the planned amount by ``remaining``. Its installments unpaid again each
+    have their ``installment.reopened``; the plan is current (or defaults) as its schedule says."""
+
+    plan_id: str
+    tax_account: str
+    reopened_on: date
+    paid: Money
+    remaining: PositiveMoney
+    reversal_id: str | None = None

@@ -142,7 +142,8 @@ async def prepare_filing_batch(session: AsyncSession, events: Sequence[CloudEven
     await repository.prepare_batch(
         session, tax_accounts=accounts, declarations=declarations, payments=payments, periods=periods
     )
-    paying = [a for e in events if e.type == PaymentReceived.event_type and (a := field(e, "tax_account"))]
+    money = (PaymentReceived.event_type, PaymentReversed.event_type)
+    paying = [a for e in events if e.type in money and (a := field(e, "tax_account"))]
     if paying:
         await plans.prepare_batch(session, tax_accounts=sorted(set(paying)))
 
@@ -313,3 +314,5 @@ async def on_reversal(
     await session.flush()
     if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
         await recompute_after_batch(session, tax_account=data.tax_account)
+    # the installments the returned money had paid are unpaid again
+    await plans.on_payment(session, tax_account=data.tax_account, on=data.reversed_on)

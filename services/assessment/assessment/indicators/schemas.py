@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 Unit = Literal["percent", "count", "days", "amount"]
+#: what a numerator or denominator counts: money (two decimals) or things (an integer)
+PartUnit = Literal["amount", "count"]
 #: why a figure is null: the denominator is zero; no audit closed in the window (``audit_yield``)
 ReasonCode = Literal["nothing_to_measure", "no_audit_closed"]
 
@@ -27,6 +29,10 @@ class Indicator(BaseModel):
     unit: Unit
     numerator: str | None
     denominator: str | None
+    numerator_unit: PartUnit | None = Field(
+        default=None, description="amount: money, two decimals; count: an integer (null with no numerator)"
+    )
+    denominator_unit: PartUnit | None = Field(default=None, description="as numerator_unit")
     definition: str = Field(description="what the figure counts, in English, with the values of ``terms``")
     terms: dict[str, str] = Field(
         description="the values the definition names (ISO dates, sections, the jurisdiction), by a "

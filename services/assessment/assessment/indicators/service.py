@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from assessment.audits.repository import audit_coverage
 from assessment.crosschecks.repository import crosscheck_coverage
 from assessment.indicators import repository
-from assessment.indicators.schemas import Indicator, IndicatorsOut, ReasonCode, Unit, Window
+from assessment.indicators.schemas import Indicator, IndicatorsOut, PartUnit, ReasonCode, Unit, Window
 from servicekit.errors import ValidationFailed
 from taxcore.money import fmt
 from taxcore.obligations import declaration_filers, must_file
@@ -122,6 +122,14 @@ def year_before(d: date) -> date:
         return d.replace(year=d.year - 1, day=28)
 
 
+def _part(value: Decimal | int | None) -> str | None:
+    return None if value is None else fmt(value) if isinstance(value, Decimal) else str(value)
+
+
+def _part_unit(value: Decimal | int | None) -> PartUnit | None:
+    return None if value is None else "amount" if isinstance(value, Decimal) else "count"
+
+
 def _figure(
     code: str,
     name: str,
@@ -129,11 +137,13 @@ def _figure(
     unit: Unit,
     *,
     terms: dict[str, str] | None = None,
-    numerator: str | None = None,
-    denominator: str | None = None,
+    numerator: Decimal | int | None = None,
+    denominator: Decimal | int | None = None,
     reason: ReasonCode | None = None,
 ) -> Indicator:
-    """An indicator, its definition worded from ``DEFINITIONS[name]`` and ``terms``."""
+    """An indicator, its definition worded from ``DEFINITIONS[name]`` and ``terms``; a part that
+    is money (a ``Decimal``) goes out with two decimals and ``amount``, a number of things (an
+    ``int``) as an integer and ``count``."""
     if value is None and reason is None:
         reason = "nothing_to_measure"
     terms = terms or {}
@@ -142,8 +152,10 @@ def _figure(
         name=name,
         value=None if value is None else str(value),
         unit=unit,
-        numerator=numerator,
-        denominator=denominator,
+        numerator=_part(numerator),
+        denominator=_part(denominator),
+        numerator_unit=_part_unit(numerator),
+        denominator_unit=_part_unit(denominator),
         definition=DEFINITIONS[name].format(**terms),
         terms=terms,
         reason=REASONS[reason] if reason else None,
@@ -201,8 +213,8 @@ async def on_time_filing(
         "on_time_filing_rate",
         percent(on_time, expected),
         "percent",
-        numerator=str(on_time),
-        denominator=str(expected),
+        numerator=on_time,
+        denominator=expected,
     )
 
 
@@ -225,8 +237,8 @@ async def audits_and_crosschecks(
             percent(audits.audited, audits.lodgings),
             "percent",
             terms={**window, "jurisdiction": jurisdiction, "section": str(audit_section)},
-            numerator=str(audits.audited),
-            denominator=str(audits.lodgings),
+            numerator=audits.audited,
+            denominator=audits.lodgings,
         ),
         _figure(
             "P6-13",
@@ -234,8 +246,8 @@ async def audits_and_crosschecks(
             audits.assessed if audits.closed else None,
             "amount",
             terms=window,
-            numerator=fmt(audits.assessed),
-            denominator=str(audits.closed),
+            numerator=audits.assessed,
+            denominator=audits.closed,
             reason=None if audits.closed else "no_audit_closed",
         ),
         _figure(
@@ -244,16 +256,16 @@ async def audits_and_crosschecks(
             percent(checks.checked, checks.with_intermediary_data),
             "percent",
             terms={"jurisdiction": jurisdiction, "section": str(shortfall)},
-            numerator=str(checks.checked),
-            denominator=str(checks.with_intermediary_data),
+            numerator=checks.checked,
+            denominator=checks.with_intermediary_data,
         ),
         _figure(
             "P6-14",
             "crosscheck_findings_rate",
             percent(checks.with_findings, checks.checked),
             "percent",
-            numerator=str(checks.with_findings),
-            denominator=str(checks.checked),
+            numerator=checks.with_findings,
+            denominator=checks.checked,
         ),
     ]
 
@@ -281,8 +293,8 @@ async def compute(
             "on_time_payment_rate_by_number",
             percent(pay["on_time"], pay["expected"]),
             "percent",
-            numerator=str(pay["on_time"]),
-            denominator=str(pay["expected"]),
+            numerator=int(pay["on_time"]),
+            denominator=int(pay["expected"]),
         )
     )
     figures.append(
@@ -291,8 +303,8 @@ async def compute(
             "on_time_payment_rate_by_value",
             percent(pay["on_time_value"], pay["due_value"]),
             "percent",
-            numerator=fmt(pay["on_time_value"]),
-            denominator=fmt(pay["due_value"]),
+            numerator=Decimal(pay["on_time_value"]),
+            denominator=Decimal(pay["due_value"]),
         )
     )
 
@@ -305,8 +317,8 @@ async def compute(
             percent(arr["stock"], arr["collections"]),
             "percent",
             terms={"end": end.isoformat(), "year_from": (year_ago + timedelta(days=1)).isoformat()},
-            numerator=fmt(arr["stock"]),
-            denominator=fmt(arr["collections"]),
+            numerator=arr["stock"],
+            denominator=arr["collections"],
         )
     )
     figures.append(
@@ -316,8 +328,8 @@ async def compute(
             percent(arr["older"], arr["stock"]),
             "percent",
             terms={"year_ago": year_ago.isoformat()},
-            numerator=fmt(arr["older"]),
-            denominator=fmt(arr["stock"]),
+            numerator=arr["older"],
+            denominator=arr["stock"],
         )
     )
     figures.extend(
@@ -336,7 +348,7 @@ async def compute(
             "median_days_to_decision",
             median(decided),
             "days",
-            denominator=str(len(decided)),
+            denominator=len(decided),
         )
     )
     refunds = await repository.refunds_paid(session, jurisdiction=jurisdiction, start=starts_on, end=end)
@@ -347,7 +359,7 @@ async def compute(
             "median_days_refund_request_to_payment",
             median(days),
             "days",
-            denominator=str(len(days)),
+            denominator=len(days),
         )
     )
     window = Window.model_validate(

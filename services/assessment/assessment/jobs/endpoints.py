@@ -67,7 +67,7 @@ async def run_lapsed_notices(
 @router.post(
     "/payment-plans",
     responses=ValidationFailed.openapi(),
-    summary="Record installments paid, plans completed and plans defaulted (with their notices)",
+    summary="Record installments paid or unpaid again, plans completed, reopened or defaulted (with notices)",
 )
 async def run_payment_plans(
     session: SessionDep, _: AdminDep, runtime: RuntimeDep, as_of: AsOf = None

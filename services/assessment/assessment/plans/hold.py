@@ -29,12 +29,12 @@ def receipts(facts: Facts, plan: PaymentPlan) -> list[Receipt]:
         elsewhere = sum((Decimal(d["amount"]) for d in p.designations if d["period"] not in covered), ZERO)
         amount = max(p.amount - elsewhere, ZERO)
         if amount > 0:
-            counted[p.payment_id] = Receipt(p.received_on, amount)
+            counted[p.payment_id] = Receipt(p.received_on, amount, p.payment_id)
             out.append(counted[p.payment_id])
     for rv in facts.reversals:
         r = counted.get(rv.payment_id)
         if r is not None:
-            out.append(Receipt(max(rv.reversed_on, r.on), -min(rv.amount, r.amount)))
+            out.append(Receipt(max(rv.reversed_on, r.on), -min(rv.amount, r.amount), rv.reversal_id))
     return out
 
 

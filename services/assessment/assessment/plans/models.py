@@ -1,9 +1,10 @@
 """Payment plan tables (installment agreements): append-only, like every case-work table.
 
 A plan is granted once with its schedule (``plan_installments``; number 0 is the down
-payment) and never edited; what happens to it afterwards (an installment paid, the plan
-completed or defaulted, a request declined) is a new ``plan_steps`` row, one per
-``(subject_id, key)``, so the job that records them can run any number of times. Whether
+payment) and never edited; what happens to it afterwards (an installment paid, or unpaid
+again by a returned payment, the plan completed, reopened or defaulted, a request declined)
+is a new ``plan_steps`` row, one per ``(subject_id, key)``, so the job that records them can
+run any number of times. Whether
 a plan is current on a date is computed from its schedule and the account's payments
 (``plans.schedule``), never stored.
 """
@@ -66,8 +67,10 @@ class PlanRequest(Created, Sequenced, Base):
 
 
 class PlanStep(Created, Sequenced, Base):
-    """Something that happened to a plan or a request: installment_paid:<n>, completed,
-    defaulted, declined (``key`` is unique per subject, so each is recorded once)."""
+    """Something that happened to a plan or a request: installment_paid:<n>,
+    installment_reopened:<n>:<cycle> (then installment_paid:<n>:<cycle>), completed, reopened:<cycle>
+    (then completed:<cycle>), defaulted, declined (``key`` is unique per subject, so each is
+    recorded once)."""
 
     __tablename__ = "plan_steps"
     id: Mapped[str] = mapped_column(Text, primary_key=True, default=new_id)

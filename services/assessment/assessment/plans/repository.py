@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import ARRAY, Text, any_, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
 
@@ -70,9 +71,15 @@ async def plan_of_request(session: AsyncSession, request_id: str) -> PaymentPlan
 
 
 async def open_plan_accounts(session: AsyncSession) -> list[str]:
-    """Accounts with a plan not yet recorded as completed or defaulted."""
+    """Accounts with a plan neither recorded as defaulted nor as completed (a completion not
+    followed by a reopening: a returned payment)."""
+    later = aliased(PlanStep)
+    reopened = select(later.id).where(
+        later.subject_id == PlanStep.subject_id, later.step == "reopened", later.seq > PlanStep.seq
+    )
     closed = select(PlanStep.id).where(
-        PlanStep.subject_id == PaymentPlan.id, PlanStep.key.in_(("completed", "defaulted"))
+        PlanStep.subject_id == PaymentPlan.id,
+        (PlanStep.step == "defaulted") | ((PlanStep.step == "completed") & ~reopened.exists()),
     )
     stmt = (
         select(PaymentPlan.tax_account).where(~closed.exists()).distinct().order_by(PaymentPlan.tax_account)

@@ -10,10 +10,16 @@ the day the money counted reaches the schedule's cumulative amount through ``n``
 On a date ``D`` the plan is:
 
 - ``completed`` from the day the money counted reaches the planned amount;
-- ``defaulted`` from the day after an installment's grace period (``due_on +
-  grace_days``) ends with the money counted below its cumulative amount (a later
-  payment does not revive it: the agency grants a new plan);
+- ``defaulted`` from the first day after an installment's grace period (``due_on +
+  grace_days``) on which the money counted the day before is below its cumulative
+  amount: the day after the grace ends, or, when the money that paid it in time is
+  returned after the grace, the day after the return (a later payment does not revive
+  it: the agency grants a new plan);
 - ``current`` otherwise (from its grant).
+
+An installment paid and then unpaid again by a return is *reopened* on the return's day
+(``reopened_on``, ``reopened_by``: the return's ``ref``): its status is again ``due``,
+``late`` or ``missed`` by its own due date and grace, and it can be paid again.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class Receipt:
 
     on: date
     amount: Decimal
+    ref: str | None = None  # what it is (a payment id; a returned payment: the reversal id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +58,10 @@ class InstallmentState:
     paid: Decimal
     paid_on: date | None
     status: InstallmentStatus
+    #: the day money returned took it below its cumulative amount after it had been paid
+    #: (the latest such day; None while it is paid or if it never was), and the return's ref
+    reopened_on: date | None = None
+    reopened_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +90,30 @@ def _reached(moves: list[Receipt], target: Decimal) -> date | None:
     return reached
 
 
+def _reopened(moves: list[Receipt], target: Decimal) -> Receipt | None:
+    """The latest return that took the running total from ``target`` or more to below it."""
+    total = ZERO
+    last: Receipt | None = None
+    for m in sorted(moves, key=lambda m: m.on):
+        before, total = total, total + m.amount
+        if before >= target > total:
+            last = m
+    return last
+
+
+def _default_day(
+    known: list[Receipt], term: Term, cumulative: Decimal, grace_days: int, on: date
+) -> date | None:
+    """The first day by ``on`` after ``term``'s grace on which the money counted the day before
+    is below ``cumulative``: the day after the grace, or the day after a later return."""
+    first = term.due_on + timedelta(days=grace_days + 1)
+    days = sorted({first} | {m.on + timedelta(days=1) for m in known if m.amount < 0 and m.on >= first})
+    return next(
+        (d for d in days if d <= on and _counted(known, d - timedelta(days=1)) < cumulative),
+        None,
+    )
+
+
 def evaluate(terms: list[Term], moves: list[Receipt], *, grace_days: int, on: date) -> PlanState:
     """The plan's status and each installment's on ``on`` (see the module docstring)."""
     terms = sorted(terms, key=lambda t: t.number)
@@ -89,10 +124,9 @@ def evaluate(terms: list[Term], moves: list[Receipt], *, grace_days: int, on: da
     defaulted: tuple[date, Term] | None = None
     for t in terms:
         cumulative += t.amount
-        check_on = t.due_on + timedelta(days=grace_days + 1)
-        if check_on <= on and _counted(known, check_on - timedelta(days=1)) < cumulative:
-            defaulted = (check_on, t)
-            break
+        day = _default_day(known, t, cumulative, grace_days, on)
+        if day is not None and (defaulted is None or day < defaulted[0]):
+            defaulted = (day, t)
     completed_on = _reached(known, planned) if paid >= planned else None
     if completed_on is not None and (defaulted is None or completed_on < defaulted[0]):
         status: PlanStatus = "completed"
@@ -117,5 +151,8 @@ def evaluate(terms: list[Term], moves: list[Receipt], *, grace_days: int, on: da
             st = "late"
         else:
             st = "missed"
-        states.append(InstallmentState(t, part, None, st))
+        back = _reopened(known, cumulative)
+        states.append(
+            InstallmentState(t, part, None, st, back.on if back else None, back.ref if back else None)
+        )
     return PlanState(status, since, paid, states, defaulted[1] if defaulted else None)

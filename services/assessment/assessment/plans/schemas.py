@@ -44,6 +44,10 @@ class InstallmentOut(BaseModel):
     paid_on: date | None
     status: Literal["paid", "due", "late", "missed"]
     grace_ends_on: date
+    reopened_on: date | None = Field(
+        description="unpaid again from this day: money that had paid it was returned (null while "
+        "paid, or if it never was)"
+    )
 
     @classmethod
     def of(cls, i: InstallmentState, *, grace_days: int) -> InstallmentOut:
@@ -54,6 +58,7 @@ class InstallmentOut(BaseModel):
             paid_on=i.paid_on,
             status=i.status,
             grace_ends_on=i.term.due_on + timedelta(days=grace_days),
+            reopened_on=i.reopened_on,
         )
 
 

@@ -10,7 +10,12 @@ notice is issued for its periods and no bond is drawn for them (``plans.hold``, 
 
 The account's payments fill the installments (``plans.schedule``); each installment paid,
 the plan completed, and a default (an installment unpaid past ``cases.plan_grace_days``)
-is recorded once as a step with its event. A default issues a notice of each planned
+is recorded once as a step with its event. A returned payment (reversed) that leaves an
+installment paid before unpaid again records it reopened (``installment_reopened``; a
+completed plan: ``reopened``), with its event: the installment is due again by its own
+terms, and paid again it is recorded paid again. Steps stay append-only: each cycle's
+key ends in its number (``installment_paid:1``, ``installment_reopened:1:1``,
+``installment_paid:1:1``). A default issues a notice of each planned
 period's deficiency on that day, and collection resumes: the notices' terms run, then the
 bond draw (PR §33).
 """
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -38,18 +43,22 @@ from assessment.notices.service import issue_notice
 from assessment.plans import repository
 from assessment.plans.hold import state
 from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
+from assessment.plans.schedule import InstallmentState, PlanState
 from assessment.plans.schemas import PlanCreate, PlanOut, PlanRequestCreate, PlanRequestOut
 from assessment.rows import from_row
 from assessment.settings import AssessmentSettings
 from servicekit.auth import Principal
 from servicekit.errors import Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import emit
+from taxcore.events import EventData
 from taxcore.events.plans import (
     InstallmentTerm,
     PlanCompleted,
     PlanDefaulted,
     PlanGranted,
     PlanInstallmentPaid,
+    PlanInstallmentReopened,
+    PlanReopened,
     PlanRequestDeclined,
     PlanRequested,
 )
@@ -288,68 +297,194 @@ async def _step(
     return row
 
 
+async def _record(
+    session: AsyncSession,
+    plan: PaymentPlan,
+    key: str,
+    on: date,
+    details: dict[str, Any],
+    event: EventData,
+) -> PlanStep | None:
+    """A step of ``plan`` (named by its key without the numbers) and its event, once."""
+    row = await _step(session, plan, key, key.split(":")[0], on, details)
+    if row is not None:
+        await emit(session, event, key=plan.tax_account, event_id=event_id("plan", plan.id, key))
+    return row
+
+
+@dataclass(frozen=True, slots=True)
+class _Recorded:
+    """What the steps say of one installment (``installment_paid``/``installment_reopened``) or of
+    the plan's completion (``completed``/``reopened``): whether the last says done, how many
+    reopenings there were (the cycle the next key is numbered by) and the last step."""
+
+    done: bool
+    reopenings: int
+    last: PlanStep | None
+
+    @classmethod
+    def of(cls, rows: list[PlanStep], done: str, undone: str) -> _Recorded:
+        mine = [s for s in rows if s.step in (done, undone)]
+        last = mine[-1] if mine else None
+        return cls(last is not None and last.step == done, sum(s.step == undone for s in mine), last)
+
+    def later_than(self, on: date) -> bool:
+        """The last step is dated after ``on``: it already knows more than the state on ``on``."""
+        return self.last is not None and self.last.on > on
+
+
+def _key(step: str, cycle: int, number: int | None = None) -> str:
+    """A step's unique key: ``installment_paid:<n>``, ``completed`` the first time; a step of a
+    later cycle (after a reopening) ends in ``:<cycle>``."""
+    base = step if number is None else f"{step}:{number}"
+    return base if cycle == 0 else f"{base}:{cycle}"
+
+
+def _installment_steps(rows: list[PlanStep], number: int) -> _Recorded:
+    return _Recorded.of(
+        [s for s in rows if s.details.get("number") == number], "installment_paid", "installment_reopened"
+    )
+
+
 async def progress(session: AsyncSession, *, facts: Facts, on: date, defaults: bool) -> list[PlanStep]:
-    """Record what the account's payments did to its plans by ``on``: installments paid, a plan
-    completed, and (``defaults``: the daily job) a plan defaulted, with its notices."""
+    """Record what the account's payments and returned payments did to its plans by ``on``:
+    installments paid or unpaid again (reopened), a plan completed or reopened, and
+    (``defaults``: the daily job) a plan defaulted, with its notices. A step is recorded only
+    where the steps say otherwise than the state on ``on`` and are not dated after it."""
     plans = [p for p in await repository.account_plans(session, facts.tax_account) if p.granted_on <= on]
     schedules = await repository.installments(session, [p.id for p in plans])
     done = await repository.steps(session, [p.id for p in plans])
     made: list[PlanStep] = []
     for plan in plans:
-        keys = {s.key for s in done[plan.id]}
-        if keys & {"completed", "defaulted"}:
+        history = done[plan.id]
+        if any(s.step == "defaulted" for s in history):
             continue
         current = state(facts, plan, schedules[plan.id], on)
         for inst in current.installments:
-            key = f"installment_paid:{inst.term.number}"
-            if inst.status != "paid" or key in keys or inst.paid_on is None:
-                continue
-            row = await _step(
-                session,
-                plan,
-                key,
-                "installment_paid",
-                inst.paid_on,
-                {"number": inst.term.number, "amount": fmt(inst.term.amount)},
-            )
-            if row is None:
-                continue
-            made.append(row)
-            await emit(
-                session,
-                PlanInstallmentPaid(
-                    plan_id=plan.id,
-                    tax_account=plan.tax_account,
-                    number=inst.term.number,
-                    amount=inst.term.amount,
-                    due_on=inst.term.due_on,
-                    paid_on=inst.paid_on,
-                ),
-                key=plan.tax_account,
-                event_id=event_id("plan", plan.id, key),
-            )
-        if current.status == "completed" and current.since is not None:
-            row = await _step(
-                session, plan, "completed", "completed", current.since, {"paid": fmt(current.paid)}
+            row = await _installment_step(
+                session, facts, plan, inst, _installment_steps(history, inst.term.number), on
             )
             if row is not None:
                 made.append(row)
-                await emit(
-                    session,
-                    PlanCompleted(
-                        plan_id=plan.id,
-                        tax_account=plan.tax_account,
-                        completed_on=current.since,
-                        paid=current.paid,
-                    ),
-                    key=plan.tax_account,
-                    event_id=event_id("plan", plan.id, "completed"),
-                )
-        elif defaults and current.status == "defaulted" and current.defaulted_by is not None:
+        completion = _Recorded.of(history, "completed", "reopened")
+        if current.status == "completed" and not completion.done and current.since is not None:
+            row = await _completed(session, plan, current, completion.reopenings)
+        elif current.status != "completed" and completion.done and not completion.later_than(on):
+            row = await _reopened(session, plan, current, completion.reopenings + 1, on)
+        else:
+            row = None
+        if row is not None:
+            made.append(row)
+        if defaults and current.status == "defaulted" and current.defaulted_by is not None:
             row = await _default(session, facts, plan, current.defaulted_by.number, on)
             if row is not None:
                 made.append(row)
     return made
+
+
+async def _installment_step(
+    session: AsyncSession,
+    facts: Facts,
+    plan: PaymentPlan,
+    inst: InstallmentState,
+    recorded: _Recorded,
+    on: date,
+) -> PlanStep | None:
+    """The installment paid (again), or unpaid again by a returned payment, if the steps do not
+    say so yet."""
+    term, paid = inst.term, inst.status == "paid"
+    if recorded.later_than(on) or paid == recorded.done:
+        return None
+    if paid and inst.paid_on is not None:
+        return await _record(
+            session,
+            plan,
+            _key("installment_paid", recorded.reopenings, term.number),
+            inst.paid_on,
+            {"number": term.number, "amount": fmt(term.amount)},
+            PlanInstallmentPaid(
+                plan_id=plan.id,
+                tax_account=plan.tax_account,
+                number=term.number,
+                amount=term.amount,
+                due_on=term.due_on,
+                paid_on=inst.paid_on,
+            ),
+        )
+    if paid or inst.reopened_on is None or recorded.last is None:
+        return None
+    pay_by = max(term.due_on + timedelta(days=plan.grace_days), inst.reopened_on)
+    returned = next((r for r in facts.reversals if r.reversal_id == inst.reopened_by), None)
+    payment_id = returned.payment_id if returned is not None else None
+    unpaid = term.amount - inst.paid
+    return await _record(
+        session,
+        plan,
+        _key("installment_reopened", recorded.reopenings + 1, term.number),
+        inst.reopened_on,
+        {
+            "number": term.number,
+            "amount": fmt(term.amount),
+            "unpaid": fmt(unpaid),
+            "paid_on": recorded.last.on.isoformat(),
+            "pay_by": pay_by.isoformat(),
+            "reversal_id": inst.reopened_by,
+            "payment_id": payment_id,
+        },
+        PlanInstallmentReopened(
+            plan_id=plan.id,
+            tax_account=plan.tax_account,
+            number=term.number,
+            amount=term.amount,
+            due_on=term.due_on,
+            paid_on=recorded.last.on,
+            reopened_on=inst.reopened_on,
+            unpaid=unpaid,
+            pay_by=pay_by,
+            reversal_id=inst.reopened_by,
+            payment_id=payment_id,
+        ),
+    )
+
+
+async def _completed(
+    session: AsyncSession, plan: PaymentPlan, current: PlanState, cycle: int
+) -> PlanStep | None:
+    assert current.since is not None
+    return await _record(
+        session,
+        plan,
+        _key("completed", cycle),
+        current.since,
+        {"paid": fmt(current.paid)},
+        PlanCompleted(
+            plan_id=plan.id, tax_account=plan.tax_account, completed_on=current.since, paid=current.paid
+        ),
+    )
+
+
+async def _reopened(
+    session: AsyncSession, plan: PaymentPlan, current: PlanState, cycle: int, on: date
+) -> PlanStep | None:
+    """A plan recorded as completed that money returned took below its planned amount."""
+    last = current.installments[-1]  # the last filled: unpaid again when the total fell below the plan
+    reopened_on, reversal_id = last.reopened_on or on, last.reopened_by
+    remaining = plan.planned_amount - current.paid
+    return await _record(
+        session,
+        plan,
+        _key("reopened", cycle),
+        reopened_on,
+        {"paid": fmt(current.paid), "remaining": fmt(remaining), "reversal_id": reversal_id},
+        PlanReopened(
+            plan_id=plan.id,
+            tax_account=plan.tax_account,
+            reopened_on=reopened_on,
+            paid=current.paid,
+            remaining=remaining,
+            reversal_id=reversal_id,
+        ),
+    )
 
 
 async def _default(
@@ -438,7 +573,8 @@ async def prepare_batch(session: AsyncSession, *, tax_accounts: Sequence[str]) -
 
 
 async def on_payment(session: AsyncSession, *, tax_account: str, on: date) -> None:
-    """After a payment (consumer): the installments it paid, as of its day (deterministic)."""
+    """After a payment or a returned payment (consumer): the installments it paid or unpaid
+    again, as of its day (deterministic)."""
     known: set[tuple[str, str]] = accounts_repo.transaction_state(session, _WITH_PLANS, set)
     if ("known", tax_account) in known:
         if ("plans", tax_account) not in known:
@@ -532,6 +668,15 @@ async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[Happe
 def _step_summary(s: PlanStep) -> str:
     if s.step == "installment_paid":
         return f"installment {s.details['number']} paid"
+    if s.step == "installment_reopened":
+        return (
+            f"installment {s.details['number']} unpaid again: the payment was returned; "
+            f"{s.details['unpaid']} to pay by {s.details['pay_by']}"
+        )
+    if s.step == "reopened":
+        return (
+            f"payment plan not completed any more: a payment was returned; {s.details['remaining']} remaining"
+        )
     if s.step == "defaulted":
         return (
             f"payment plan defaulted: installment {s.details['number']} due {s.details['due_on']} unpaid; "

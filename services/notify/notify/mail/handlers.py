@@ -167,6 +167,19 @@ def on_plan_declined(declined: pe.PlanRequestDeclined, lang: str) -> dict[str, s
     return {"on": texts.day(declined.declined_on, lang), "reasons": declined.reasons}
 
 
+@letter(pe.PlanInstallmentReopened, lambda _: "plan_installment_reopened", document=False)
+def on_plan_installment_reopened(back: pe.PlanInstallmentReopened, lang: str) -> dict[str, str]:
+    return {
+        "plan_id": back.plan_id,
+        "payment": back.payment_id or "—",
+        "what": texts.installment(lang, back.number),
+        "on": texts.day(back.reopened_on, lang),
+        "due": texts.day(back.due_on, lang),
+        "unpaid": texts.money(back.unpaid, lang),
+        "pay_by": texts.day(back.pay_by, lang),
+    }
+
+
 @letter(pe.PlanDefaulted, lambda _: "plan_defaulted", document=False)
 def on_plan_defaulted(default: pe.PlanDefaulted, lang: str) -> dict[str, str]:
     return {

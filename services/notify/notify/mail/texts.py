@@ -75,6 +75,11 @@ CATALOG: dict[str, dict[str, str]] = {
         "plan_declined.body": "Your request for a payment plan for {lodging}, tax account {account}, was "
         "declined on {on}.\n\nReasons: {reasons}\n\nThe balance stays due; you may pay it or ask again "
         "in the taxpayer portal.",
+        "plan_installment_reopened.subject": "A payment of your plan for {lodging} ({account}) was returned",
+        "plan_installment_reopened.body": "The payment {payment} of the payment plan {plan_id} for "
+        "{lodging}, tax account {account}, was returned on {on}: {what}, due {due}, which it had paid, "
+        "is unpaid again ({unpaid}).\n\nPay it by {pay_by} to keep the plan; unpaid after that "
+        "day, it ends the plan and collection of the periods resumes.",
         "plan_defaulted.subject": "Your payment plan for {lodging} ({account}) has ended unpaid",
         "plan_defaulted.body": "The payment plan {plan_id} for {lodging}, tax account {account}, ended on "
         "{on}: {what}, due {due}, stayed unpaid ({unpaid}) for more than {grace_days} days.\n\n"
@@ -138,6 +143,12 @@ CATALOG: dict[str, dict[str, str]] = {
         "plan_declined.body": "Su solicitud de plan de pagos para {lodging}, número de cuenta {account}, "
         "se denegó el {on}.\n\nMotivos: {reasons}\n\nEl balance sigue adeudado; puede pagarlo o "
         "solicitarlo de nuevo en el portal del contribuyente.",
+        "plan_installment_reopened.subject": "Se devolvió un pago de su plan para {lodging} ({account})",
+        "plan_installment_reopened.body": "El pago {payment} del plan de pagos {plan_id} para {lodging}, "
+        "número de cuenta {account}, se devolvió el {on}: {what}, que vence el {due} y que ese pago "
+        "había pagado, queda otra vez sin pagar ({unpaid}).\n\nPáguelo a más tardar el {pay_by} para "
+        "conservar el plan; sin pagar después de ese día, termina el plan y se reanuda el cobro de los "
+        "periodos.",
         "plan_defaulted.subject": "Su plan de pagos para {lodging} ({account}) terminó sin pagarse",
         "plan_defaulted.body": "El plan de pagos {plan_id} para {lodging}, número de cuenta {account}, "
         "terminó el {on}: {what}, que vencía el {due}, siguió sin pagar ({unpaid}) más de {grace_days} "

@@ -52,6 +52,8 @@ SUBSCRIBABLE: dict[str, Rule] = {
     pe.PlanRequestDeclined.event_type: Rule.LODGING,
     pe.PlanGranted.event_type: Rule.LODGING,
     pe.PlanInstallmentPaid.event_type: Rule.LODGING,
+    pe.PlanInstallmentReopened.event_type: Rule.LODGING,
+    pe.PlanReopened.event_type: Rule.LODGING,
     pe.PlanCompleted.event_type: Rule.LODGING,
     pe.PlanDefaulted.event_type: Rule.LODGING,
     co.AuditStepRecorded.event_type: Rule.LODGING,
