@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import asyncpg
 from fastapi import Depends, Path, Query, Request, Response
@@ -27,6 +27,7 @@ from servicekit.runtime import Runtime, RuntimeDep
 
 router = make_router(prefix="/v1", tags=["declarations"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi(), **Conflict.openapi()}
+_Body = TypeVar("_Body", bound=DeclarationAmend)
 ExplainQuery = Annotated[
     bool, Query(description="include the computation's trace (rule, parameters, section)")
 ]
@@ -125,6 +126,20 @@ def _created(declaration: Declaration) -> Response:
     )
 
 
+async def _direct_body(request: Request, model: type[_Body]) -> tuple[str, _Body] | None:
+    """The bearer token and the body of a request a direct handler may serve (see
+    :func:`file_declaration_direct`), or None to leave it to the route."""
+    token = bearer_token(request)
+    if request.scope["query_string"] or token is None:
+        return None
+    if request.headers.get("content-type") != "application/json":
+        return None
+    try:
+        return token, model.model_validate(json.loads(await request.body()))
+    except Exception:  # noqa: BLE001 - the route parses it again and answers its problem
+        return None
+
+
 async def file_declaration_direct(request: Request) -> Response | None:
     """``POST /v1/declarations`` as :func:`file_declaration` answers it, without FastAPI's
     dependency solving and a session (issue 12: the API's hot route): the body parsed and
@@ -133,15 +148,10 @@ async def file_declaration_direct(request: Request) -> Response | None:
     write, each its own transaction as with the session). Anything else — a query string,
     another content type or authorization scheme, a body that does not validate — is left to
     the route, which answers it (and its 422 or 401) as before."""
-    token = bearer_token(request)
-    if request.scope["query_string"] or token is None:
+    parsed = await _direct_body(request, DeclarationCreate)
+    if parsed is None:
         return None
-    if request.headers.get("content-type") != "application/json":
-        return None
-    try:
-        body = DeclarationCreate.model_validate(json.loads(await request.body()))
-    except Exception:  # noqa: BLE001 - the route parses it again and answers its problem
-        return None
+    token, body = parsed
     principal = await request.app.state.token_verifier.verify_fresh(token)
     writer = request.app.state.sessionmaker.kw["info"]["service"]
     async with pool_connection(request) as conn:
@@ -182,6 +192,33 @@ async def file_declaration(
     return to_out(declaration, latest=True, explain=explain)
 
 
+async def amend_declaration_direct(request: Request) -> Response | None:
+    """``POST /v1/declarations/{id}/amendments`` as :func:`amend_declaration` answers it,
+    the way :func:`file_declaration_direct` files: the declaration looked up (visible to the
+    caller, else the same 404) in one more read on the pool connection."""
+    parsed = await _direct_body(request, DeclarationAmend)
+    if parsed is None:
+        return None
+    token, body = parsed
+    principal = await request.app.state.token_verifier.verify_fresh(token)
+    declaration_id = request.path_params["declaration_id"]
+    runtime: Runtime = request.app.state.runtime
+    async with pool_connection(request) as conn:
+        original = await repository.amended_visible(conn, principal, declaration_id)
+        if original is None:
+            raise NotFound(f"no declaration {declaration_id!r}")
+        declaration = await service.amend(
+            conn,
+            service=request.app.state.sessionmaker.kw["info"]["service"],
+            principal=principal,
+            original=original,
+            body=body,
+            today=runtime.today(),
+            parameters=runtime.law,
+        )
+    return _created(declaration)
+
+
 @router.post(
     "/declarations/{declaration_id}/amendments",
     status_code=201,
@@ -189,6 +226,7 @@ async def file_declaration(
     responses=ERRORS,
     summary="Amend a declaration: a new version supersedes it (the original is kept)",
 )
+@direct(amend_declaration_direct)
 async def amend_declaration(
     body: DeclarationAmend,
     found: DeclarationDep,

@@ -270,6 +270,32 @@ async def filing_context(
     )
 
 
+#: what amending a declaration needs of it (``service.amend``), if the caller sees it
+#: (:func:`visibility`): ONE round trip, on the asyncpg connection
+_AMENDED = DriverStatement(
+    "SELECT d.id, d.filing_id, d.lodging_id, d.period, d.filer_kind, d.filer_id FROM declarations d "
+    "WHERE d.id = :id AND (CAST(:all AS boolean) "
+    "OR d.lodging_id IN (SELECT l.lodging_id FROM lodgings l WHERE l.operator_id = :operator) "
+    "OR (d.filer_kind = 'facilitator' AND d.filer_id = :facilitator))"
+)
+
+
+async def amended_visible(
+    conn: asyncpg.Connection, principal: Principal, declaration_id: str
+) -> Declaration | None:
+    """The declaration ``declaration_id`` as :func:`get_visible` finds it, with only the
+    columns an amendment reads (id, filing, lodging, period, filer): an instance of no
+    session, whose other attributes are not loaded."""
+    params = {
+        "id": declaration_id,
+        "all": principal.is_agency,
+        "operator": (principal.operator_id or "") if principal.role == "operator" else None,
+        "facilitator": (principal.facilitator_id or "") if principal.role == "facilitator" else None,
+    }
+    row = await conn.fetchrow(_AMENDED.sql, *_AMENDED.args(params))
+    return None if row is None else loaded(Declaration, dict(row.items()))
+
+
 async def insert_many(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:
     """Insert declaration rows in the session's transaction; a large batch (a remittance
     schedule) goes through PostgreSQL's COPY on the same connection."""
