@@ -134,10 +134,16 @@ async def _direct_body(request: Request, model: type[_Body]) -> tuple[str, _Body
         return None
     if request.headers.get("content-type") != "application/json":
         return None
+    raw = await request.body()  # a body over the limit is its 413 here, as in the route
     try:
-        return token, model.model_validate(json.loads(await request.body()))
+        return token, model.model_validate(json.loads(raw))
     except Exception:  # noqa: BLE001 - the route parses it again and answers its problem
         return None
+
+
+def _writer(request: Request) -> str:
+    """The service whose events a direct handler writes (as ``outbox.service_of`` a session)."""
+    return str(request.app.state.sessionmaker.kw.get("info", {}).get("service", "unknown"))
 
 
 async def file_declaration_direct(request: Request) -> Response | None:
@@ -153,7 +159,7 @@ async def file_declaration_direct(request: Request) -> Response | None:
         return None
     token, body = parsed
     principal = await request.app.state.token_verifier.verify_fresh(token)
-    writer = request.app.state.sessionmaker.kw["info"]["service"]
+    writer = _writer(request)
     async with pool_connection(request) as conn:
         declaration = await _file(
             conn, writer=writer, principal=principal, runtime=request.app.state.runtime, body=body
@@ -209,7 +215,7 @@ async def amend_declaration_direct(request: Request) -> Response | None:
             raise NotFound(f"no declaration {declaration_id!r}")
         declaration = await service.amend(
             conn,
-            service=request.app.state.sessionmaker.kw["info"]["service"],
+            service=_writer(request),
             principal=principal,
             original=original,
             body=body,
