@@ -277,6 +277,14 @@ class TokenVerifier:
             raise Unauthorized(why)
 
 
+def bearer_token(request: Request) -> str | None:
+    """The token of the request's ``Authorization: Bearer ...`` header, read as
+    :class:`~fastapi.security.HTTPBearer` reads it, or None."""
+    scheme, _, param = (request.headers.get("authorization") or "").partition(" ")
+    token = param.strip()
+    return token if scheme.lower() == "bearer" and token else None
+
+
 _bearer = HTTPBearer(auto_error=False, description="OAuth2 client-credentials access token")
 
 

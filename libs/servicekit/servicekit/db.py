@@ -11,20 +11,24 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
+import asyncpg
 from fastapi import Depends, Request, Response
 from fastapi.routing import APIRoute
 from sqlalchemy import DateTime, MetaData, Numeric, func, text
 from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
     AsyncEngine,
     AsyncSession,
     async_sessionmaker,
     create_async_engine,
 )
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.util import greenlet_spawn
 
 from servicekit.errors import IdempotencyMismatch
 
@@ -116,6 +120,50 @@ SessionDep = Annotated[AsyncSession, Depends(get_session)]
 IDEMPOTENT_METHODS = {"POST"}
 
 
+@asynccontextmanager
+async def pool_connection(request: Request) -> AsyncIterator[asyncpg.Connection]:
+    """An asyncpg connection of the app's pool, without a session, for a request whose
+    effect is ONE statement, sent outside a transaction block (PostgreSQL runs it as its
+    own transaction, all or nothing): a :func:`direct` route's.
+
+    Under a test's rolled-back outer transaction (:func:`servicekit.testing.rolled_back`
+    binds the sessions to one connection) the statements run in a savepoint of it, as a
+    session's would."""
+    bind = request.app.state.sessionmaker.kw["bind"]
+    if isinstance(bind, AsyncConnection):
+        raw = await bind.get_raw_connection()
+        conn: asyncpg.Connection = raw.driver_connection
+        async with conn.transaction():
+            yield conn
+        return
+    proxied = await bind.raw_connection()
+    try:
+        yield proxied.driver_connection
+    finally:
+        await greenlet_spawn(proxied.close)
+
+
+#: a route's direct handler: it answers the request itself, or returns None (before it has
+#: done anything) to leave it to the route's FastAPI handler
+DirectHandler = Callable[[Request], Awaitable[Response | None]]
+_DIRECT = "__servicekit_direct__"
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def direct(handler: DirectHandler) -> Callable[[_F], _F]:
+    """Serve the decorated route's requests without an ``Idempotency-Key`` with ``handler``
+    first (:class:`TransactionalRoute`): no dependency solving, no session, the response
+    serialized once. The endpoint stays the route's contract (its OpenAPI operation) and
+    serves whatever ``handler`` leaves to it (an invalid body, a query string, a keyed
+    request), so a problem is answered by the same code as before."""
+
+    def mark(endpoint: _F) -> _F:
+        setattr(endpoint, _DIRECT, handler)
+        return endpoint
+
+    return mark
+
+
 async def _idempotency_scope(request: Request) -> str | None:
     """The authenticated caller the key belongs to, so two clients' keys never collide or leak.
 
@@ -183,12 +231,20 @@ class TransactionalRoute(APIRoute):
     exception or an error status. POST requests carrying ``Idempotency-Key``
     store their response in the same transaction as their effect; a retry with
     the same key and body replays it, another body is rejected.
+
+    An endpoint marked :func:`direct` has its requests without a key offered to its
+    direct handler first.
     """
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         original = super().get_route_handler()
+        fast: DirectHandler | None = getattr(self.endpoint, _DIRECT, None)
 
         async def handler(request: Request) -> Response:
+            if fast is not None and "idempotency-key" not in request.headers:
+                answered = await fast(request)
+                if answered is not None:
+                    return answered
             sessionmaker: async_sessionmaker[AsyncSession] = request.app.state.sessionmaker
             async with sessionmaker() as session:
                 try:

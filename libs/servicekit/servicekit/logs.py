@@ -62,6 +62,9 @@ class RequestContextMiddleware:
         self.app = app
         self.service = service
         self.log = logging.getLogger(f"{service}.access")
+        #: the metrics' children by (method, route, status): ``labels()`` once per kind of
+        #: request, not on every request (it validates and locks)
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -87,8 +90,15 @@ class RequestContextMiddleware:
             elapsed = time.perf_counter() - start
             route = scope.get("route")
             path = getattr(route, "path", "unmatched")
-            metrics.HTTP_REQUESTS.labels(self.service, scope["method"], path, str(status)).inc()
-            metrics.HTTP_LATENCY.labels(self.service, scope["method"], path).observe(elapsed)
+            key = (scope["method"], path, status)
+            children = self._children.get(key)
+            if children is None:
+                children = self._children[key] = (
+                    metrics.HTTP_REQUESTS.labels(self.service, key[0], path, str(status)),
+                    metrics.HTTP_LATENCY.labels(self.service, key[0], path),
+                )
+            children[0].inc()
+            children[1].observe(elapsed)
             if path not in ("/healthz", "/readyz", "/metrics"):
                 self.log.info(
                     "%s %s %s",

@@ -62,12 +62,13 @@ PURGE_INTERVAL = 3600.0  # seconds between deletions of rows past the retention 
 IDEMPOTENCY_RETENTION = timedelta(days=7)  # how long an Idempotency-Key replays its response
 
 
-def _source(session: AsyncSession) -> str:
-    return f"/roomtax/{session.info.get('service', 'unknown')}"
+def service_of(session: AsyncSession) -> str:
+    """The service a session writes for (``make_sessionmaker``): its events' source."""
+    return str(session.info.get("service", "unknown"))
 
 
 def _envelope(
-    session: AsyncSession,
+    service: str,
     *,
     event_type: str,
     key: str,
@@ -87,7 +88,7 @@ def _envelope(
     # validation of the whole payload, the same JSON as ``CloudEvent(...)``
     envelope = CloudEvent.model_construct(
         id=eid,
-        source=_source(session),
+        source=f"/roomtax/{service}",
         type=event_type,
         subject=subject or key,
         time=datetime.now(UTC),
@@ -158,7 +159,13 @@ async def emit(
     if event_type is None or data is None:
         raise TypeError("emit needs an event contract (or event_type and data)")
     row = _envelope(
-        session, event_type=event_type, key=key, data=data, subject=subject, topic=topic, event_id=event_id
+        service_of(session),
+        event_type=event_type,
+        key=key,
+        data=data,
+        subject=subject,
+        topic=topic,
+        event_id=event_id,
     )
     held: list[dict[str, str | None]] | None = session.info.get(_HELD)
     if held is not None:
@@ -198,10 +205,10 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
         return []
     held: list[dict[str, str | None]] | None = session.info.get(_HELD)
     if held is not None:
-        rows = _rows(session, events)
+        rows = _rows(service_of(session), events)
         held.extend(rows)  # written with the transaction's other events (:func:`holding`)
         return [str(r["e"]) for r in rows]
-    params = queue_params(session, events)
+    params = queue_params(service_of(session), events)
     await session.execute(_INSERT_MANY, params)
     return list(params["e"])
 
@@ -232,9 +239,10 @@ async def write_held(session: AsyncSession) -> None:
         await session.execute(_INSERT_MANY, _params(rows))
 
 
-def queue_params(session: AsyncSession, events: Sequence[OutboxEvent]) -> dict[str, Any]:
-    """The bind parameters of :data:`QUEUE_CTES` for ``events`` (in order)."""
-    return _params(_rows(session, events))
+def queue_params(service: str, events: Sequence[OutboxEvent]) -> dict[str, Any]:
+    """The bind parameters of :data:`QUEUE_CTES` for ``events`` (in order) of ``service``
+    (:func:`service_of` a session)."""
+    return _params(_rows(service, events))
 
 
 def _params(rows: Sequence[Mapping[str, str | None]]) -> dict[str, Any]:
@@ -242,10 +250,10 @@ def _params(rows: Sequence[Mapping[str, str | None]]) -> dict[str, Any]:
     return {**params, "c": CHANNEL}
 
 
-def _rows(session: AsyncSession, events: Sequence[OutboxEvent]) -> list[dict[str, str | None]]:
+def _rows(service: str, events: Sequence[OutboxEvent]) -> list[dict[str, str | None]]:
     return [
         _envelope(
-            session,
+            service,
             event_type=ev.event_type,
             key=ev.key,
             data=ev.data,

@@ -80,6 +80,12 @@ def runtime_of(request: Request) -> Runtime:
     return runtime
 
 
-RuntimeDep = Annotated[Runtime, Depends(runtime_of)]
+async def _runtime(request: Request) -> Runtime:
+    """:func:`runtime_of` as a dependency (``async def``: a plain ``def`` dependency costs a
+    threadpool hop on every request)."""
+    return runtime_of(request)
+
+
+RuntimeDep = Annotated[Runtime, Depends(_runtime)]
 
 __all__ = ["Clock", "PinnedClock", "Runtime", "RuntimeDep", "SystemClock", "runtime_of"]

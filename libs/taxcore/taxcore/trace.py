@@ -19,6 +19,12 @@ def _render(value: Any) -> Any:
         return value
     if kind is Decimal:
         return str(value)
+    if kind is dict:  # the inputs and parameters of every step: their strings without a call
+        return {
+            k if type(k) is str else str(k): v if type(v) is str else _render(v) for k, v in value.items()
+        }
+    if kind is list:
+        return [v if type(v) is str else _render(v) for v in value]
     if isinstance(value, Decimal):
         return str(value)
     if isinstance(value, dict):

@@ -175,15 +175,15 @@ def _json(value: Any) -> str:
 
 
 async def insert_one(
-    session: AsyncSession, row: dict[str, Any], events: Sequence[OutboxEvent]
+    conn: asyncpg.Connection, row: dict[str, Any], events: Sequence[OutboxEvent], *, service: str
 ) -> Declaration:
-    """Insert one declaration row and queue its events in one statement; the row comes back
-    as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other
+    """Insert one declaration row and queue ``service``'s events in one statement, on the
+    asyncpg connection (:func:`driver`, or a direct route's pool connection); the row comes
+    back as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other
     column what was inserted (no second round trip, no ORM identity map)."""
-    params = {**queue_params(session, events), **row}
+    params = {**queue_params(service, events), **row}
     for name in _JSON_COLUMNS:
         params[name] = _json(row[name])
-    conn = await driver(session, begin=False)  # the row and its events: one statement
     stored = await conn.fetchrow(_INSERT_WITH_EVENTS.sql, *_INSERT_WITH_EVENTS.args(params))
     assert stored is not None
     return loaded(Declaration, {**row, "seq": stored[0], "created_at": stored[1]})
@@ -225,7 +225,7 @@ _FILING_CONTEXT = DriverStatement(
 
 
 async def filing_context(
-    session: AsyncSession,
+    conn: asyncpg.Connection,
     *,
     ref: str,
     period: Period,
@@ -234,8 +234,9 @@ async def filing_context(
     visible_to: Principal | None,
 ) -> FilingContext | None:
     """The lodging ``ref`` (tax account or id) and what filing for ``period`` needs, None if
-    there is no such lodging or ``visible_to`` may not see it (None: no restriction).
-    Visibility as :func:`filing.projection.repository.visible_lodgings`."""
+    there is no such lodging or ``visible_to`` may not see it (None: no restriction); a
+    read (no lock: READ COMMITTED in a transaction or not). Visibility as
+    :func:`filing.projection.repository.visible_lodgings`."""
     see_all = visible_to is None or visible_to.is_agency
     operator = None
     facilitator = None
@@ -254,7 +255,6 @@ async def filing_context(
         "operator": operator,
         "facilitator": facilitator,
     }
-    conn = await driver(session, begin=False)  # a read: no lock, READ COMMITTED either way
     row = await conn.fetchrow(_FILING_CONTEXT.sql, *_FILING_CONTEXT.args(params))
     if row is None:
         return None
@@ -268,6 +268,32 @@ async def filing_context(
         latest=None if latest is None else (latest[0], int(latest[1])),
         authorized=bool(authorized),
     )
+
+
+#: what amending a declaration needs of it (``service.amend``), if the caller sees it
+#: (:func:`visibility`): ONE round trip, on the asyncpg connection
+_AMENDED = DriverStatement(
+    "SELECT d.id, d.filing_id, d.lodging_id, d.period, d.filer_kind, d.filer_id FROM declarations d "
+    "WHERE d.id = :id AND (CAST(:all AS boolean) "
+    "OR d.lodging_id IN (SELECT l.lodging_id FROM lodgings l WHERE l.operator_id = :operator) "
+    "OR (d.filer_kind = 'facilitator' AND d.filer_id = :facilitator))"
+)
+
+
+async def amended_visible(
+    conn: asyncpg.Connection, principal: Principal, declaration_id: str
+) -> Declaration | None:
+    """The declaration ``declaration_id`` as :func:`get_visible` finds it, with only the
+    columns an amendment reads (id, filing, lodging, period, filer): an instance of no
+    session, whose other attributes are not loaded."""
+    params = {
+        "id": declaration_id,
+        "all": principal.is_agency,
+        "operator": (principal.operator_id or "") if principal.role == "operator" else None,
+        "facilitator": (principal.facilitator_id or "") if principal.role == "facilitator" else None,
+    }
+    row = await conn.fetchrow(_AMENDED.sql, *_AMENDED.args(params))
+    return None if row is None else loaded(Declaration, dict(row.items()))
 
 
 async def insert_many(session: AsyncSession, rows: Sequence[dict[str, Any]]) -> None:

@@ -226,16 +226,17 @@ async def store(session: AsyncSession, *, versions: Sequence[NewVersion]) -> Non
     await emit_many(session, [v.event for v in versions])
 
 
-async def store_one(session: AsyncSession, *, version: NewVersion) -> Declaration:
-    """Insert one version (returned as stored) and queue its event in the caller's transaction,
-    in one statement."""
+async def store_one(conn: asyncpg.Connection, *, service: str, version: NewVersion) -> Declaration:
+    """Insert one version (returned as stored) and queue its event, in one statement (on its
+    own, or in the connection's transaction)."""
     with _concurrent_versions():
-        return await repository.insert_one(session, version.row, [version.event])
+        return await repository.insert_one(conn, version.row, [version.event], service=service)
 
 
 async def file_declaration(
-    session: AsyncSession,
+    conn: asyncpg.Connection,
     *,
+    service: str,
     principal: Principal,
     lodging: str,
     body: DeclarationCreate | DeclarationAmend,
@@ -247,14 +248,16 @@ async def file_declaration(
 ) -> Declaration:
     """File a return for ``lodging`` (tax account or id; a 404 unless the caller sees it, or
     the lodging of ``amends``) or the next version of the filer's filing for the
-    lodging-period. Two statements: the lodging with its lookups, the row with its event."""
+    lodging-period. Two statements on ``conn`` (``repository.driver`` of the request's
+    session, or a direct route's pool connection): the lodging with its lookups, a read;
+    the row with its event, the one write (``service``'s event)."""
     try:
         chosen: Filer | None = claimed_filer(principal, filer)
         refused: DomainError | None = None
     except DomainError as exc:  # raised after the 404 and the period's checks, as before
         chosen, refused = None, exc
     context = await repository.filing_context(
-        session,
+        conn,
         ref=lodging,
         period=period,
         filer_kind=None if chosen is None else chosen.kind,
@@ -297,12 +300,13 @@ async def file_declaration(
         submitted_by=principal.client_id,
         declaration_id=str(uuid.uuid4()),
     )
-    return await store_one(session, version=version)
+    return await store_one(conn, service=service, version=version)
 
 
 async def amend(
-    session: AsyncSession,
+    conn: asyncpg.Connection,
     *,
+    service: str,
     principal: Principal,
     original: Declaration,
     body: DeclarationAmend,
@@ -318,7 +322,8 @@ async def amend(
     filer = Filer(kind=original.filer_kind, id=original.filer_id)
     as_agency = principal.can_write_all
     return await file_declaration(
-        session,
+        conn,
+        service=service,
         principal=principal,
         lodging=original.lodging_id,
         body=body,
