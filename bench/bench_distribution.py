@@ -51,6 +51,7 @@ from distribution.app import build_app
 from distribution.consumers import BATCH_SIZE
 from distribution.ledger.handlers import COLLECTION_POSTED, on_collection_posted
 from distribution.settings import DistributionSettings
+from servicekit import cli
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.testing import auth, database_url, fresh_database, running_app
 from taxcore.events import CloudEvent
@@ -170,6 +171,7 @@ async def rounds(
     """``args.repeats`` interleaved rounds of every mode, on disjoint events."""
     results: Results = {}
     default_tree()  # the law's parameters load once per process, not in a round
+    cli.settle_heap()  # as the worker does once started: what start-up left alive, out of the GC's walks
     k = 10_000_000
     if warm_up:  # a process's first batches (plans, caches) are not measured
         for label, batch, handler in modes(args):
