@@ -1,6 +1,7 @@
 """Throughput of the distribution service on a real PostgreSQL.
 
     ROOMTAX_TEST_DB_SUFFIX=_me uv run python -u bench/bench_distribution.py [--events 3000] [--repeats 3]
+        [--tree DIR]
 
 Builds a scratch database (alembic head) and applies ``collection.posted`` events through
 ``EventConsumer.handle_records``, the path ``EventConsumer.run`` takes for what a poll
@@ -17,14 +18,23 @@ process plus the database's backends, from /proc: steadier than events/s on a lo
 machine), medians, and the ratios to the baseline (the goal: within 2x). Then posts a PR
 month's run over all the collections through the HTTP API in-process and prints its
 latency. The scratch database is dropped.
+
+``--tree DIR`` compares this checkout with another one (``git archive <commit> | tar -x -C
+DIR``): each round runs once per tree, alternating which goes first, each in a process of its
+own whose ``distribution``, ``servicekit`` and ``taxcore`` (and migrations) come from that tree,
+on a scratch database of its own, after a warm-up batch per mode; then the medians per tree
+and the ratios after / before.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -41,12 +51,13 @@ from distribution.app import build_app
 from distribution.consumers import BATCH_SIZE
 from distribution.ledger.handlers import COLLECTION_POSTED, on_collection_posted
 from distribution.settings import DistributionSettings
+from servicekit import cli
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.testing import auth, database_url, fresh_database, running_app
 from taxcore.events import CloudEvent
 from taxcore.parameters import default_tree
 
-MIGRATIONS = Path(__file__).resolve().parent.parent / "services/distribution/migrations"
+ROOT = Path(__file__).resolve().parent.parent
 DB = "roomtax_bench_distribution"
 POLL = 500  # records per partition per poll (EventConsumer.run's max_records)
 
@@ -141,57 +152,133 @@ async def consume(
     return len(events) / seconds, cpu / len(events) * 1e6
 
 
-async def main(args: argparse.Namespace) -> None:
-    url = await fresh_database(DB, MIGRATIONS)
-    app = build_app(DistributionSettings(environment="test", database_url=url))
-    n, reps = args.events, args.repeats
-    modes: list[tuple[str, int, Handler]] = [
+Results = dict[str, list[tuple[float, float]]]
+
+
+def modes(args: argparse.Namespace) -> list[tuple[str, int, Handler]]:
+    out: list[tuple[str, int, Handler]] = [
         (f"collections-{BATCH_SIZE}", BATCH_SIZE, on_collection_posted),
         (f"no-op-{BATCH_SIZE}", BATCH_SIZE, nothing),
     ]
     if not args.batched_only:
-        modes += [("collections-1", 1, on_collection_posted), ("no-op-1", 1, nothing)]
-    print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
+        out += [("collections-1", 1, on_collection_posted), ("no-op-1", 1, nothing)]
+    return out
+
+
+async def rounds(
+    sm: async_sessionmaker[AsyncSession], args: argparse.Namespace, *, warm_up: bool = False
+) -> Results:
+    """``args.repeats`` interleaved rounds of every mode, on disjoint events."""
+    results: Results = {}
+    default_tree()  # the law's parameters load once per process, not in a round
+    cli.settle_heap()  # as the worker does once started: what start-up left alive, out of the GC's walks
+    k = 10_000_000
+    if warm_up:  # a process's first batches (plans, caches) are not measured
+        for label, batch, handler in modes(args):
+            await consume(sm, f"warm-{label}", [event(k + i) for i in range(batch)], batch, handler)
+            k += batch
+    k = 0
+    for rep in range(args.repeats):
+        for label, batch, handler in modes(args) if rep % 2 == 0 else modes(args)[::-1]:
+            count = args.events if batch > 1 else args.single_events
+            evs = [event(k + i) for i in range(count)]
+            k += count
+            results.setdefault(label, []).append(await consume(sm, f"{label}-{rep}", evs, batch, handler))
+        if not args.child:
+            print(
+                f"round {rep + 1}: "
+                + ", ".join(f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU" for m, v in results.items())
+            )
+    return results
+
+
+def table(results: Results, args: argparse.Namespace) -> dict[str, tuple[float, float]]:
+    """Prints the medians and the ratios to the baseline; returns ``{batch: (rate ratio, CPU)}``."""
+    rate = {m: statistics.median(r for r, _ in v) for m, v in results.items()}
+    cpu = {m: statistics.median(c for _, c in v) for m, v in results.items()}
+    print(
+        f"\n| medians of {len(next(iter(results.values())))} rounds | collections: events/s, CPU us/event "
+        "| no-op baseline | events/s ratio no-op / real | CPU ratio real / no-op |"
+    )
+    print("|---|---|---|---|---|")
+    out = {}
+    for batch in (BATCH_SIZE, 1):
+        if f"collections-{batch}" in rate:
+            real, base = f"collections-{batch}", f"no-op-{batch}"
+            out[str(batch)] = (rate[base] / rate[real], cpu[real])
+            print(
+                f"| {batch} per transaction ({args.events if batch > 1 else args.single_events} events) "
+                f"| {rate[real]:,.0f}/s, {cpu[real]:.0f} us "
+                f"| {rate[base]:,.0f}/s, {cpu[base]:.0f} us "
+                f"| **{rate[base] / rate[real]:.2f}x** | {cpu[real] / cpu[base]:.2f}x |"
+            )
+    return out
+
+
+async def main(args: argparse.Namespace) -> None:
+    tree = Path(args.child or ROOT)
+    name = f"{DB}_child" if args.child else DB
+    url = await fresh_database(name, tree / "services/distribution/migrations")
+    app = build_app(DistributionSettings(environment="test", database_url=url))
+    if not args.child:
+        print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
     try:
         async with running_app(app) as client:
-            sm = app.state.sessionmaker
-            results: dict[str, list[tuple[float, float]]] = {}
-            default_tree()  # the law's parameters load once per process, not in a round
-            k = 0
-            for rep in range(reps):
-                for label, batch, handler in modes if rep % 2 == 0 else modes[::-1]:
-                    count = n if batch > 1 else args.single_events
-                    evs = [event(k + i) for i in range(count)]
-                    k += count
-                    results.setdefault(label, []).append(
-                        await consume(sm, f"{label}-{rep}", evs, batch, handler)
-                    )
-                print(
-                    f"round {rep + 1}: "
-                    + ", ".join(f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU" for m, v in results.items())
-                )
+            results = await rounds(app.state.sessionmaker, args, warm_up=bool(args.child))
+            if args.child:
+                print("RESULTS " + json.dumps(results))
+                return
             print(f"load after: {os.getloadavg()[0]:.1f}")
-            rate = {m: statistics.median(r for r, _ in v) for m, v in results.items()}
-            cpu = {m: statistics.median(c for _, c in v) for m, v in results.items()}
-            print(
-                f"\n| medians of {reps} rounds | collections: events/s, CPU us/event | no-op baseline "
-                "| events/s ratio no-op / real | CPU ratio real / no-op |"
-            )
-            print("|---|---|---|---|---|")
-            for batch in (BATCH_SIZE, 1):
-                if f"collections-{batch}" in rate:
-                    real, base = f"collections-{batch}", f"no-op-{batch}"
-                    print(
-                        f"| {batch} per transaction ({n if batch > 1 else args.single_events} events) "
-                        f"| {rate[real]:,.0f}/s, {cpu[real]:.0f} us "
-                        f"| {rate[base]:,.0f}/s, {cpu[base]:.0f} us "
-                        f"| **{rate[base] / rate[real]:.2f}x** | {cpu[real] / cpu[base]:.2f}x |"
-                    )
+            table(results, args)
             await month_run(client)
     finally:
         conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
-        await conn.execute(f'DROP DATABASE IF EXISTS "{DB}" WITH (FORCE)')
+        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         await conn.close()
+
+
+def compare(args: argparse.Namespace) -> None:
+    """Rounds alternating between this checkout ("after") and ``args.tree`` ("before")."""
+    trees = {"before": Path(args.tree).resolve(), "after": ROOT}
+    results: dict[str, Results] = {"before": {}, "after": {}}
+    passed = [
+        f"--events={args.events}",
+        f"--single-events={args.single_events}",
+        "--repeats=1",
+        *(["--batched-only"] if args.batched_only else []),
+    ]
+    for rep in range(args.repeats):
+        order = ["before", "after"] if rep % 2 == 0 else ["after", "before"]
+        for which in order:
+            tree = trees[which]
+            paths = [tree / "services/distribution", tree / "libs/servicekit", tree / "libs/taxcore"]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in paths)}
+            load = os.getloadavg()[0]
+            out = subprocess.run(
+                [sys.executable, "-u", __file__, f"--child={tree}", *passed],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+            [line] = [x for x in out.splitlines() if x.startswith("RESULTS ")]
+            for label, values in json.loads(line.removeprefix("RESULTS ")).items():
+                results[which].setdefault(label, []).extend(tuple(v) for v in values)
+            print(
+                f"round {rep + 1} {which} (load {load:.1f}): "
+                + ", ".join(f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU" for m, v in results[which].items())
+            )
+    summary = {}
+    for which in ("before", "after"):
+        print(f"\n{which}: {trees[which]}")
+        summary[which] = table(results[which], args)
+    print(f"\nload after: {os.getloadavg()[0]:.1f}")
+    for batch, (ratio, cpu) in summary["after"].items():
+        was_ratio, was_cpu = summary["before"][batch]
+        print(
+            f"{batch} per transaction: no-op / real {was_ratio:.2f}x -> {ratio:.2f}x; "
+            f"CPU per event {was_cpu:.0f} -> {cpu:.0f} us ({cpu / was_cpu:.2f}x)"
+        )
 
 
 async def month_run(client: AsyncClient) -> None:
@@ -230,4 +317,10 @@ if __name__ == "__main__":
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--single-events", type=int, default=500, help="per round, one per transaction")
     parser.add_argument("--batched-only", action="store_true", help="skip one event per transaction")
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--tree", help="another checkout to compare with, round by round (before)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # one tree's rounds, for --tree
+    parsed = parser.parse_args()
+    if parsed.tree:
+        compare(parsed)
+    else:
+        asyncio.run(main(parsed))

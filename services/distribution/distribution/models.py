@@ -1,7 +1,7 @@
 """Distribution tables: a double-entry, append-only ledger and what produced each entry.
 
 Signs: a journal line's ``amount`` is positive for a debit, negative for a
-credit; the lines of one entry sum to zero (a deferred constraint trigger).
+credit; the lines of one entry sum to zero (statement triggers).
 Cash is debit-normal; pending collections, funds, other receipts and suspense
 are credit-normal (what the jurisdiction owes to each destination). Every table
 here refuses UPDATE and DELETE (triggers in the first migration): a correction
@@ -83,8 +83,8 @@ class JournalEntry(Base):
     effective_on: Mapped[date] = mapped_column(Date, index=True)
     description: Mapped[str] = mapped_column(Text)
     event_id: Mapped[str | None] = mapped_column(Text, unique=True)
-    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"), unique=True)
-    reverses_entry_id: Mapped[int | None] = mapped_column(ForeignKey("journal_entries.id"), unique=True)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))
+    reverses_entry_id: Mapped[int | None] = mapped_column(ForeignKey("journal_entries.id"))
     posted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     __table_args__ = (
         CheckConstraint("kind IN ('collection', 'run', 'reversal')", name="kind_known"),
@@ -93,14 +93,25 @@ class JournalEntry(Base):
             "OR (kind = 'reversal' AND reverses_entry_id IS NOT NULL)",
             name="references_its_origin",
         ),
+        # unique among the entries that have one (a collection's entry adds no index entry)
+        Index("uq_journal_entries_run_id", "run_id", unique=True, postgresql_where="run_id IS NOT NULL"),
+        Index(
+            "uq_journal_entries_reverses_entry_id",
+            "reverses_entry_id",
+            unique=True,
+            postgresql_where="reverses_entry_id IS NOT NULL",
+        ),
     )
 
 
 class JournalLine(Base):
+    """``entry_id`` and ``account_code`` refer to an entry and an account that exist: checked
+    when each statement ends (trigger ``journal_lines_refer``), not by row foreign keys."""
+
     __tablename__ = "journal_lines"
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
-    entry_id: Mapped[int] = mapped_column(ForeignKey("journal_entries.id"), index=True)
-    account_code: Mapped[str] = mapped_column(ForeignKey("accounts.code"), index=True)
+    entry_id: Mapped[int] = mapped_column(BigInteger, index=True)
+    account_code: Mapped[str] = mapped_column(Text)
     amount: Mapped[Decimal] = mapped_column(Numeric(18, 2))
     rule: Mapped[str | None] = mapped_column(Text)
     section: Mapped[str | None] = mapped_column(Text)
@@ -108,13 +119,15 @@ class JournalLine(Base):
 
 
 class Collection(Base):
-    """One ``collection.posted`` event: cents of a payment applied to a component (a delta)."""
+    """One ``collection.posted`` event: cents of a payment applied to a component (a delta).
+
+    ``entry_id`` refers to an entry that exists (trigger ``collections_refer``)."""
 
     __tablename__ = "collections"
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     posting_id: Mapped[str] = mapped_column(Text, unique=True)
     event_id: Mapped[str] = mapped_column(Text, unique=True)
-    payment_id: Mapped[str] = mapped_column(Text, index=True)
+    payment_id: Mapped[str] = mapped_column(Text)
     tax_account: Mapped[str] = mapped_column(Text)
     jurisdiction: Mapped[str] = mapped_column(Text)
     lodging_class: Mapped[str] = mapped_column(Text)
@@ -123,7 +136,7 @@ class Collection(Base):
     amount: Mapped[Decimal] = mapped_column(Numeric(18, 2))
     collected_on: Mapped[date] = mapped_column(Date)
     section: Mapped[str] = mapped_column(Text)
-    entry_id: Mapped[int] = mapped_column(ForeignKey("journal_entries.id"))
+    entry_id: Mapped[int] = mapped_column(BigInteger)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     __table_args__ = (
         CheckConstraint("amount <> 0", name="amount_nonzero"),

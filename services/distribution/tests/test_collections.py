@@ -8,7 +8,7 @@ import pytest
 from aiokafka import ConsumerRecord
 from distribution_factories import AUDITOR, collect, collection_event, scalar
 from sqlalchemy import text
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from distribution.consumers import BATCH_SIZE
@@ -204,3 +204,44 @@ class TestAppendOnlyLedger:
                     await session.execute(text(sql))
         assert await scalar(db, "SELECT sum(amount) FROM journal_lines") == Decimal("0.00")
         assert await scalar(db, "SELECT count(*) FROM journal_entries WHERE event_id = 'evt-bad'") == 0
+
+    @pytest.mark.parametrize(
+        ("sql", "refusal"),
+        [
+            pytest.param(
+                "INSERT INTO journal_lines (entry_id, account_code, amount) "
+                "VALUES (-1, 'cash:PR', 5), (-1, 'pending:PR', -5)",
+                "journal_lines refer to journal entry -1, which does not exist",
+                id="lines-of-no-entry",
+            ),
+            pytest.param(
+                "WITH e AS (INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, "
+                "event_id) VALUES ('PR', 'collection', '2026-07-03', 'bad', 'evt-bad') RETURNING id) "
+                "INSERT INTO journal_lines (entry_id, account_code, amount) "
+                "SELECT id, a, m FROM e, (VALUES ('cash:PR', 10), ('nowhere:PR', -10)) AS l(a, m)",
+                "journal_lines refer to account nowhere:PR, which does not exist",
+                id="line-on-no-account",
+            ),
+            pytest.param(
+                "INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, "
+                "lodging_class, period, component, amount, collected_on, section, entry_id) VALUES "
+                "('p-bad', 'evt-bad', 'pay', 'PR-1', 'PR', 'hotel', '2026-07', 'tax', 1, '2026-07-03', "
+                "'§28', -1)",
+                "collections refer to journal entry -1, which does not exist",
+                id="collection-of-no-entry",
+            ),
+        ],
+    )
+    async def test_a_reference_to_nothing_is_refused_by_its_statement(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession], sql: str, refusal: str
+    ) -> None:
+        """Lines and collection rows refer to an entry and an account that exist, checked when
+        the statement ends (with the foreign keys' error code); accounts and entries are never
+        deleted, so what was referred to stays."""
+        await collect(db, amount="10.00", collected_on=date(2026, 7, 3))
+        async with db() as session:
+            with pytest.raises(IntegrityError, match=refusal):
+                async with session.begin():
+                    await session.execute(text(sql))
+        assert await scalar(db, "SELECT count(*) FROM journal_lines") == 2
+        assert await scalar(db, "SELECT count(*) FROM collections") == 1

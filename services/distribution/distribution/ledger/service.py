@@ -17,11 +17,6 @@ from taxcore.money import ZERO
 from taxcore.parameters import ParameterTree
 
 _PENDING = "distribution.collections.pending"
-#: the fields of a collection row that are the posting's own
-_AS_POSTED = (
-    "posting_id payment_id tax_account jurisdiction lodging_class period component amount "
-    "collected_on section"
-).split()
 
 
 async def record_collection(
@@ -55,32 +50,24 @@ async def book_collections(
     rows = [(e, p) for e, p in postings if p.amount != 0]
     if not rows:
         return 0
-    sections: dict[tuple[str, date], str | None] = {}
-    for _, p in rows:
-        key = (p.jurisdiction, p.collected_on)
-        if key not in sections:
-            sections[key] = accounts.section_text(
-                p.jurisdiction, "distribution.collection_section", p.collected_on, law=law
-            )
-    jurisdictions = sorted({p.jurisdiction for _, p in rows})
+    # looked up once per batch: the pending line's citation per jurisdiction and day, the
+    # accounts per jurisdiction
+    sections = {
+        (j, on): accounts.section_text(j, "distribution.collection_section", on, law=law)
+        for j, on in {(p.jurisdiction, p.collected_on) for _, p in rows}
+    }
     return await repository.add_collections(
         session,
-        [
-            repository.NewCollection(
-                event_id=event_id,
-                **{name: getattr(p, name) for name in _AS_POSTED},
-                description=(
-                    f"collection {p.posting_id} of payment {p.payment_id}: {p.component} "
-                    f"{p.amount} for {p.tax_account} {p.period}"
-                    + (f" (give-back of refund {p.refund_id})" if p.refund_id else "")
-                ),
-                cash_account=accounts.cash(p.jurisdiction).code,
-                pending_account=accounts.pending(p.jurisdiction).code,
-                pending_section=sections[(p.jurisdiction, p.collected_on)],
-            )
-            for event_id, p in rows
+        rows,
+        descriptions=[
+            f"collection {p.posting_id} of payment {p.payment_id}: {p.component} {p.amount} for "
+            f"{p.tax_account} {p.period}" + (f" (give-back of refund {p.refund_id})" if p.refund_id else "")
+            for _, p in rows
         ],
-        accounts=[spec for j in jurisdictions for spec in (accounts.cash(j), accounts.pending(j))],
+        pending_sections=[sections[(p.jurisdiction, p.collected_on)] for _, p in rows],
+        accounts={
+            j: (accounts.cash(j), accounts.pending(j)) for j in sorted({p.jurisdiction for _, p in rows})
+        },
     )
 
 
