@@ -20,13 +20,13 @@ check a query of its own with a row lock (``SELECT 1 ... FOR KEY SHARE``). Now:
 
 12 index entries per collection instead of 17, no row check.
 
-Revision ID: ledger_write_path
+Revision ID: 0008_ledger_write_path
 Revises: 0007_statement_balance
 """
 
 from alembic import op
 
-revision: str = "ledger_write_path"
+revision: str = "0008_ledger_write_path"
 down_revision: str | None = "0007_statement_balance"
 branch_labels = None
 depends_on = None
