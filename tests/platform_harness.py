@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -113,6 +114,15 @@ class ServiceProcess:
         raise TimeoutError(f"{self.name} not ready; see {self.log_path}")
 
 
+async def _drop_databases(names: list[str]) -> None:
+    admin = await asyncpg.connect(database_url("postgres", driver="postgresql"))
+    try:
+        for name in names:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
 @dataclass
 class Platform:
     services: dict[str, ServiceProcess] = field(default_factory=dict)
@@ -144,12 +154,7 @@ class Platform:
             }
         )
         base.update(self.env)
-        admin = await asyncpg.connect(database_url("postgres", driver="postgresql"))
-        try:
-            for name in names:
-                await admin.execute(f'DROP DATABASE IF EXISTS "{self.prefix}_{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
+        await _drop_databases([f"{self.prefix}_{name}" for name in names])
         for name in names:
             base[f"{name.upper()}_DATABASE_URL"] = database_url(f"{self.prefix}_{name}")
         ports: set[int] = {self.broker.port}
@@ -186,9 +191,16 @@ class Platform:
         await svc.wait_ready()
 
     def stop(self) -> None:
+        """Stop every process, then drop the platform's databases (a test run leaves none behind)."""
         for s in self.services.values():
             s.stop()
         self.broker.stop()
+        names = [f"{self.prefix}_{name}" for name in self.services]
+        # stop() is called from the fixtures' finally blocks, inside their running event loop:
+        # the drops run on a loop of their own, in a thread
+        dropping = threading.Thread(target=asyncio.run, args=(_drop_databases(names),))
+        dropping.start()
+        dropping.join()
 
     def log_text(self, name: str) -> str:
         """Everything service ``name``'s processes wrote (api and worker, every restart)."""

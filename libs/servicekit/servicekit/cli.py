@@ -238,7 +238,9 @@ def main(spec: ServiceSpec, argv: list[str] | None = None) -> None:
         # (a 2,000-row schedule chunk: ~20% less CPU in-process, measured for issue 12)
         gc.collect()
         gc.freeze()
-        uvicorn.run(app, host=args.host, port=args.port, log_config=None, access_log=False)
+        uvicorn.run(
+            app, host=args.host, port=args.port, log_config=None, access_log=False, **telemetry.SERVER_OPTIONS
+        )
     else:
         asyncio.run(
             run_workers(

@@ -403,6 +403,12 @@ class EventConsumer:
                 client_id=f"roomtax-{self.name}",
                 metadata_max_age_ms=5_000,
                 session_timeout_ms=self.session_timeout_ms,
+                # how long a rebalance waits for a member that does not rejoin (one killed mid-
+                # rebalance holds its partitions that long): aiokafka's default since it rejoins in
+                # the background, pinned here, as the Java client's is max.poll.interval (300 s).
+                # Measured on Tansu 0.6.0: a survivor owns the partitions of two members killed
+                # mid-rebalance 5 s later.
+                rebalance_timeout_ms=self.session_timeout_ms,
                 heartbeat_interval_ms=max(100, self.session_timeout_ms // 6),
                 **self.kafka_options,
             )

@@ -118,12 +118,38 @@ class TestRelayAndConsumer:
             name=group, bootstrap=own.bootstrap, topics=[TOPIC], sessionmaker=sm, handlers={EVENT: record}
         )
         tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(consumer.run(stop))]
+        names: list[str] = []
+
+        async def waited(check: Callable[[], Awaitable[bool]], timeout: float, stage: str) -> None:
+            """``eventually``, and if it runs out, where the events stalled: not republished or
+            not consumed (the failure in CI said only "condition not met in time")."""
+            try:
+                await eventually(check, timeout=timeout)
+            except AssertionError as exc:
+                async with sm() as session:
+                    rows = (
+                        await session.execute(
+                            text(
+                                'SELECT key, published_at IS NOT NULL, "partition", "offset" FROM outbox '
+                                "WHERE key = ANY(:k) ORDER BY id"
+                            ),
+                            {"k": names},
+                        )
+                    ).all()
+                raise AssertionError(
+                    f"{exc} ({stage}, {timeout} s); applied {await applied(sm, names)}, outbox rows "
+                    f"{rows}, relay published {relay.published} replays {relay.replays}, consumer "
+                    f"applied {consumer.applied} duplicates {consumer.duplicates} rewinds {consumer.rewinds}"
+                ) from exc
+
         try:
             before = f"before-{uuid.uuid4().hex[:8]}"
+            names.append(before)
             await write(sm, before)
-            await eventually(lambda: _has(sm, [before]))
+            await waited(lambda: _has(sm, [before]), 30, "before the restart")
             own.stop()
             during = f"during-{uuid.uuid4().hex[:8]}"
+            names.append(during)
             await write(sm, during)
             await asyncio.sleep(1.5)
             async with sm() as session:
@@ -134,7 +160,7 @@ class TestRelayAndConsumer:
                 ).scalar()
             assert pending is True  # still in the outbox while the broker is down
             own.start()  # the consumer reconnects with a back-off: under load that takes a while
-            await eventually(lambda: _has(sm, [before, during]), timeout=180)
+            await waited(lambda: _has(sm, [before, during]), 180, "after the restart")
             await asyncio.sleep(2)  # let any replayed duplicates arrive
             assert await applied(sm, [before, during]) == {before: 1, during: 1}
             assert relay.replays >= 1  # it noticed the broker had lost "before"

@@ -6,6 +6,7 @@ import argparse
 import logging
 import signal
 
+from servicekit import telemetry
 from web.app import build_app
 from web.settings import WebSettings
 
@@ -40,6 +41,7 @@ def main(argv: list[str] | None = None) -> None:
         access_log=False,
         proxy_headers=True,
         forwarded_allow_ips=settings.trusted_proxies,
+        **telemetry.SERVER_OPTIONS,  # each request from an empty context
     )
 
 
