@@ -55,6 +55,7 @@ from pathlib import Path
 import asyncpg
 from bench_assessment import (
     MIGRATIONS,
+    _tree,
     bench_id,
     ce,
     declaration_event,
@@ -419,13 +420,6 @@ def schedules(sizes: list[int], repeats: int, trees: list[tuple[str, Path]]) -> 
                 f"{first}/{name} at {n:,} rows: seconds {a['seconds'] / b['seconds']:.3f}, "
                 f"CPU {a['cpu'] / b['cpu']:.3f}"
             )
-
-
-def _tree(text: str) -> tuple[str, Path]:
-    name, _, path = text.partition("=")
-    if not path:
-        raise argparse.ArgumentTypeError("--tree NAME=DIR")
-    return name, Path(path).resolve()
 
 
 if __name__ == "__main__":
