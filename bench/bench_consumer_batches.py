@@ -369,9 +369,9 @@ async def schedule_child(events: int, registry: str) -> None:
 SCHEDULE_FIGURES = ("seconds", "cpu", "db", "first", "last")
 
 
-def schedules(sizes: list[int], repeats: int, trees: list[tuple[str, Path]]) -> None:
+def schedules(sizes: list[int], repeats: int, trees: list[tuple[str, Path]], lodgings: int) -> None:
     """Each size's schedule from each tree, one child process each, interleaved; medians."""
-    registry = asyncio.run(schedule_registry(max(sizes)))
+    registry = asyncio.run(schedule_registry(max(lodgings, *sizes)))
     seen: dict[tuple[str, int], list[dict[str, float]]] = {}
     for round_no in range(1, repeats + 1):
         for n in sizes:
@@ -434,12 +434,18 @@ if __name__ == "__main__":
     parser.add_argument(
         "--tree", type=_tree, action="append", default=[], help="--schedule: NAME=DIR of another tree"
     )
+    parser.add_argument(
+        "--registry",
+        type=int,
+        default=0,
+        help="--schedule: lodgings of the registry (default: the largest size)",
+    )
     parser.add_argument("--schedule-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.schedule_child:
         asyncio.run(schedule_child(args.events, args.schedule_child))
     elif args.schedule:
         here = ("after", Path(__file__).resolve().parent.parent)
-        schedules(args.schedule, args.repeats, [here, *args.tree])
+        schedules(args.schedule, args.repeats, [here, *args.tree], args.registry)
     else:
         asyncio.run(main(args))
