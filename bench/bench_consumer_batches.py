@@ -22,22 +22,40 @@ events are made, the heap is settled as the worker settles it once started
 same consumer with a no-op handler and ``batch_size=1`` (inbox row and transaction only).
 Prints events/s, the ratio to the baseline's events/s and batched/per-event, medians over
 the rounds.
+
+**Schedules** (``--schedule 1000 10000 50000 [--repeats 1] [--tree NAME=DIR]``): an
+intermediary's schedule of that many rows, its ``declaration.filed`` events through the filing
+consumer in batches of 200 (as the worker: ``prepare``, balance cache, heap settled), timed from
+the first poll to the last: seconds, and CPU microseconds per declaration of the process and of
+the PostgreSQL backends, overall and in the first and last tenth of the polls (equal when the
+cost is linear in the rows). The registry (the largest size's lodgings, registered through the
+registry consumer) is made once into a template database, kept between runs, and each run
+starts on a copy of it (``CREATE DATABASE ... TEMPLATE``): the same registry for every size and
+tree. Each source tree (this checkout, "after", and every ``--tree``, e.g.
+``git archive <commit> | tar -x -C DIR``) runs each size in a child process of its own with its
+packages first on ``PYTHONPATH``; sizes and trees interleaved, ``--repeats`` rounds, medians.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
+from pathlib import Path
 
+import asyncpg
 from bench_assessment import (
     MIGRATIONS,
+    _tree,
     bench_id,
     ce,
     declaration_event,
@@ -47,7 +65,7 @@ from bench_assessment import (
     payment_event,
 )
 from bench_distribution import backend_cpu, backends
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
 from assessment.accounts import handlers as intake
 from assessment.accounts.ledger import BalanceCache
@@ -57,7 +75,7 @@ from servicekit import cli
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.runtime import Runtime
-from servicekit.testing import consumer_records, fresh_database
+from servicekit.testing import consumer_records, database_url, fresh_database, test_database_name
 from taxcore.events import CloudEvent
 from taxcore.periods import Period
 from taxcore.rules.declaration import DeclarationInput
@@ -68,11 +86,12 @@ HANDLERS = {**REGISTRY_HANDLERS, **FILING_HANDLERS}
 
 async def consume(
     sm: async_sessionmaker[AsyncSession], name: str, events: Sequence[CloudEvent], batch: int,
-    handler: Handler | None = None,
+    handler: Handler | None = None, polls: list[tuple[float, float]] | None = None,
 ) -> tuple[float, float]:  # fmt: skip
     """Events per second through ``handle_records``, a poll's worth at a time, and the CPU
     microseconds per event of this process and the database's backends (/proc: steadier
-    than events/s on a loaded machine)."""
+    than events/s on a loaded machine); ``polls`` gets each poll's (process, backends) CPU
+    seconds."""
     handlers = {t: handler for t in HANDLERS} if handler else HANDLERS
     consumer = EventConsumer(
         name=name, bootstrap="unused:0", topics=[], sessionmaker=sm, handlers=handlers,
@@ -82,7 +101,10 @@ async def consume(
     pids = await backends(sm)
     cpu, db_cpu, t = time.process_time(), backend_cpu(pids), time.perf_counter()
     for start in range(0, len(recs), POLL):
+        before = (time.process_time(), backend_cpu(pids)) if polls is not None else (0.0, 0.0)
         await consumer.handle_records(recs[start : start + POLL])
+        if polls is not None:
+            polls.append((time.process_time() - before[0], backend_cpu(pids) - before[1]))
     seconds = time.perf_counter() - t
     cpu = time.process_time() - cpu + backend_cpu(pids) - db_cpu
     assert (consumer.applied, consumer.parked) == (len(events), 0)
@@ -263,6 +285,143 @@ async def main(args: argparse.Namespace) -> None:
         await engine.dispose()
 
 
+# --------------------------------------------------------------------------- schedules
+
+SCHEDULE_REGISTRY = "roomtax_bench_schedule_registry"
+SCHEDULE_RUN = "roomtax_bench_schedule_run"
+TREE_PACKAGES = ("services/assessment", "services/filing", "libs/servicekit", "libs/taxcore")
+
+
+async def _admin(*statements: str) -> list[object]:
+    """Run ``statements`` on the server's ``postgres`` database; each one's first value."""
+    conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
+    try:
+        return [await conn.fetchval(stmt) for stmt in statements]
+    finally:
+        await conn.close()
+
+
+async def schedule_registry(lodgings: int) -> str:
+    """The template database: ``lodgings`` PR lodgings registered through the registry consumer
+    (this checkout's code). Made once under another name and renamed when complete, so a kept
+    one is whole; its name says its size."""
+    name = test_database_name(f"{SCHEDULE_REGISTRY}_{lodgings}")
+    (found,) = await _admin(f"SELECT count(*) FROM pg_database WHERE datname = '{name}'")
+    if found:
+        print(f"registry of {lodgings} lodgings: kept template {name}", flush=True)
+        return name
+    t = time.perf_counter()
+    url = await fresh_database(f"{SCHEDULE_REGISTRY}_building", MIGRATIONS)
+    # the set-up's statements planned with their parameters (the registry consumer's generic
+    # plans, costed on the empty tables, scan them whole: a set-up slower with every lodging)
+    settings = {"application_name": "bench-schedule-registry", "plan_cache_mode": "force_custom_plan"}
+    engine = create_async_engine(url, pool_size=2, connect_args={"server_settings": settings})
+    sm = make_sessionmaker(engine, service="assessment")
+    runtime = Runtime.from_environment()
+    attach(sm, BalanceCache(law=runtime.law), runtime)
+    try:
+        await consume(sm, "setup", [lodging_event(i) for i in range(lodgings)], BATCH_SIZE)
+    finally:
+        await engine.dispose()
+    building = test_database_name(f"{SCHEDULE_REGISTRY}_building")
+    await _admin(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+    print(f"registry of {lodgings} lodgings made in {time.perf_counter() - t:.0f} s: {name}", flush=True)
+    return name
+
+
+async def schedule_child(events: int, registry: str) -> None:
+    """One schedule of ``events`` rows through the filing consumer, on a copy of ``registry``;
+    prints its figures as one ``RESULT`` line of JSON."""
+    run = test_database_name(SCHEDULE_RUN)
+    await _admin(
+        f'DROP DATABASE IF EXISTS "{run}" WITH (FORCE)', f'CREATE DATABASE "{run}" TEMPLATE "{registry}"'
+    )
+    engine = make_engine(database_url(run), application_name="bench-schedule", pool_size=2)
+    sm = make_sessionmaker(engine, service="assessment")
+    runtime = Runtime.from_environment()
+    attach(sm, BalanceCache(law=runtime.law), runtime)
+    try:
+        declarations = [declaration_event(i)[0] for i in range(events)]
+        settle = getattr(cli, "settle_heap", None)
+        if settle is not None:
+            settle()
+        load = os.getloadavg()[0]
+        polls: list[tuple[float, float]] = []
+        rate, cpu = await consume(sm, "schedule", declarations, BATCH_SIZE, polls=polls)
+    finally:
+        await engine.dispose()
+    tenth = max(1, len(polls) // 10)
+
+    def per_event(part: list[tuple[float, float]]) -> float:
+        return sum(a + b for a, b in part) / (len(part) * POLL) * 1e6
+
+    result = {
+        "seconds": events / rate,
+        "cpu": cpu,
+        "db": sum(b for _, b in polls) / events * 1e6,
+        "first": per_event(polls[:tenth]),
+        "last": per_event(polls[-tenth:]),
+        "load": max(load, os.getloadavg()[0]),
+    }
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+SCHEDULE_FIGURES = ("seconds", "cpu", "db", "first", "last")
+
+
+def schedules(sizes: list[int], repeats: int, trees: list[tuple[str, Path]], lodgings: int) -> None:
+    """Each size's schedule from each tree, one child process each, interleaved; medians."""
+    registry = asyncio.run(schedule_registry(max(lodgings, *sizes)))
+    seen: dict[tuple[str, int], list[dict[str, float]]] = {}
+    for round_no in range(1, repeats + 1):
+        for n in sizes:
+            for name, tree in trees:
+                env = dict(os.environ, PYTHONPATH=":".join(str(tree / p) for p in TREE_PACKAGES))
+                now = f"{datetime.now(UTC):%H:%M:%S}"
+                print(f"=== round {round_no}, {n} rows, {name} ({tree}) {now} load {os.getloadavg()[0]:.1f}")
+                args = ["--schedule-child", registry, "--events", str(n)]
+                command = [sys.executable, "-u", str(Path(__file__).resolve()), *args]
+                out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+                line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+                figures = json.loads(line.removeprefix("RESULT "))
+                seen.setdefault((name, n), []).append(figures)
+                print(
+                    f"    {figures['seconds']:.1f} s, CPU {figures['cpu']:.0f} us/declaration "
+                    f"(PostgreSQL {figures['db']:.0f}), first tenth {figures['first']:.0f}, "
+                    f"last tenth {figures['last']:.0f}; load up to {figures['load']:.1f}",
+                    flush=True,
+                )
+    print(f"\nschedules, medians of {repeats} interleaved rounds, load now {os.getloadavg()[0]:.1f}")
+    columns = (
+        "rows",
+        "tree",
+        "seconds",
+        "CPU us/declaration",
+        "of it PostgreSQL",
+        "first tenth",
+        "last tenth",
+    )
+    print("| " + " | ".join(columns) + " | x smallest |")
+    print("|---|---|---|---|---|---|---|---|")
+    med = {k: {f: statistics.median(r[f] for r in v) for f in SCHEDULE_FIGURES} for k, v in seen.items()}
+    for n in sizes:
+        for name, _ in trees:
+            m = med[(name, n)]
+            growth = m["cpu"] / med[(name, sizes[0])]["cpu"]
+            print(
+                f"| {n:,} | {name} | {m['seconds']:.1f} | {m['cpu']:.0f} | {m['db']:.0f} "
+                f"| {m['first']:.0f} | {m['last']:.0f} | {growth:.2f} |"
+            )
+    first = trees[0][0]
+    for name, _ in trees[1:]:
+        for n in sizes:
+            a, b = med[(first, n)], med[(name, n)]
+            print(
+                f"{first}/{name} at {n:,} rows: seconds {a['seconds'] / b['seconds']:.3f}, "
+                f"CPU {a['cpu'] / b['cpu']:.3f}"
+            )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=2000, help="per round and mode; 0: skip fresh accounts")
@@ -271,4 +430,22 @@ if __name__ == "__main__":
     parser.add_argument("--long-events", type=int, default=300)
     parser.add_argument("--batched-only", action="store_true", help="skip one event per transaction")
     parser.add_argument("--operator-returns", action="store_true", help="PMS returns, not schedule rows")
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--schedule", type=int, nargs="+", help="schedules of these many rows only")
+    parser.add_argument(
+        "--tree", type=_tree, action="append", default=[], help="--schedule: NAME=DIR of another tree"
+    )
+    parser.add_argument(
+        "--registry",
+        type=int,
+        default=0,
+        help="--schedule: lodgings of the registry (default: the largest size)",
+    )
+    parser.add_argument("--schedule-child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.schedule_child:
+        asyncio.run(schedule_child(args.events, args.schedule_child))
+    elif args.schedule:
+        here = ("after", Path(__file__).resolve().parent.parent)
+        schedules(args.schedule, args.repeats, [here, *args.tree], args.registry)
+    else:
+        asyncio.run(main(args))

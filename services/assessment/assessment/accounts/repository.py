@@ -105,8 +105,29 @@ async def lock_account(session: AsyncSession, tax_account: str) -> None:
     _of_transaction(session, _LOCKED).add(("account", tax_account))
 
 
+# The batch's first statement also sets how PostgreSQL plans the rest of its transaction (all
+# local to it). Every statement of a batch finds rows by key (accounts, ids, lodging-periods),
+# whose indexes are the plan, but the planner's choice depends on statistics it may not have:
+# - ``plan_cache_mode``: after five executions PostgreSQL may keep one generic plan per prepared
+#   statement for the connection's life, costed on the tables as they were then (until an
+#   ANALYZE of them): a worker started on empty tables kept sequential scans of the liabilities
+#   and lodgings; each statement is now planned with its parameters (a fraction of a
+#   millisecond), which also knows the arrays' lengths;
+# - ``enable_seqscan``: even so planned, ``tax_account = ANY (200 accounts)`` on a table not
+#   analyzed since it grew is estimated at 0.5% of the rows per value, i.e. the whole table,
+#   and scanned whole (the liabilities on every load of the batch's facts). Off, a sequential
+#   scan is the last resort, still taken where no index serves (the cross-checks' peers of a
+#   municipality);
+# - ``jit``: such a scan then costs 10^10, far above ``jit_above_cost``, and would be compiled
+#   first (~280 ms for the municipality's lodgings against 40 ms to scan them): off, as it
+#   should be for statements of a few milliseconds.
+# The first two made the database's CPU per declaration grow with the rows already written (this
+# server runs without autovacuum: no ANALYZE ever): 20,000-row schedule, 520 us in the first
+# polls, 960 in the last; with both, 120 and 110 at 10,000 rows.
 _LOCK_MANY = text(
-    "SELECT count(pg_advisory_xact_lock(hashtext(a))) FROM "
+    "SELECT set_config('plan_cache_mode', 'force_custom_plan', true), "
+    "set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true), "
+    "count(pg_advisory_xact_lock(hashtext(a))) FROM "
     "(SELECT a FROM unnest(CAST(:a AS text[])) WITH ORDINALITY AS u(a, n) ORDER BY n) AS s"
 )
 _RECORDED = text(
@@ -131,7 +152,8 @@ async def prepare_batch(
     payments: Sequence[str],
     periods: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """A consumer batch's set-up, in four statements: lock its accounts (in sorted order),
+    """A consumer batch's set-up, in four statements: lock its accounts (in sorted order) and
+    have the transaction's statements planned with their parameters (``_LOCK_MANY``),
     learn which of its declaration versions and payments are not recorded yet, load
     its lodgings (the handlers then find them in the session), and the latest version of
     each filing of the lodging-periods it declares (``periods``: (account, period);
