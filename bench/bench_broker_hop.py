@@ -21,6 +21,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import time
 import uuid
 
@@ -133,7 +134,7 @@ async def main(args: argparse.Namespace) -> None:
         )
         print("|---|---|---|---|---|")
         for w in waits:
-            med = {k: sorted(x[k] for x in results[w])[len(results[w]) // 2] for k in results[w][0]}
+            med = {k: statistics.median(x[k] for x in results[w]) for k in results[w][0]}
             base = base or med
             idle = med["idle consumer CPU ms/s"] + med["idle broker CPU ms/s"]
             print(
