@@ -1,6 +1,7 @@
 """Event lag across the real platform: filing commit -> assessment liability posted.
 
-    ROOMTAX_TEST_DB_SUFFIX=_me uv run python -u bench/bench_event_lag.py [--rates 10,20,40] [--seconds 30]
+    ROOMTAX_TEST_DB_SUFFIX=_me uv run python -u bench/bench_event_lag.py \
+        [--rates 5,half,max] [--seconds 120] [--filing-max measure|N]
 
 Starts the four services as in the cross-service tests (``tests/platform_harness.py``:
 an API and a worker process each, fresh databases, a real Tansu broker), registers
@@ -13,10 +14,22 @@ PostgreSQL server, so one clock: the start of the filing transaction (a few ms b
 its commit) to the start of the assessment transaction that applied the event (its
 commit follows by that batch's time, reported as ``batch tx``).
 
-Also reports, per rate, the rate actually reached, the p50/p99/max lag, and the lag's
-trend (median lag of the run's last fifth minus its first fifth: growth means the
-consumer falls behind). Baseline, same run: ``--rates`` starts with a low rate whose p50
-shows the idle path (relay wake-up, broker, poll); ratios are against it.
+The filing max: what ``POST /v1/declarations`` accepts with the whole platform running on
+this machine (the consumers applying what it accepts). ``--filing-max measure`` (the
+default) finds it first: ``--max-concurrency`` clients POST back to back for
+``--max-seconds``; the declarations per second accepted is the max (that burst's lag is
+printed, not a goal: it is a backlog). ``--filing-max N`` takes it as given (to compare
+trees at one rate). In ``--rates``, ``max`` is that rate and ``half`` half of it.
+
+Per rate: the rate reached, the p50/p99/max lag, the lag over time (p50/p99 of each
+``--window`` seconds of filings) and its trend (median lag of the run's last fifth minus
+its first fifth: growth means the consumer falls behind), and the hops (p50/p99): filing
+tx start -> filing's relay claims the event (``outbox.published_at``: filing's
+transaction, NOTIFY, the relay's wake-up), the claim -> assessment's transaction starts
+(produce with acks=all, the broker, the consumer's fetch, batches ahead of it), and
+assessment's transaction start -> its relay claims that transaction's events (the batch
+transaction and the relay's wake-up). Baseline, same run: ``--rates`` starts with a low
+rate whose p50 shows the idle path (relay wake-up, broker, poll); ratios are against it.
 """
 
 from __future__ import annotations
@@ -41,6 +54,11 @@ from servicekit.testing import database_url  # noqa: E402
 from taxcore.periods import Period  # noqa: E402
 
 REGISTERED = date(2014, 1, 1)
+#: when assessment's transaction that applied each declaration started
+POSTED = (
+    "SELECT declaration_id, extract(epoch FROM created_at)::float8 FROM liabilities "
+    "WHERE declaration_id = ANY($1::text[])"
+)
 
 
 def pct(values: list[float], q: float) -> float:
@@ -77,6 +95,21 @@ async def register(platform: Platform, admin: Api, n: int) -> tuple[Api, list[st
     return api, accounts
 
 
+async def declare(api: Api, account: str, period: str) -> str:
+    """POST a PR declaration of 1000.00 room revenue for one lodging-period; its id."""
+    body = {
+        "lodging": account,
+        "period": period,
+        "room_revenue": "1000.00",
+        "room_nights": 5,
+        "declared": {"tax": "90.00"},
+    }
+    r = await api.call("POST", "filing", "/v1/declarations", json=body)
+    if r.status_code != 201:
+        raise AssertionError(f"{r.status_code} {r.text}")
+    return str(r.json()["id"])
+
+
 async def load(
     api: Api, slots: list[tuple[str, str]], rate: float, seconds: float
 ) -> tuple[list[str], float]:
@@ -87,17 +120,7 @@ async def load(
 
     async def post(account: str, period: str) -> None:
         async with sem:
-            body = {
-                "lodging": account,
-                "period": period,
-                "room_revenue": "1000.00",
-                "room_nights": 5,
-                "declared": {"tax": "90.00"},
-            }
-            r = await api.call("POST", "filing", "/v1/declarations", json=body)
-            if r.status_code != 201:
-                raise AssertionError(f"{r.status_code} {r.text}")
-            ids.append(r.json()["id"])
+            ids.append(await declare(api, account, period))
 
     start = time.monotonic()
     count = int(rate * seconds)
@@ -134,13 +157,7 @@ async def lags(platform: Platform, ids: list[str], timeout: float) -> tuple[list
                 ids,
             )
         )
-        posted = dict(
-            await assessment.fetch(
-                "SELECT declaration_id, extract(epoch FROM created_at)::float8 FROM liabilities "
-                "WHERE declaration_id = ANY($1::text[])",
-                ids,
-            )
-        )
+        posted = dict(await assessment.fetch(POSTED, ids))
         # the span of one transaction: rows sharing a created_at were applied in one batch
         by_tx: dict[float, int] = {}
         for t in posted.values():
@@ -152,8 +169,72 @@ async def lags(platform: Platform, ids: list[str], timeout: float) -> tuple[list
         await assessment.close()
 
 
+async def flood(
+    api: Api, slots: list[tuple[str, str]], concurrency: int, seconds: float
+) -> tuple[list[str], float]:
+    """``concurrency`` clients POST declarations back to back for ``seconds``; ids, the rate accepted."""
+    ids: list[str] = []
+    deadline = time.monotonic() + seconds
+
+    async def client() -> None:
+        while time.monotonic() < deadline:
+            account, period = slots.pop()
+            ids.append(await declare(api, account, period))
+
+    start = time.monotonic()
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+    return ids, len(ids) / (time.monotonic() - start)
+
+
+async def hops(platform: Platform, ids: list[str]) -> dict[str, list[float]]:
+    """Seconds of each hop per declaration (see the module docstring), for declarations ``ids``."""
+    filing = await asyncpg.connect(database_url(f"{platform.prefix}_filing", driver="postgresql"))
+    assessment = await asyncpg.connect(database_url(f"{platform.prefix}_assessment", driver="postgresql"))
+    try:
+        rows = await filing.fetch(
+            "SELECT extract(epoch FROM d.created_at)::float8 AS filed, "
+            "extract(epoch FROM o.published_at)::float8 AS claimed, d.id FROM declarations AS d "
+            "JOIN outbox AS o ON o.event_type = 'roomtax.filing.declaration.filed.v1' "
+            "AND o.payload->'data'->>'declaration_id' = d.id WHERE d.id = ANY($1::text[])",
+            ids,
+        )
+        posted = dict(await assessment.fetch(POSTED, ids))
+        first = min(r["filed"] for r in rows)
+        last = max(posted.values())
+        # assessment's transactions of the run: their start (created_at of the events they
+        # emitted) to its relay's claim of those events (after the commit)
+        txs = await assessment.fetch(
+            "SELECT DISTINCT extract(epoch FROM created_at)::float8 AS started, "
+            "extract(epoch FROM min(published_at) OVER (PARTITION BY created_at))::float8 AS claimed "
+            "FROM outbox WHERE created_at BETWEEN to_timestamp($1) AND to_timestamp($2)",
+            first,
+            last,
+        )
+        return {
+            "filing tx -> filing relay claim": [r["claimed"] - r["filed"] for r in rows],
+            "claim -> assessment tx start": [posted[r["id"]] - r["claimed"] for r in rows],
+            "assessment tx -> its relay claim": [t["claimed"] - t["started"] for t in txs if t["claimed"]],
+        }
+    finally:
+        await filing.close()
+        await assessment.close()
+
+
+def windows(per: list[tuple[float, float]], seconds: float) -> list[tuple[float, float, int]]:
+    """(p50 ms, p99 ms, count) of the lags of each ``seconds`` of filings, in order."""
+    if not per:
+        return []
+    start, out, chunk = per[0][0], [], []
+    for filed, lag in per:
+        if filed - start >= seconds and chunk:
+            out.append((pct(chunk, 0.5), pct(chunk, 0.99), len(chunk)))
+            start, chunk = start + seconds * ((filed - start) // seconds), []
+        chunk.append(lag * 1000)
+    out.append((pct(chunk, 0.5), pct(chunk, 0.99), len(chunk)))
+    return out
+
+
 async def main(args: argparse.Namespace) -> None:
-    rates = [float(r) for r in args.rates.split(",")]
     platform = Platform(prefix="roomtax_bench_lag")
     try:
         await platform.start()
@@ -167,15 +248,32 @@ async def main(args: argparse.Namespace) -> None:
             p = p.next()
         slots = [(a, per) for per in periods for a in accounts]
         slots.reverse()
-        need = int(sum(rates) * args.seconds) + 50
-        assert len(slots) >= need, f"{len(slots)} lodging-periods for {need} declarations: more --lodgings"
         print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
-        print(f"{len(accounts)} lodgings, {len(periods)} periods each")
+        print(f"{len(accounts)} lodgings, {len(periods)} periods each", flush=True)
         await load(api, slots, 5, 4)  # warm-up (pools, caches, consumer group joined)
+        if args.filing_max == "measure":
+            ids, filing_max = await flood(api, slots, args.max_concurrency, args.max_seconds)
+            per, _ = await lags(platform, ids, timeout=900)
+            burst = [lag * 1000 for _, lag in per]
+            print(
+                f"filing max: {filing_max:.1f} declarations/s accepted by {args.max_concurrency} clients "
+                f"in {args.max_seconds:.0f} s (load {os.getloadavg()[0]:.1f}); that backlog's lag p50 "
+                f"{pct(burst, 0.5):.0f} ms, max {max(burst):.0f} ms",
+                flush=True,
+            )
+        else:
+            filing_max = float(args.filing_max)
+            print(f"filing max: {filing_max:.1f} declarations/s (given)")
+        named = {"max": filing_max, "half": filing_max / 2}
+        rates = [named[r] if r in named else float(r) for r in args.rates.split(",")]
+        need = int(sum(rates) * args.seconds) + 50
+        assert len(slots) >= need, (
+            f"{len(slots)} lodging-periods left for {need} declarations: more --lodgings"
+        )
         rows: list[dict[str, Any]] = []
         for rate in rates:
             ids, reached = await load(api, slots, rate, args.seconds)
-            per, biggest = await lags(platform, ids, timeout=600)
+            per, biggest = await lags(platform, ids, timeout=900)
             values = [lag * 1000 for _, lag in per]
             fifth = max(1, len(values) // 5)
             trend = statistics.median(values[-fifth:]) - statistics.median(values[:fifth])
@@ -188,12 +286,22 @@ async def main(args: argparse.Namespace) -> None:
                 "max": max(values),
                 "trend": trend,
                 "batch": biggest,
+                "hops": await hops(platform, ids),
             }
             rows.append(row)
             print(
-                f"rate {rate:5.0f}/s (reached {reached:5.1f}/s, {len(values)} declarations): lag p50 "
-                f"{row['p50']:7.0f} ms  p99 {row['p99']:7.0f} ms  max {row['max']:7.0f} ms  "
-                f"trend {trend:+7.0f} ms  largest batch {biggest}",
+                f"rate {rate:5.1f}/s (reached {reached:5.1f}/s, {len(values)} declarations, load "
+                f"{os.getloadavg()[0]:.1f}): lag p50 {row['p50']:7.0f} ms  p99 {row['p99']:7.0f} ms  "
+                f"max {row['max']:7.0f} ms  trend {trend:+7.0f} ms  largest batch {biggest}",
+                flush=True,
+            )
+            for hop, secs in row["hops"].items():
+                ms = [x * 1000 for x in secs]
+                print(f"    {hop}: p50 {pct(ms, 0.5):.0f} ms, p99 {pct(ms, 0.99):.0f} ms", flush=True)
+            over = windows(per, args.window)
+            print(
+                f"    over time (p50/p99 ms per {args.window:.0f} s): "
+                + ", ".join(f"{a:.0f}/{b:.0f}" for a, b, _ in over),
                 flush=True,
             )
         print(f"load after: {os.getloadavg()[0]:.1f}")
@@ -206,7 +314,7 @@ async def main(args: argparse.Namespace) -> None:
         print("|---|---|---|---|---|---|---|")
         for r in rows:
             print(
-                f"| {r['rate']:.0f}/s ({r['reached']:.1f}) | {r['n']} | {r['p50']:.0f} | {r['p99']:.0f} "
+                f"| {r['rate']:.1f}/s ({r['reached']:.1f}) | {r['n']} | {r['p50']:.0f} | {r['p99']:.0f} "
                 f"| {r['max']:.0f} | {r['trend']:+.0f} | {r['p50'] / base:.2f} |"
             )
         await api.close()
@@ -217,7 +325,13 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rates", default="5,20,40")
-    parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--lodgings", type=int, default=40)
+    parser.add_argument("--rates", default="5,half,max", help="per second; max, half: of the filing max")
+    parser.add_argument("--seconds", type=float, default=120, help="of each rate's run")
+    parser.add_argument("--lodgings", type=int, default=200, help="PR hotels registered (x periods = slots)")
+    parser.add_argument("--filing-max", default="measure", help="declarations/s, or measure")
+    parser.add_argument("--max-concurrency", type=int, default=16, help="clients measuring the filing max")
+    parser.add_argument("--max-seconds", type=float, default=20, help="of the filing max's measurement")
+    parser.add_argument(
+        "--window", type=float, default=20, help="seconds of filings per lag-over-time figure"
+    )
     asyncio.run(main(parser.parse_args()))

@@ -15,8 +15,10 @@ collections -> ``assessment.collections`` -> distribution books them. Its lag is
 
 Reports per rate the rate reached, p50/p99/max lag and its trend (median of the last fifth
 minus the first fifth: growth means a consumer falls behind), and p50/p99 of each hop:
-filing -> assessment's ``payments`` row, -> its first ``collection_postings`` row (the
-application), -> distribution's first ``collections`` row. Baseline, same run: the
+filing's transaction -> filing's relay claims the event (``outbox.published_at``) ->
+assessment's ``payments`` row (its transaction's start) -> its first ``collection_postings``
+row (the application) -> assessment's relay claims the first ``collection.posted`` (after
+that transaction's commit) -> distribution's first ``collections`` row. Baseline, same run: the
 lowest rate's p50 (the idle path: relays' wake-up, two broker hops, polls); ratios are
 against it. The goal of issue 12: p99 <= 500 ms at 40 payments/s.
 """
@@ -80,9 +82,15 @@ async def pay(api: Api, slots: list[tuple[str, str]], rate: float, seconds: floa
     return ids, reached
 
 
-# when each payment reached each service: (database, query of (payment id, epoch seconds))
+# when each payment reached each stage: (database, query of (payment id, epoch seconds))
 STAGES = [
     ("filing", "SELECT id, extract(epoch FROM created_at)::float8 FROM payments WHERE id = ANY($1::text[])"),
+    (
+        "filing",
+        "SELECT payload->'data'->>'payment_id', extract(epoch FROM published_at)::float8 FROM outbox "
+        "WHERE event_type = 'roomtax.filing.payment.received.v1' "
+        "AND payload->'data'->>'payment_id' = ANY($1::text[])",
+    ),
     (
         "assessment",
         "SELECT payment_id, extract(epoch FROM created_at)::float8 FROM payments "
@@ -94,12 +102,24 @@ STAGES = [
         "WHERE payment_id = ANY($1::text[]) GROUP BY payment_id",
     ),
     (
+        "assessment",
+        "SELECT payload->'data'->>'payment_id', extract(epoch FROM min(published_at))::float8 FROM outbox "
+        "WHERE event_type = 'roomtax.assessment.collection.posted.v1' "
+        "AND payload->'data'->>'payment_id' = ANY($1::text[]) GROUP BY 1",
+    ),
+    (
         "distribution",
         "SELECT payment_id, extract(epoch FROM min(received_at))::float8 FROM collections "
         "WHERE payment_id = ANY($1::text[]) GROUP BY payment_id",
     ),
 ]
-HOPS = ["filing -> assessment", "assessment applied -> collection posted", "posted -> distribution"]
+HOPS = [
+    "filing tx -> filing relay claim",
+    "claim -> assessment applies",
+    "applied -> collection posted",
+    "posted (tx start) -> assessment relay claim",
+    "claim -> distribution books",
+]
 
 
 async def collection_lags(platform: Platform, ids: list[str], timeout: float) -> list[list[float]]:

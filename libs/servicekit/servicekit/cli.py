@@ -145,6 +145,15 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+def configure_consumer(consumer: EventConsumer, settings: ServiceSettings) -> None:
+    """What the worker's settings say of every consumer: how it connects (TLS/SASL,
+    :mod:`servicekit.kafka`) and, when ``kafka_fetch_max_wait_ms`` is set, the broker's
+    longest wait for a fetch (else the consumer's own, :data:`servicekit.consumer.FETCH_MAX_WAIT_MS`)."""
+    consumer.kafka_options = kafka.client_options(settings)
+    if settings.kafka_fetch_max_wait_ms is not None:
+        consumer.fetch_max_wait_ms = settings.kafka_fetch_max_wait_ms
+
+
 async def run_workers(
     spec: ServiceSpec,
     settings: ServiceSettings,
@@ -167,7 +176,7 @@ async def run_workers(
         tasks.append(asyncio.create_task(relay_for(settings).run(stop)))
     if consumers:
         for consumer in spec.consumers(settings, sessionmaker, runtime):
-            consumer.kafka_options = kafka.client_options(settings)  # TLS/SASL (servicekit.kafka)
+            configure_consumer(consumer, settings)
             tasks.append(asyncio.create_task(consumer.run(stop)))
         for job in spec.background:
             tasks.append(asyncio.create_task(job(settings, sessionmaker, stop, runtime)))  # type: ignore[arg-type]

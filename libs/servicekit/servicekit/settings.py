@@ -41,6 +41,14 @@ class ServiceSettings(BaseSettings):
     kafka_sasl_username: str | None = None
     kafka_sasl_password: str | None = None
     kafka_sasl_oauth_token_file: str | None = None
+    kafka_fetch_max_wait_ms: int | None = Field(
+        default=None,
+        ge=1,
+        le=30_000,
+        description="how long the broker may hold a consumer's empty fetch, for every consumer "
+        "of the worker (a record waits up to half of it on Tansu); unset: each consumer's own "
+        "(servicekit.consumer.FETCH_MAX_WAIT_MS, PROMPT_FETCH_MAX_WAIT_MS)",
+    )
     jwt_public_key: str = devkeys.DEV_PUBLIC_KEY
     jwt_private_key: str = devkeys.DEV_PRIVATE_KEY
     #: the registry's JWKS (``/.well-known/jwks.json``): its keys are trusted besides

@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 from prometheus_client import REGISTRY
 
 from servicekit import cli
+from servicekit.consumer import FETCH_MAX_WAIT_MS, PROMPT_FETCH_MAX_WAIT_MS, EventConsumer
+from servicekit.settings import ServiceSettings
 from servicekit.testing import BrokerProcess, free_port
 
 
@@ -62,3 +65,25 @@ class TestHeartbeat:
 
     def test_a_missing_heartbeat_is_not_fresh(self, tmp_path: Path) -> None:
         assert cli.worker_health(str(tmp_path / "none")) == {"fresh": False}
+
+
+class TestConsumerSettings:
+    @staticmethod
+    def consumer(**fetch: int) -> EventConsumer:
+        """A consumer never started (no broker, no database): only its settings are read."""
+        return EventConsumer(name="c", bootstrap="", topics=[], sessionmaker=None, handlers={}, **fetch)  # type: ignore[arg-type]
+
+    def test_each_consumer_keeps_its_own_fetch_wait_unless_the_worker_sets_one(self) -> None:
+        background, prompt = self.consumer(), self.consumer(fetch_max_wait_ms=PROMPT_FETCH_MAX_WAIT_MS)
+        for c in (background, prompt):
+            cli.configure_consumer(c, ServiceSettings())
+        assert (background.fetch_max_wait_ms, prompt.fetch_max_wait_ms) == (500, 100)
+        assert FETCH_MAX_WAIT_MS == 500  # aiokafka's default: off any latency goal, idle CPU as before
+
+        for c in (background, prompt):
+            cli.configure_consumer(c, ServiceSettings(kafka_fetch_max_wait_ms=250))
+        assert (background.fetch_max_wait_ms, prompt.fetch_max_wait_ms) == (250, 250)
+
+    def test_the_setting_comes_from_the_environment(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setenv("ROOMTAX_KAFKA_FETCH_MAX_WAIT_MS", "50")
+        assert ServiceSettings().kafka_fetch_max_wait_ms == 50

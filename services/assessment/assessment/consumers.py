@@ -8,7 +8,7 @@ from assessment.accounts import handlers as intake
 from assessment.accounts.ledger import BalanceCache
 from assessment.accounts.repository import attach
 from assessment.casework.handlers import on_authorization
-from servicekit.consumer import AnyHandler, EventConsumer, handler_map
+from servicekit.consumer import PROMPT_FETCH_MAX_WAIT_MS, AnyHandler, EventConsumer, handler_map
 from servicekit.revocations import revocation_consumer
 from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
@@ -52,6 +52,7 @@ def consumers(
             batch_size=BATCH_SIZE,
             handlers=FILING_HANDLERS,
             prepare=intake.prepare_filing_batch,
+            fetch_max_wait_ms=PROMPT_FETCH_MAX_WAIT_MS,  # on the event-lag goals of issue 12
         ),
         revocation_consumer(settings, sessionmaker, runtime),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from distribution.ledger.handlers import on_collection_posted
-from servicekit.consumer import EventConsumer
+from servicekit.consumer import PROMPT_FETCH_MAX_WAIT_MS, EventConsumer
 from servicekit.revocations import revocation_consumer
 from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
@@ -27,6 +27,7 @@ def consumers(
             runtime=runtime,
             batch_size=BATCH_SIZE,
             handlers=[on_collection_posted],
+            fetch_max_wait_ms=PROMPT_FETCH_MAX_WAIT_MS,  # on the event-lag goals of issue 12
         ),
         revocation_consumer(settings, sessionmaker, runtime),
     ]
