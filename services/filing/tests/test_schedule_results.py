@@ -96,9 +96,7 @@ async def _expected(
         schedule_row=stored["schedule_row"],
         declaration_id=stored["id"],
     )
-    async with db() as session:
-        session.info["service"] = "filing"
-        payload = json.loads(queue_params(session, [version.event])["p"][0])
+    payload = json.loads(queue_params("filing", [version.event])["p"][0])
     return version.row, payload
 
 
