@@ -36,7 +36,8 @@ ExplainQuery = Annotated[
 ]
 
 
-def to_out(d: Declaration, *, latest: bool, explain: bool = False) -> DeclarationOut:
+def _out_data(d: Declaration, *, latest: bool, explain: bool) -> dict[str, Any]:
+    """``DeclarationOut``'s fields from the row, in its order, as typed values (not validated)."""
     lodging = {
         "lodging_id": d.lodging_id,
         "tax_account": d.tax_account,
@@ -84,7 +85,11 @@ def to_out(d: Declaration, *, latest: bool, explain: bool = False) -> Declaratio
         "submitted_by": d.submitted_by,
         "created_at": d.created_at,
     }
-    return DeclarationOut.model_validate(data)
+    return data
+
+
+def to_out(d: Declaration, *, latest: bool, explain: bool = False) -> DeclarationOut:
+    return DeclarationOut.model_validate(_out_data(d, latest=latest, explain=explain))
 
 
 async def get_declaration(
@@ -139,57 +144,16 @@ def _finding_out(f: dict[str, Any]) -> dict[str, Any]:
 def created_json(d: Declaration) -> bytes:
     """The body of a new version's 201: the bytes ``DeclarationOut`` of :func:`to_out` (latest,
     no trace) serializes to, written from the row's own typed values without validating them
-    again (``test_response_bytes`` pins them; ``test_created_json`` compares both)."""
-    return to_json(
-        {
-            "id": d.id,
-            "filing_id": d.filing_id,
-            "version": d.version,
-            "supersedes": d.supersedes,
-            "latest": True,
-            "lodging": {
-                "lodging_id": d.lodging_id,
-                "tax_account": d.tax_account,
-                "jurisdiction": d.jurisdiction,
-                "lodging_class": d.lodging_class,
-                "casino": d.casino,
-                "name": None,
-            },
-            "period": d.period,
-            "filer": {"kind": d.filer_kind, "id": d.filer_id},
-            "schedule_id": d.schedule_id,
-            "schedule_row": d.schedule_row,
-            "filed_on": d.filed_on,
-            "due_date": d.due_date,
-            "late": d.late,
-            "flagged": d.flagged,
-            "status": "late" if d.late else "on_time",
-            "submitted": d.submitted,
-            "input": d.input,
-            "computed": {
-                "gross_receipts": fmt(d.gross_receipts),
-                "exempt_total": fmt(d.exempt_total),
-                "taxable_base": fmt(d.taxable_base),
-                "rate": d.rate.normalize(),
-                "tax": fmt(d.tax),
-                "impact_fee": fmt(d.impact_fee),
-                "total_due": fmt(d.total_due),
-                "currency": "USD",
-            },
-            "declared": {
-                "taxable_base": _money(d.declared_taxable_base),
-                "tax": _money(d.declared_tax),
-                "impact_fee": _money(d.declared_impact_fee),
-                "total": _money(d.declared_total),
-                "line_total": _money(d.declared_line_total),
-            },
-            "tax_difference": None if d.declared_tax is None else fmt(d.declared_tax - d.tax),
-            "findings": [_finding_out(f) for f in d.findings],
-            "trace": None,
-            "submitted_by": d.submitted_by,
-            "created_at": d.created_at,
-        }
-    )
+    again: the amounts as ``Money`` writes them (``test_response_bytes`` pins the bytes;
+    ``test_created_json`` compares both)."""
+    data = _out_data(d, latest=True, explain=False)
+    data["lodging"]["name"] = None
+    computed = data["computed"]
+    data["computed"] = {k: v if k == "rate" else fmt(v) for k, v in computed.items()} | {"currency": "USD"}
+    data["declared"] = {k: _money(v) for k, v in data["declared"].items()}
+    data["tax_difference"] = _money(data["tax_difference"])
+    data["findings"] = [_finding_out(f) for f in d.findings]
+    return to_json(data)
 
 
 def _created(declaration: Declaration) -> Response:
