@@ -1,5 +1,6 @@
-"""A new version's 201 body is written from the row without the response model: the same
-bytes as ``DeclarationOut`` of ``to_out`` serialized (what the route's response model gives)."""
+"""A new version's 201 body and its event payload are written from the row without the models:
+the same bytes as ``DeclarationOut`` of ``to_out`` serialized (what the route's response model
+gives), the same JSON as the event contract validated and dumped."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import pytest
 from filing.declarations.endpoints import created_json, to_out
 from filing.declarations.repository import loaded
 from filing.declarations.schemas import DeclarationOut
+from filing.declarations.service import event_data
 from filing.models import Declaration
+from taxcore.events import filing as ev
 
 ROW: dict[str, Any] = {
     "seq": 7,
@@ -87,3 +90,16 @@ def test_created_json_is_the_models_bytes(changes: dict[str, Any]) -> None:
     declaration = loaded(Declaration, {**ROW, **changes})
     expected = DeclarationOut.__pydantic_serializer__.to_json(to_out(declaration, latest=True), by_alias=True)
     assert created_json(declaration) == expected
+
+
+@pytest.mark.parametrize("changes", [{}, {"findings": [], "supersedes": None}, {"schedule_id": "s-1"}])
+def test_event_data_is_the_contracts_json(changes: dict[str, Any]) -> None:
+    """The event payload taken from the row is what the contract validated and dumped gives,
+    its findings' amounts with two decimals (a zero sum is ``"0"`` in taxcore's dump)."""
+    row = {**ROW, **changes}
+    row["findings"] = [*row["findings"], {**ROW["findings"][0], "computed": "0", "declared": "5"}]
+    data = event_data(row)
+    contract = ev.DeclarationAmended if row["supersedes"] else ev.DeclarationFiled
+    assert data == contract.model_validate({**data, "findings": row["findings"]}).model_dump(mode="json")
+    assert data["findings"][-1]["computed"] == "0.00"
+    assert list(data) == list(contract.model_fields)

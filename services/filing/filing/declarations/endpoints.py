@@ -26,7 +26,7 @@ from servicekit.errors import Conflict, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import service_of
 from servicekit.pagination import CursorQuery, LimitQuery, Page, decode_int_cursor, paginate
 from servicekit.runtime import Runtime, RuntimeDep
-from taxcore.money import fmt, parse_money
+from taxcore.money import fmt
 
 router = make_router(prefix="/v1", tags=["declarations"])
 ERRORS = {**NotFound.openapi(), **ValidationFailed.openapi(), **Forbidden.openapi(), **Conflict.openapi()}
@@ -128,19 +128,6 @@ def _money(value: Decimal | None) -> str | None:
     return None if value is None else fmt(value)
 
 
-def _finding_out(f: dict[str, Any]) -> dict[str, Any]:
-    """A stored finding as ``FindingOut`` writes it (amounts as ``SignedMoney``)."""
-    declared, computed = f.get("declared"), f.get("computed")
-    return {
-        "code": f["code"],
-        "line": f["line"],
-        "message": f["message"],
-        "declared": None if declared is None else fmt(parse_money(declared, signed=True)),
-        "computed": None if computed is None else fmt(parse_money(computed, signed=True)),
-        "section": f["section"],
-    }
-
-
 def created_json(d: Declaration) -> bytes:
     """The body of a new version's 201: the bytes ``DeclarationOut`` of :func:`to_out` (latest,
     no trace) serializes to, written from the row's own typed values without validating them
@@ -152,7 +139,7 @@ def created_json(d: Declaration) -> bytes:
     data["computed"] = {k: v if k == "rate" else fmt(v) for k, v in computed.items()} | {"currency": "USD"}
     data["declared"] = {k: _money(v) for k, v in data["declared"].items()}
     data["tax_difference"] = _money(data["tax_difference"])
-    data["findings"] = [_finding_out(f) for f in d.findings]
+    data["findings"] = [service.finding_json(f) for f in d.findings]
     return to_json(data)
 
 

@@ -30,7 +30,7 @@ from servicekit.outbox import OutboxEvent, emit_many
 from taxcore import obligations
 from taxcore.events import filing as ev
 from taxcore.events import registry as registry_events
-from taxcore.money import fmt
+from taxcore.money import fmt, parse_money
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
@@ -181,6 +181,21 @@ _EVENT_MONEY = frozenset({"taxable_base", "tax", "impact_fee", "total_due", "dec
 _EVENT_DATES = frozenset({"filed_on", "due_date"})
 
 
+def finding_json(f: dict[str, Any]) -> dict[str, Any]:
+    """A finding as the contracts write it (``Finding`` of the event, ``FindingOut`` of the
+    API): its amounts as ``SignedMoney``, two decimals (taxcore's dump gives ``str`` of the
+    Decimal: ``"0"`` for a zero sum)."""
+    declared, computed = f.get("declared"), f.get("computed")
+    return {
+        "code": f["code"],
+        "line": f["line"],
+        "message": f["message"],
+        "declared": None if declared is None else fmt(parse_money(declared, signed=True)),
+        "computed": None if computed is None else fmt(parse_money(computed, signed=True)),
+        "section": f["section"],
+    }
+
+
 def event_data(row: dict[str, Any]) -> dict[str, Any]:
     """The declaration's event payload (``DeclarationFiled``/``Amended``) as JSON values, taken
     from its row (:func:`declaration_row`): what ``model_dump(mode="json")`` of the contract
@@ -193,6 +208,8 @@ def event_data(row: dict[str, Any]) -> dict[str, Any]:
             value = fmt(value)
         elif name in _EVENT_DATES:
             value = value.isoformat()
+        elif name == "findings":
+            value = [finding_json(f) for f in value]
         data[name] = value
     return data
 
