@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
+from functools import lru_cache
 
 from taxcore.errors import InvalidInput, ParameterError
 from taxcore.parameters import ParameterTree, default_tree
@@ -62,9 +63,7 @@ class Period:
 
     @property
     def last_day(self) -> date:
-        if self.month == 12:
-            return date(self.year, 12, 31)
-        return self.next().first_day - timedelta(days=1)
+        return _last_day(self.year, self.month)
 
     @property
     def days(self) -> int:
@@ -84,6 +83,13 @@ class Period:
     def months_until(self, other: Period) -> int:
         """``other - self`` in months (negative when ``other`` is earlier)."""
         return (other.year * 12 + other.month) - (self.year * 12 + self.month)
+
+
+@lru_cache(maxsize=4096)
+def _last_day(year: int, month: int) -> date:
+    """The last day of a month (memoized: read for every return and schedule row)."""
+    following = date(year + 1, 1, 1) if month == 12 else date(year, month + 1, 1)
+    return following - timedelta(days=1)
 
 
 def filing_opens_on(period: Period, *, closed_from: date | None = None) -> date:

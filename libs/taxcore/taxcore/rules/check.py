@@ -33,13 +33,13 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from taxcore.errors import ParameterError
 from taxcore.money import round_cents
 from taxcore.parameters import ParameterTree, default_tree
-from taxcore.periods import Period
 from taxcore.rules.declaration import (
     DeclarationInput,
     DeclarationResult,
     Disallowed,
     _no_float,
     declaration_amounts,
+    resolve_period,
 )
 
 __all__ = ["FINDING_CODES", "DeclaredFigures", "Finding", "Review", "check_declaration", "review_declaration"]
@@ -82,10 +82,18 @@ class Finding(BaseModel):
 
 
 def _sections(tree: ParameterTree, jurisdiction: str, on: date) -> dict[str, str]:
+    """The section each finding code cites (memoized in the tree, as the declaration's
+    parameters are: read for every return; callers only read it)."""
+    key = ("check.sections", jurisdiction, on)
+    sections: dict[str, str] | None = tree.memo.get(key)
+    if sections is not None:
+        return sections
     raw = tree.value(jurisdiction, "checks.sections", on)
     if not isinstance(raw, dict) or any(code not in raw for code in FINDING_CODES):
         raise ParameterError("checks.sections", f"{jurisdiction}: must name every finding code")
-    return {str(k): str(v) for k, v in raw.items()}
+    sections = {str(k): str(v) for k, v in raw.items()}
+    tree.memo[key] = sections
+    return sections
 
 
 class Review(BaseModel):
@@ -130,7 +138,7 @@ def review_declaration(
     """
     tree = parameters or default_tree()
     result, disallowed = declaration_amounts(inp, tree, today, lenient=True)
-    sections = _sections(tree, inp.jurisdiction, Period.parse(inp.period).first_day)
+    sections = _sections(tree, inp.jurisdiction, resolve_period(inp.period, None).first_day)
     findings = [
         *omissions(declared, result, disallowed, sections),
         *arithmetic_errors(declared, result, sections),

@@ -24,13 +24,13 @@ from filing.declarations.compute import Recomputed, recompute
 from filing.declarations.schemas import DeclarationAmend, DeclarationCreate, DeclaredFigures, Filer
 from filing.lodging_periods import filing_id
 from filing.models import Declaration, Lodging
-from filing.projection import repository as projection
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, DomainError, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
 from taxcore import obligations
 from taxcore.events import filing as ev
 from taxcore.events import registry as registry_events
+from taxcore.money import fmt, parse_money
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
@@ -42,7 +42,8 @@ def period_problem(lodging: Lodging, period: Period, filed_on: date) -> str | No
     A return is filed from the day after the period's last day, or from the closing
     date of a lodging that closed during the period (``taxcore.obligations.may_file_on``).
     """
-    opens = obligations.may_file_on(registry_events.status_history(lodging), period)
+    history = registry_events.status_history(lodging)  # parsed once for both questions
+    opens = obligations.may_file_on(history, period)
     if filed_on < opens:
         return (
             f"{period} can be filed from {opens.isoformat()}, once the period is over "
@@ -50,7 +51,7 @@ def period_problem(lodging: Lodging, period: Period, filed_on: date) -> str | No
         )
     if period.last_day < lodging.registered_on:
         return f"{period} is before the lodging's registration on {lodging.registered_on.isoformat()}"
-    if projection.statuses_during(lodging, period) == {"closed"}:
+    if obligations.statuses_during(history, period, registered_on=lodging.registered_on) == {"closed"}:
         return f"the lodging was closed for all of {period}"
     return None
 
@@ -114,6 +115,111 @@ class NewVersion:
     event: OutboxEvent
 
 
+def declaration_row(
+    *,
+    lodging: Lodging,
+    period: Period,
+    rec: Recomputed,
+    declared: DeclaredFigures,
+    filer: Filer,
+    fid: str,
+    previous: tuple[str, int] | None,
+    filed_on: date,
+    due: date,
+    submitted_by: str,
+    schedule_id: str | None,
+    schedule_row: int | None,
+    declaration_id: str,
+) -> dict[str, Any]:
+    """A new version's declaration row, column by column (the one return's and a schedule
+    row's alike); its ``trace`` is taxcore's ``Trace`` as computed (the caller renders it)."""
+    r = rec.result
+    inp = rec.input
+    return {
+        "id": declaration_id,
+        "filing_id": fid,
+        "version": 1 if previous is None else previous[1] + 1,
+        "supersedes": None if previous is None else previous[0],
+        "lodging_id": lodging.lodging_id,
+        "tax_account": lodging.tax_account,
+        "jurisdiction": lodging.jurisdiction,
+        "lodging_class": inp.lodging_class,
+        "casino": inp.casino,
+        "period": str(period),
+        "filer_kind": filer.kind,
+        "filer_id": filer.id,
+        "schedule_id": schedule_id,
+        "schedule_row": schedule_row,
+        "filed_on": filed_on,
+        "due_date": due,
+        "late": filed_on > due,
+        "flagged": bool(rec.findings),
+        "books_kept": inp.books_kept,
+        "submitted": rec.submitted,
+        "input": inp.model_dump(mode="json"),
+        "gross_receipts": r.gross_receipts,
+        "exempt_total": r.exempt_total,
+        "taxable_base": r.taxable_base,
+        "rate": r.rate,
+        "tax": r.tax,
+        "impact_fee": r.impact_fee,
+        "total_due": r.total_due,
+        "declared_taxable_base": declared.taxable_base,
+        "declared_tax": declared.tax,
+        "declared_impact_fee": declared.impact_fee,
+        "declared_total": declared.total,
+        "declared_line_total": declared.line_total,
+        "findings": rec.findings,
+        "trace": r.trace,
+        "submitted_by": submitted_by,
+    }
+
+
+#: the event contract's fields, each taken from the declaration row's column of that name
+_EVENT_FIELDS: tuple[str, ...] = tuple(f for f in ev.DeclarationFiled.model_fields if f != "declaration_id")
+_EVENT_MONEY = frozenset({"taxable_base", "tax", "impact_fee", "total_due", "declared_tax", "declared_total"})
+_EVENT_DATES = frozenset({"filed_on", "due_date"})
+
+
+def finding_json(f: dict[str, Any]) -> dict[str, Any]:
+    """A finding as the contracts write it (``Finding`` of the event, ``FindingOut`` of the
+    API): its amounts as ``SignedMoney``, two decimals (taxcore's dump gives ``str`` of the
+    Decimal: ``"0"`` for a zero sum)."""
+    declared, computed = f.get("declared"), f.get("computed")
+    return {
+        "code": f["code"],
+        "line": f["line"],
+        "message": f["message"],
+        "declared": None if declared is None else fmt(parse_money(declared, signed=True)),
+        "computed": None if computed is None else fmt(parse_money(computed, signed=True)),
+        "section": f["section"],
+    }
+
+
+def event_data(row: dict[str, Any]) -> dict[str, Any]:
+    """The declaration's event payload (``DeclarationFiled``/``Amended``) as JSON values, taken
+    from its row (:func:`declaration_row`): what ``model_dump(mode="json")`` of the contract
+    gives, in its fields' order, without validating our own figures again
+    (``test_response_bytes`` pins the one return's, ``test_schedule_results`` a schedule's)."""
+    data: dict[str, Any] = {"declaration_id": row["id"]}
+    for name in _EVENT_FIELDS:
+        value = row[name]
+        if value is not None and name in _EVENT_MONEY:
+            value = fmt(value)
+        elif name in _EVENT_DATES:
+            value = value.isoformat()
+        elif name == "findings":
+            value = [finding_json(f) for f in value]
+        data[name] = value
+    return data
+
+
+def declaration_event(row: dict[str, Any]) -> OutboxEvent:
+    """The outbox event of a new version's row: filed, or amended when it supersedes one."""
+    contract = ev.DeclarationAmended if row["supersedes"] is not None else ev.DeclarationFiled
+    return OutboxEvent(contract.event_type, row["tax_account"], event_data(row), topic=contract.topic)
+
+
 def new_version(
     *,
     lodging: Lodging,
@@ -130,78 +236,23 @@ def new_version(
     declaration_id: str,
 ) -> NewVersion:
     """The declaration row and its event (filed, or amended when it supersedes a version)."""
-    fid = filing_id(lodging.lodging_id, period, filer.kind, filer.id)
-    r = rec.result
-    version = 1 if previous is None else previous[1] + 1
-    supersedes = None if previous is None else previous[0]
-    input_json = rec.input.model_dump(mode="json")
-    late = filed_on > due
-    row: dict[str, Any] = {
-        "id": declaration_id,
-        "filing_id": fid,
-        "version": version,
-        "supersedes": supersedes,
-        "lodging_id": lodging.lodging_id,
-        "tax_account": lodging.tax_account,
-        "jurisdiction": lodging.jurisdiction,
-        "lodging_class": rec.input.lodging_class,
-        "casino": rec.input.casino,
-        "period": str(period),
-        "filer_kind": filer.kind,
-        "filer_id": filer.id,
-        "schedule_id": schedule_id,
-        "schedule_row": schedule_row,
-        "filed_on": filed_on,
-        "due_date": due,
-        "late": late,
-        "flagged": bool(rec.findings),
-        "books_kept": rec.input.books_kept,
-        "submitted": rec.submitted,
-        "input": input_json,
-        "gross_receipts": r.gross_receipts,
-        "exempt_total": r.exempt_total,
-        "taxable_base": r.taxable_base,
-        "rate": r.rate,
-        "tax": r.tax,
-        "impact_fee": r.impact_fee,
-        "total_due": r.total_due,
-        "declared_taxable_base": declared.taxable_base,
-        "declared_tax": declared.tax,
-        "declared_impact_fee": declared.impact_fee,
-        "declared_total": declared.total,
-        "declared_line_total": declared.line_total,
-        "findings": rec.findings,
-        "trace": r.trace.to_list(),
-        "submitted_by": submitted_by,
-    }
-    data = (ev.DeclarationAmended if previous else ev.DeclarationFiled)(
-        declaration_id=declaration_id,
-        filing_id=fid,
-        version=version,
-        supersedes=supersedes,
-        tax_account=lodging.tax_account,
-        lodging_id=lodging.lodging_id,
-        jurisdiction=lodging.jurisdiction,
-        lodging_class=rec.input.lodging_class,
-        period=str(period),
-        filer_kind=filer.kind,
-        filer_id=filer.id,
-        schedule_id=schedule_id,
+    row = declaration_row(
+        lodging=lodging,
+        period=period,
+        rec=rec,
+        declared=declared,
+        filer=filer,
+        fid=filing_id(lodging.lodging_id, period, filer.kind, filer.id),
+        previous=previous,
         filed_on=filed_on,
-        due_date=due,
-        late=late,
-        books_kept=rec.input.books_kept,
-        input=input_json,
-        taxable_base=r.taxable_base,
-        tax=r.tax,
-        impact_fee=r.impact_fee,
-        total_due=r.total_due,
-        declared_tax=declared.tax,
-        declared_total=declared.total,
-        findings=[ev.Finding.model_validate(f) for f in rec.findings],
+        due=due,
+        submitted_by=submitted_by,
+        schedule_id=schedule_id,
+        schedule_row=schedule_row,
+        declaration_id=declaration_id,
     )
-    event = OutboxEvent.of(data, key=lodging.tax_account)
-    return NewVersion(row=row, event=event)
+    row["trace"] = rec.result.trace.to_list()
+    return NewVersion(row=row, event=declaration_event(row))
 
 
 @contextlib.contextmanager

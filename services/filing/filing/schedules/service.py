@@ -25,7 +25,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from filing.declarations import repository as declarations
 from filing.declarations.compute import CERTIFIED_EXEMPTIONS, recompute
 from filing.declarations.schemas import Filer
-from filing.declarations.service import concurrent_versions, period_problem
+from filing.declarations.service import (
+    concurrent_versions,
+    declaration_event,
+    declaration_row,
+    period_problem,
+)
 from filing.lodging_periods import filing_id
 from filing.models import Lodging, RemittanceSchedule
 from filing.projection import repository as projection
@@ -34,7 +39,6 @@ from filing.schedules.schemas import ScheduleRow
 from servicekit.auth import Principal
 from servicekit.outbox import OutboxEvent, emit_many
 from taxcore.errors import TaxcoreError
-from taxcore.events import filing as ev
 from taxcore.money import MoneyError, fmt
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
@@ -141,28 +145,6 @@ def _screen(
     return candidates
 
 
-#: the event contract's fields, each taken from the declaration row's column of that name
-_EVENT_FIELDS: tuple[str, ...] = tuple(f for f in ev.DeclarationFiled.model_fields if f != "declaration_id")
-_EVENT_MONEY = frozenset({"taxable_base", "tax", "impact_fee", "total_due", "declared_tax", "declared_total"})
-_EVENT_DATES = frozenset({"filed_on", "due_date"})
-
-
-def _event_data(row: dict[str, Any]) -> dict[str, Any]:
-    """The declaration's event payload (``DeclarationFiled``/``Amended``) as JSON values, taken
-    from its row: what ``model_dump(mode="json")`` of the contract built by
-    :func:`filing.declarations.service.new_version` gives, without validating our own figures
-    again (``test_schedule_results`` compares both, key by key)."""
-    data: dict[str, Any] = {"declaration_id": row["id"]}
-    for name in _EVENT_FIELDS:
-        value = row[name]
-        if value is not None and name in _EVENT_MONEY:
-            value = fmt(value)
-        elif name in _EVENT_DATES:
-            value = value.isoformat()
-        data[name] = value
-    return data
-
-
 def _compute(
     candidates: list[tuple[int, ScheduleRow, Lodging]],
     *,
@@ -210,53 +192,24 @@ def _compute(
             due = due_date(lodging.jurisdiction, period, parameters=tree)
             due_by_jurisdiction[lodging.jurisdiction] = due
         fid = filing_ids[lodging.lodging_id]
-        before = previous.get(fid)
-        r = rec.result
-        declaration = {
-            "id": str(uuid.uuid4()),
-            "filing_id": fid,
-            "version": 1 if before is None else before[1] + 1,
-            "supersedes": None if before is None else before[0],
-            "lodging_id": lodging.lodging_id,
-            "tax_account": lodging.tax_account,
-            "jurisdiction": lodging.jurisdiction,
-            "lodging_class": rec.input.lodging_class,
-            "casino": rec.input.casino,
-            "period": str(period),
-            "filer_kind": filer.kind,
-            "filer_id": filer.id,
-            "schedule_id": schedule_id,
-            "schedule_row": i + 1,
-            "filed_on": received_on,
-            "due_date": due,
-            "late": received_on > due,
-            "flagged": bool(rec.findings),
-            "books_kept": rec.input.books_kept,
-            "submitted": rec.submitted,
-            "input": rec.input.model_dump(mode="json"),
-            "gross_receipts": r.gross_receipts,
-            "exempt_total": r.exempt_total,
-            "taxable_base": r.taxable_base,
-            "rate": r.rate,
-            "tax": r.tax,
-            "impact_fee": r.impact_fee,
-            "total_due": r.total_due,
-            "declared_taxable_base": declared.taxable_base,
-            "declared_tax": declared.tax,
-            "declared_impact_fee": declared.impact_fee,
-            "declared_total": declared.total,
-            "declared_line_total": declared.line_total,
-            "findings": rec.findings,
-            "trace": r.trace,
-            "submitted_by": submitted_by,
-        }
-        records.append(repository.declaration_record(declaration))
-        event_type = ev.DeclarationAmended if before else ev.DeclarationFiled
-        events.append(
-            OutboxEvent(
-                event_type.event_type, lodging.tax_account, _event_data(declaration), topic=event_type.topic
-            )
+        declaration = declaration_row(
+            lodging=lodging,
+            period=period,
+            rec=rec,
+            declared=declared,
+            filer=filer,
+            fid=fid,
+            previous=previous.get(fid),
+            filed_on=received_on,
+            due=due,
+            submitted_by=submitted_by,
+            schedule_id=schedule_id,
+            schedule_row=i + 1,
+            declaration_id=str(uuid.uuid4()),
         )
+        records.append(repository.declaration_record(declaration))
+        events.append(declaration_event(declaration))
+        r = rec.result
         results[i] = {
             "row": i + 1,
             "tax_account": row.tax_account,

@@ -1,0 +1,68 @@
+"""The outbox row's payload is written without a model: the same JSON, byte for byte, as the
+CloudEvent model gives (``CloudEvent(...).model_dump_json(exclude_none=True)``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from servicekit import outbox
+from taxcore.events import CloudEvent
+from taxcore.events.filing import PaymentReceived, PeriodAmount
+
+PAYMENT = PaymentReceived(
+    payment_id="p-1",
+    tax_account="PR-0000001-0",
+    jurisdiction="PR",
+    amount=Decimal("1234.5"),
+    method="ach",
+    received_on=date(2026, 11, 3),
+    payer_kind="operator",
+    payer_id="op-1",
+    periods=[PeriodAmount(period="2026-10", amount=Decimal("1000"))],
+)
+
+
+@pytest.mark.parametrize(
+    ("data", "subject"),
+    [
+        (PAYMENT, None),
+        (PAYMENT, "declaration/d-1"),
+        ({"a": "1.50", "nested": {"x": [1, None, True]}, "none": None, "día": "ñ"}, None),
+        ({}, None),
+    ],
+)
+@pytest.mark.parametrize(
+    "moment", [datetime(2026, 12, 1, 22, 5, 3, 120, tzinfo=UTC), datetime(2026, 12, 1, tzinfo=UTC)]
+)
+def test_envelope_is_the_models_json(
+    monkeypatch: pytest.MonkeyPatch, data: Any, subject: str | None, moment: datetime
+) -> None:
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz: Any = None) -> datetime:  # type: ignore[override]
+            return moment
+
+    monkeypatch.setattr(outbox, "datetime", Clock)
+    row = outbox._envelope(
+        "filing",
+        event_type="roomtax.filing.payment.received.v1",
+        key="PR-0000001-0",
+        data=data,
+        subject=subject,
+        topic=None,
+        event_id="e-1",
+    )
+    payload = data.model_dump(mode="json") if not isinstance(data, dict) else data
+    expected = CloudEvent(
+        id="e-1",
+        source="/roomtax/filing",
+        type="roomtax.filing.payment.received.v1",
+        subject=subject or "PR-0000001-0",
+        time=moment,
+        data=payload,
+    ).model_dump_json(exclude_none=True)
+    assert row["p"] == expected
