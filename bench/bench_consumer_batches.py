@@ -289,7 +289,13 @@ async def main(args: argparse.Namespace) -> None:
 
 SCHEDULE_REGISTRY = "roomtax_bench_schedule_registry"
 SCHEDULE_RUN = "roomtax_bench_schedule_run"
-TREE_PACKAGES = ("services/assessment", "services/filing", "libs/servicekit", "libs/taxcore")
+TREE_PACKAGES = (
+    "services/assessment",
+    "services/filing",
+    "services/distribution",
+    "libs/servicekit",
+    "libs/taxcore",
+)
 
 
 async def _admin(*statements: str) -> list[object]:

@@ -65,6 +65,32 @@ class TestIntermediaryShortfall:
         agency = await findings(client, "/v1/crosschecks?jurisdiction=VI&period=2026-03", AUDITOR)
         assert [f["tax_account"] for f in agency] == [account]
 
+    async def test_returns_that_arrive_before_the_lodging_are_checked_when_it_arrives(
+        self, client: httpx.AsyncClient, bus: Bus
+    ) -> None:
+        """Returns and the registry's snapshots travel on different topics, in no order between
+        them: a lodging-period whose returns came first is checked once the lodging is known,
+        as of its last return's filing date, and a later snapshot checks nothing again."""
+        account = new_account("VI")
+        decl = await operator_return(
+            bus, account, "2026-03", {"room_revenue": "8000.00", "room_nights": 40}, jurisdiction="VI"
+        )
+        await schedule_row(
+            bus,
+            account,
+            "2026-03",
+            {"room_revenue": "9000.00", "intermediary_retained": "1000.00", "room_nights": 45},
+            jurisdiction="VI",
+        )
+        path = f"/v1/declarations/{decl}/crosschecks"
+        await bus.lodging(account, jurisdiction="VI", operator_id="op-cc")
+        on_return = await findings(client, path, OPERATOR)
+        assert brief(on_return) == [("intermediary_shortfall", "8000.00", "10000.00", "2000.00", "§54(b)(1)")]
+        await bus.lodging(
+            account, jurisdiction="VI", operator_id="op-cc", event_type="roomtax.registry.lodging.updated.v1"
+        )
+        assert [f["id"] for f in await findings(client, path, OPERATOR)] == [f["id"] for f in on_return]
+
     async def test_an_amendment_that_declares_the_gross_clears_it(
         self, client: httpx.AsyncClient, bus: Bus
     ) -> None:

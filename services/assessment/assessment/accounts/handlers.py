@@ -16,7 +16,7 @@ from assessment import law
 from assessment.accounts import repository
 from assessment.accounts.service import recompute_after_batch
 from assessment.casework.fees import charge_returned_payment_fee
-from assessment.crosschecks.service import run_crosschecks
+from assessment.crosschecks.service import check_when_the_lodging_arrives, run_crosschecks
 from assessment.models import (
     BondDrawView,
     BondView,
@@ -68,6 +68,8 @@ async def on_lodging(
         return  # an older snapshot delivered late
     await repository.lock_account(session, snap.tax_account)
     await recompute_after_batch(session, tax_account=snap.tax_account)
+    await repository.write_held(session)  # the batch's returns, if it holds any of this account
+    await check_when_the_lodging_arrives(session, tax_account=snap.tax_account, law=runtime.law)
 
 
 @handles(BondPosted)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal
 
-from sqlalchemy import Numeric, Select, and_, func, select
+from sqlalchemy import Numeric, Select, and_, exists, func, select
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -65,6 +66,23 @@ async def peer_adrs(
 async def account_of_declaration(session: AsyncSession, declaration_id: str) -> str | None:
     stmt = select(Liability.tax_account).where(Liability.declaration_id == declaration_id)
     return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def unchecked_periods(session: AsyncSession, tax_account: str) -> list[tuple[str, date]]:
+    """The account's lodging-periods with an operator return that no run checked (it arrived
+    before the lodging did), each with the filing date of its last return, oldest first."""
+    unchecked = and_(
+        Liability.filer_kind == "operator",
+        ~exists().where(CrosscheckRun.declaration_id == Liability.declaration_id),
+    )
+    stmt = (
+        select(Liability.period, func.max(Liability.filed_on))
+        .where(Liability.tax_account == tax_account)
+        .group_by(Liability.period)
+        .having(func.bool_or(unchecked))
+        .order_by(Liability.period)
+    )
+    return [(period, filed_on) for period, filed_on in (await session.execute(stmt)).all()]
 
 
 async def run_exists(session: AsyncSession, declaration_id: str, key: str) -> bool:

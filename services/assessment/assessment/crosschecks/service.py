@@ -105,6 +105,20 @@ async def run_crosschecks(
     return len(found)
 
 
+async def check_when_the_lodging_arrives(
+    session: AsyncSession, *, tax_account: str, law: ParameterTree
+) -> None:
+    """Check the lodging-periods whose returns arrived before the lodging did.
+
+    Returns and the registry's snapshots come on different topics, in no order between them;
+    a return that finds no lodging is not checked (:func:`run_crosschecks`). Once the
+    lodging is known, each such lodging-period is checked as of its last return's filing
+    date, as that return would have been; a period already checked is not checked again.
+    """
+    for period, filed_on in await repository.unchecked_periods(session, tax_account):
+        await run_crosschecks(session, tax_account=tax_account, period=period, checked_on=filed_on, law=law)
+
+
 def notable_runs(runs: list[CrosscheckRun]) -> list[tuple[CrosscheckRun, bool]]:
     """The runs an account's history shows (and that published an event): those that recorded
     findings, and those that cleared the findings of the lodging-period's run before them
