@@ -21,11 +21,17 @@ from typing import Any
 import asyncpg
 import httpx
 
+from servicekit.runtime import TODAY_VARIABLE, clock_from_environment
 from servicekit.testing import BrokerProcess, database_url, free_port, test_database_name
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / ".run" / "e2e"
 SERVICES = ("registry", "filing", "assessment", "distribution")
+#: the day every process of every test platform computes with (``ROOMTAX_TODAY``), read once
+#: when the tests are collected: a module that derives its months and due dates from it and the
+#: services it drives agree on "today" even when the run crosses midnight. ``ROOMTAX_TODAY`` set
+#: around the test run pins it (the suite as of another day).
+TODAY = clock_from_environment().today()
 
 
 @dataclass
@@ -151,6 +157,7 @@ class Platform:
                 "ROOMTAX_KAFKA_BOOTSTRAP": self.broker.bootstrap,
                 "ROOMTAX_ENVIRONMENT": "test",
                 "ROOMTAX_LOG_LEVEL": "INFO",
+                TODAY_VARIABLE: TODAY.isoformat(),
             }
         )
         base.update(self.env)

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import AsyncIterator
-from datetime import date, timedelta
+from datetime import timedelta
 from typing import Any
 
 import pytest
-from platform_harness import Api, Platform, eventually, new_client
+from platform_harness import TODAY, Api, Platform, eventually, new_client
 
 from taxcore.periods import Period
 
-M = Period.of(date.today()).prev()  # a closed month: returns for it may be filed
+M = Period.of(TODAY).prev()  # a closed month: returns for it may be filed
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from platform_harness import Api, Platform, eventually, new_client
+from platform_harness import TODAY, Api, Platform, eventually, new_client
 
 from taxcore.money import fmt, round_cents
 from taxcore.periods import Period, due_date, fiscal_year
@@ -56,7 +56,6 @@ from taxcore.rules.distribution import (
 )
 
 D = Decimal
-TODAY = date.today()
 
 
 def tax_month(today: date) -> Period:

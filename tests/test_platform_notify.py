@@ -15,18 +15,17 @@ import json
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
-from datetime import date
 from typing import Any
 
 import pytest
 from notify_factories import Receiver, Sink
-from platform_harness import Api, Platform, eventually, new_client
+from platform_harness import TODAY, Api, Platform, eventually, new_client
 
 from notify.webhooks import signing
 from taxcore.periods import Period
 
 FILED = "roomtax.filing.declaration.filed.v1"
-M = Period.of(date.today()).add_months(-2)  # a past month: its return may be filed
+M = Period.of(TODAY).add_months(-2)  # a past month: its return may be filed
 
 
 @pytest.fixture(scope="module")

@@ -28,13 +28,12 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from platform_harness import Api, Platform, eventually
+from platform_harness import TODAY, Api, Platform, eventually
 
 from taxcore.money import fmt
 from taxcore.periods import Period, due_date
 
 D = Decimal
-TODAY = date.today()
 
 
 def tax_month(today: date) -> Period:

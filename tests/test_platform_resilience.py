@@ -23,18 +23,16 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from datetime import date
 from decimal import Decimal
 from typing import Any
 
 import pytest
-from platform_harness import Api, Platform, eventually, new_client
+from platform_harness import TODAY, Api, Platform, eventually, new_client
 
 from taxcore.money import fmt, round_cents
 from taxcore.periods import Period, due_date
 
 D = Decimal
-TODAY = date.today()
 R = Period.of(TODAY).prev()  # the last month that is over: a month is filed once it is over
 
 

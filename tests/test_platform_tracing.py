@@ -29,7 +29,6 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from datetime import date
 from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,7 +36,7 @@ from typing import Any
 import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from platform_harness import Api, Platform, eventually, new_client
+from platform_harness import TODAY, Api, Platform, eventually, new_client
 from web_browser import WebProcess
 
 from servicekit.testing import free_port
@@ -45,7 +44,7 @@ from taxcore.money import fmt, round_cents
 from taxcore.periods import Period, due_date
 
 D = Decimal
-R = Period.of(date.today()).prev()
+R = Period.of(TODAY).prev()
 TAX = round_cents(D("50000.00") * D("0.09"))  # PR §24(B): general rate 9%
 
 
@@ -187,7 +186,7 @@ async def test_one_payment_is_one_trace_across_filing_assessment_and_distributio
     await eventually(
         lambda: _ok(op_api.call("GET", "filing", f"/v1/lodgings/{account}/periods/{R}")), timeout=90
     )
-    late = date.today() > due_date("PR", R)
+    late = TODAY > due_date("PR", R)
     payer = {"kind": "operator", "id": operator["id"]}
     declaration = {
         "lodging": account,

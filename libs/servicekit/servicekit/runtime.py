@@ -11,6 +11,8 @@ produced its result. Tests build one with :class:`PinnedClock` (and another tree
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Annotated, Protocol
@@ -55,6 +57,22 @@ class PinnedClock:
         return self.at if self.at is not None else datetime.now(UTC)
 
 
+#: the environment variable that pins every process's "today" (unset: the machine's clock)
+TODAY_VARIABLE = "ROOMTAX_TODAY"
+
+
+def clock_from_environment(environ: Mapping[str, str] | None = None) -> Clock:
+    """A :class:`PinnedClock` on ``ROOMTAX_TODAY`` when it is set, else the :class:`SystemClock`.
+    A value that is not an ISO date stops the process at start, naming the variable."""
+    value = (os.environ if environ is None else environ).get(TODAY_VARIABLE, "").strip()
+    if not value:
+        return SystemClock()
+    try:
+        return PinnedClock(day=date.fromisoformat(value))
+    except ValueError:
+        raise ValueError(f"{TODAY_VARIABLE}={value!r} is not a date (YYYY-MM-DD)") from None
+
+
 @dataclass(frozen=True)
 class Runtime:
     """The parameter tree (``law``) and the :class:`Clock` of one process."""
@@ -64,8 +82,11 @@ class Runtime:
 
     @classmethod
     def from_environment(cls) -> Runtime:
-        """The packaged tree, or the one ``TAXCORE_PARAMETERS`` names; the system clock."""
-        return cls(law=default_tree(), clock=SystemClock())
+        """The packaged tree, or the one ``TAXCORE_PARAMETERS`` names; the system clock, or a
+        :class:`PinnedClock` on the day ``ROOMTAX_TODAY`` names (ISO ``YYYY-MM-DD``: a re-run
+        as of a past day, or a multi-process test whose processes must agree on "today" even
+        when it runs across midnight)."""
+        return cls(law=default_tree(), clock=clock_from_environment())
 
     def today(self) -> date:
         return self.clock.today()

@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from platform_harness import eventually
+from platform_harness import TODAY, eventually
 from playwright.async_api import Browser, expect
 from pypdf import PdfReader
 from web_browser import (
@@ -79,7 +79,7 @@ class TestOperatorJourney:
         await w.check("lodging")
         month = LAST_MONTH.first_day.strftime("%B %Y")
         row = page.locator("tr", has=page.locator("th", has_text=month))
-        await expect(row).to_contain_text("Missing" if date.today() > _due(LAST_MONTH) else "Not yet due")
+        await expect(row).to_contain_text("Missing" if TODAY > _due(LAST_MONTH) else "Not yet due")
         await row.get_by_role("link", name=re.compile("^File")).click()
         await expect(page.locator("h1")).to_have_text("File a declaration")
         labels = await page.locator("fieldset label").all_inner_texts()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from platform_harness import eventually, new_client
+from platform_harness import TODAY, eventually, new_client
 from playwright.async_api import Browser, expect
 from web_browser import (
     LAST_MONTH,
@@ -312,10 +312,9 @@ class TestFundsAndFloors:
             await self._floors(stack, w, lang)
 
     async def _floors(self, stack: Stack, w: Walker, lang: str) -> None:
-        from datetime import date
 
         page = w.page
-        year = fiscal_year("PR", date.today())
+        year = fiscal_year("PR", TODAY)
         api = await stack.admin.get(
             "distribution", f"/v1/fiscal-years/{year}/summary", params={"jurisdiction": "PR"}
         )

@@ -17,14 +17,15 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import httpx
-from platform_harness import Api, Platform
+from platform_harness import TODAY, Api, Platform
 from playwright.async_api import Browser, Page, expect
 
+from servicekit.runtime import TODAY_VARIABLE
 from servicekit.testing import free_port
 from taxcore.periods import Period
 
@@ -43,7 +44,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 PASSWORD = "a long demo passphrase"
-LAST_MONTH = Period.of(date.today()).prev()
+LAST_MONTH = Period.of(TODAY).prev()
 TWO_MONTHS_AGO = LAST_MONTH.prev()
 AXE = Path(__file__).resolve().parent / "vendor" / "axe-core-4.14.1" / "axe.min.js"
 AXE_RUN = """async () => {
@@ -75,6 +76,7 @@ class WebProcess:
                 "WEB_ENVIRONMENT": "test",
                 "WEB_COOKIE_SECURE": "false",
                 "WEB_SECRET_KEY": "browser-test-secret-key-0123456789abcdef",
+                TODAY_VARIABLE: TODAY.isoformat(),  # the platform's day (platform_harness)
                 **self.env,
             }
         )
