@@ -18,8 +18,13 @@ from assessment_factories import ADMIN, AUDITOR, Bus, cloud_event, new_account, 
 from casework_factories import MAKER, disputed, today_is
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.accounts.ledger import BalanceCache, Facts
+from assessment.models import Payment, PaymentReversal
+from assessment.plans.hold import receipts
+from assessment.plans.models import PaymentPlan
 from assessment.plans.schedule import Receipt, Term, evaluate
 from servicekit.testing import auth
+from taxcore.parameters import default_tree
 
 DB = async_sessionmaker[AsyncSession]
 OPERATOR = auth("operator", operator_id="op-plan")
@@ -643,4 +648,51 @@ class TestSchedule:
         assert [(i.paid, i.paid_on) for i in done.installments] == [
             (Decimal("100.00"), date(2026, 1, 5)),
             (Decimal("100.00"), date(2026, 2, 1)),
+        ]
+
+
+class TestReceipts:
+    """``plans.hold.receipts``: what a plan counts of the account's payments and reversals."""
+
+    @staticmethod
+    def facts(*reversals: tuple[str, str, date]) -> Facts:
+        law = default_tree()
+        pay = Payment(
+            payment_id="p1",
+            tax_account="PR-1",
+            jurisdiction="PR",
+            amount=Decimal("300.00"),
+            method="ach",
+            received_on=date(2026, 8, 5),
+            payer_kind="operator",
+            payer_id="op-1",
+            designations=[{"period": "2026-01", "amount": "100.00"}],  # outside the plan
+            source="filing",
+        )
+        rvs = [
+            PaymentReversal(
+                reversal_id=rid,
+                payment_id="p1",
+                tax_account="PR-1",
+                amount=Decimal(a),
+                reversed_on=on,
+                reason="r",
+            )
+            for rid, a, on in reversals
+        ]
+        return Facts("PR-1", "PR", payments=[pay], reversals=rvs, balances=BalanceCache(law=law))
+
+    PLAN = PaymentPlan(periods=["2026-02"], balance_as_of=date(2026, 8, 1))
+
+    def test_the_payment_less_what_it_designated_elsewhere(self) -> None:
+        assert receipts(self.facts(), self.PLAN) == [Receipt(date(2026, 8, 5), Decimal("200.00"), "p1")]
+
+    def test_partial_reversals_never_take_back_more_than_was_counted(self) -> None:
+        got = receipts(
+            self.facts(("r2", "150.00", date(2026, 8, 20)), ("r1", "150.00", date(2026, 8, 10))), self.PLAN
+        )
+        assert got == [
+            Receipt(date(2026, 8, 5), Decimal("200.00"), "p1"),
+            Receipt(date(2026, 8, 10), Decimal("-150.00"), "r1"),
+            Receipt(date(2026, 8, 20), Decimal("-50.00"), "r2"),  # 200 counted: 50 left to take back
         ]

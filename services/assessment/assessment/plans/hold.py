@@ -31,10 +31,15 @@ def receipts(facts: Facts, plan: PaymentPlan) -> list[Receipt]:
         if amount > 0:
             counted[p.payment_id] = Receipt(p.received_on, amount, p.payment_id)
             out.append(counted[p.payment_id])
-    for rv in facts.reversals:
+    # a reversal takes back what is left of the payment's counted amount, never more: filing
+    # reverses a payment once, but the ledger (``_pieces``) sums several, and so does this
+    left = {pid: r.amount for pid, r in counted.items()}
+    for rv in sorted(facts.reversals, key=lambda rv: (rv.reversed_on, rv.reversal_id)):
         r = counted.get(rv.payment_id)
-        if r is not None:
-            out.append(Receipt(max(rv.reversed_on, r.on), -min(rv.amount, r.amount), rv.reversal_id))
+        if r is not None and left[rv.payment_id] > 0:
+            back = min(rv.amount, left[rv.payment_id])
+            left[rv.payment_id] -= back
+            out.append(Receipt(max(rv.reversed_on, r.on), -back, rv.reversal_id))
     return out
 
 
