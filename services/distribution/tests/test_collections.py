@@ -5,16 +5,17 @@ from decimal import Decimal
 
 import httpx
 import pytest
-from aiokafka import ConsumerRecord
-from distribution_factories import AUDITOR, collect, collection_event, scalar
+from distribution_factories import (
+    AUDITOR,
+    collect,
+    collection_event,
+    collection_record,
+    collections_consumer,
+    scalar,
+)
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from distribution.consumers import BATCH_SIZE
-from distribution.ledger.handlers import on_collection_posted
-from servicekit.consumer import EventConsumer
-from taxcore.events import CloudEvent
 
 
 class TestCollectionPosted:
@@ -107,16 +108,8 @@ class TestCollectionsInBatches:
             ),  # booked before
             collection_event(amount="3.10", collected_on=date(2026, 7, 4), posting_id="p-4", refund_id="r-9"),
         ]
-        consumer = EventConsumer(
-            name="distribution-collections",
-            bootstrap="unused:0",
-            topics=[],
-            sessionmaker=db,
-            handlers=[on_collection_posted],
-            batch_size=BATCH_SIZE,
-            max_attempts=1,
-        )
-        await consumer.handle_records([_record(e, i) for i, e in enumerate(events)])
+        consumer = collections_consumer(db)
+        await consumer.handle_records([collection_record(e, i) for i, e in enumerate(events)])
         assert (consumer.batches, consumer.applied, consumer.duplicates, consumer.parked) == (1, 7, 1, 0)
         r = await client.get("/v1/ledger/entries", headers=AUDITOR)
         assert [
@@ -140,11 +133,6 @@ class TestCollectionsInBatches:
         assert collections == "p-old=7.00,p-1=100.00,p-2=-40.50,p-3=25.00,p-4=3.10"
         tb = (await client.get("/v1/ledger/trial-balance", headers=AUDITOR)).json()
         assert (tb["total_debit"], tb["total_credit"], tb["balanced"]) == ("175.60", "175.60", True)
-
-
-def _record(event: CloudEvent, offset: int) -> ConsumerRecord[bytes, bytes]:
-    value = event.model_dump_json().encode()
-    return ConsumerRecord("collections", 0, offset, 0, 0, b"k", value, None, 1, len(value), ())
 
 
 class TestAppendOnlyLedger:
