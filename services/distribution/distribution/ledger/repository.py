@@ -112,11 +112,8 @@ AS_POSTED = (
 # the entries' identity sequence, in the batch's order (a volatile function in the select list
 # is evaluated after the ORDER BY), so that the entries, their two lines each (cash, then
 # pending) and the collection rows are written from ``fresh`` alone, without joining on what
-# an INSERT returned. A posting's accounts (per jurisdiction) and its pending line's citation
-# (per jurisdiction and day) are sent once each and joined here, not repeated per posting (a
-# missing one leaves a line without an account, which the table refuses). The foreign keys
-# are checked at the statement's end, and so is the balance of every entry (statement
-# triggers).
+# an INSERT returned. The foreign keys are checked at the statement's end, and so is the
+# balance of every entry (statement triggers).
 _ADD_COLLECTIONS = text(
     """
 WITH new_accounts AS (
@@ -124,22 +121,16 @@ WITH new_accounts AS (
     SELECT * FROM unnest(CAST(:account_code AS text[]), CAST(:account_jurisdiction AS text[]),
         CAST(:account_kind AS text[]), CAST(:account_name AS text[]), CAST(:account_section AS text[]))
     ON CONFLICT DO NOTHING
-), ledger AS (
-    SELECT * FROM unnest(CAST(:ledger_jurisdiction AS text[]), CAST(:cash_account AS text[]),
-        CAST(:pending_account AS text[])) AS a(jurisdiction, cash_account, pending_account)
-), citations AS (
-    SELECT * FROM unnest(CAST(:citation_jurisdiction AS text[]), CAST(:citation_on AS date[]),
-        CAST(:pending_section AS text[])) AS s(jurisdiction, collected_on, pending_section)
 ), batch AS (
-    SELECT b.*, a.cash_account, a.pending_account, s.pending_section FROM unnest(
+    SELECT * FROM unnest(
         CAST(:event_id AS text[]), CAST(:posting_id AS text[]), CAST(:payment_id AS text[]),
         CAST(:tax_account AS text[]), CAST(:jurisdiction AS text[]), CAST(:lodging_class AS text[]),
         CAST(:period AS text[]), CAST(:component AS text[]), CAST(:amount AS numeric[]),
-        CAST(:collected_on AS date[]), CAST(:section AS text[]), CAST(:description AS text[])
+        CAST(:collected_on AS date[]), CAST(:section AS text[]), CAST(:description AS text[]),
+        CAST(:cash_account AS text[]), CAST(:pending_account AS text[]), CAST(:pending_section AS text[])
     ) WITH ORDINALITY AS b(event_id, posting_id, payment_id, tax_account, jurisdiction, lodging_class,
-        period, component, amount, collected_on, section, description, ord)
-    LEFT JOIN ledger a ON a.jurisdiction = b.jurisdiction
-    LEFT JOIN citations s ON s.jurisdiction = b.jurisdiction AND s.collected_on = b.collected_on
+        period, component, amount, collected_on, section, description, cash_account, pending_account,
+        pending_section, ord)
 ), first AS (
     SELECT DISTINCT ON (posting_id) * FROM batch
     WHERE (SELECT true FROM collections c WHERE c.posting_id = batch.posting_id LIMIT 1) IS NULL
@@ -172,13 +163,13 @@ async def add_collections(
     postings: Sequence[tuple[str, CollectionPosted]],
     *,
     descriptions: Sequence[str],
-    pending_sections: Mapping[tuple[str, date], str | None],
+    pending_sections: Sequence[str | None],
     accounts: Mapping[str, tuple[AccountSpec, AccountSpec]],
 ) -> int:
-    """Book ``(event id, posting)`` pairs in order, each with its entry's description, its
-    pending line's section by (jurisdiction, day collected), on its jurisdiction's ``(cash,
-    pending)`` accounts (created if missing; see ``_ADD_COLLECTIONS``); returns how many were
-    new. Column by column: a batch is sent as one array per column."""
+    """Book ``(event id, posting)`` pairs in order, each with its entry's description and
+    pending line's section, on its jurisdiction's ``(cash, pending)`` accounts (created if
+    missing; see ``_ADD_COLLECTIONS``); returns how many were new. Column by column: a batch
+    is sent as one array per column."""
     if not postings:
         return 0
     columns: dict[str, Sequence[object]] = {
@@ -186,12 +177,10 @@ async def add_collections(
     }
     columns["event_id"] = [event_id for event_id, _ in postings]
     columns["description"] = descriptions
-    columns["ledger_jurisdiction"] = list(accounts)
-    columns["cash_account"] = [cash.code for cash, _ in accounts.values()]
-    columns["pending_account"] = [pending.code for _, pending in accounts.values()]
-    columns["citation_jurisdiction"] = [j for j, _ in pending_sections]
-    columns["citation_on"] = [on for _, on in pending_sections]
-    columns["pending_section"] = list(pending_sections.values())
+    columns["pending_section"] = pending_sections
+    codes = {j: (cash.code, pending.code) for j, (cash, pending) in accounts.items()}
+    columns["cash_account"] = [codes[p.jurisdiction][0] for _, p in postings]
+    columns["pending_account"] = [codes[p.jurisdiction][1] for _, p in postings]
     specs = [spec for pair in accounts.values() for spec in pair]
     for name in ("code", "jurisdiction", "kind", "name", "section"):
         columns[f"account_{name}"] = [getattr(s, name) for s in specs]

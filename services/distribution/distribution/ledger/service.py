@@ -64,7 +64,7 @@ async def book_collections(
             f"{p.tax_account} {p.period}" + (f" (give-back of refund {p.refund_id})" if p.refund_id else "")
             for _, p in rows
         ],
-        pending_sections=sections,
+        pending_sections=[sections[(p.jurisdiction, p.collected_on)] for _, p in rows],
         accounts={
             j: (accounts.cash(j), accounts.pending(j)) for j in sorted({p.jurisdiction for _, p in rows})
         },
