@@ -83,9 +83,8 @@ class JournalEntry(Base):
     effective_on: Mapped[date] = mapped_column(Date, index=True)
     description: Mapped[str] = mapped_column(Text)
     event_id: Mapped[str | None] = mapped_column(Text, unique=True)
-    # refer to a run and an entry that exist: trigger journal_entries_refer, at the statement's end
-    run_id: Mapped[str | None] = mapped_column(Text)
-    reverses_entry_id: Mapped[int | None] = mapped_column(BigInteger)
+    run_id: Mapped[str | None] = mapped_column(ForeignKey("runs.id"))
+    reverses_entry_id: Mapped[int | None] = mapped_column(ForeignKey("journal_entries.id"))
     posted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     __table_args__ = (
         CheckConstraint("kind IN ('collection', 'run', 'reversal')", name="kind_known"),

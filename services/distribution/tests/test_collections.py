@@ -263,30 +263,14 @@ class TestAppendOnlyLedger:
                 "collections refer to journal entry -1, which does not exist",
                 id="collection-of-no-entry",
             ),
-            pytest.param(
-                "WITH e AS (INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, "
-                "run_id) VALUES ('PR', 'run', '2026-07-31', 'bad', 'nowhere') RETURNING id) "
-                "INSERT INTO journal_lines (entry_id, account_code, amount) "
-                "SELECT id, a, m FROM e, (VALUES ('cash:PR', 10), ('pending:PR', -10)) AS l(a, m)",
-                "journal_entries refer to run nowhere, which does not exist",
-                id="entry-of-no-run",
-            ),
-            pytest.param(
-                "WITH e AS (INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, "
-                "reverses_entry_id) VALUES ('PR', 'reversal', '2026-07-31', 'bad', -1) RETURNING id) "
-                "INSERT INTO journal_lines (entry_id, account_code, amount) "
-                "SELECT id, a, m FROM e, (VALUES ('cash:PR', 10), ('pending:PR', -10)) AS l(a, m)",
-                "journal_entries refer to journal entry -1, which does not exist",
-                id="reversal-of-no-entry",
-            ),
         ],
     )
     async def test_a_reference_to_nothing_is_refused_by_its_statement(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession], sql: str, refusal: str
     ) -> None:
-        """Lines and collection rows refer to an entry and an account that exist, entries to the
-        run or the entry they name, checked when the statement ends (with the foreign keys'
-        error code); accounts, runs and entries are never deleted, so what was referred to stays."""
+        """Lines and collection rows refer to an entry and an account that exist, checked when
+        the statement ends (with the foreign keys' error code); accounts and entries are never
+        deleted, so what was referred to stays."""
         await collect(db, amount="10.00", collected_on=date(2026, 7, 3))
         async with db() as session:
             with pytest.raises(IntegrityError, match=refusal):
