@@ -129,9 +129,9 @@ async def consume(
     events: Sequence[CloudEvent],
     batch: int,
     handler: Handler,
-) -> tuple[float, float]:
-    """Events per second through ``handle_records``, a poll's worth at a time, and the CPU
-    microseconds per event of this process and the database's backends."""
+) -> tuple[float, float, float]:
+    """Events per second through ``handle_records``, a poll's worth at a time, the CPU
+    microseconds per event of this process and the database's backends, and of the backends."""
     consumer = EventConsumer(
         name=name,
         bootstrap="unused:0",
@@ -147,12 +147,12 @@ async def consume(
     for start in range(0, len(recs), POLL):
         await consumer.handle_records(recs[start : start + POLL])
     seconds = time.perf_counter() - t
-    cpu = time.process_time() - cpu + backend_cpu(pids) - db_cpu
+    cpu, db_cpu = time.process_time() - cpu, backend_cpu(pids) - db_cpu
     assert (consumer.applied, consumer.parked) == (len(events), 0), (consumer.applied, consumer.parked)
-    return len(events) / seconds, cpu / len(events) * 1e6
+    return len(events) / seconds, (cpu + db_cpu) / len(events) * 1e6, db_cpu / len(events) * 1e6
 
 
-Results = dict[str, list[tuple[float, float]]]
+Results = dict[str, list[tuple[float, float, float]]]
 
 
 def modes(args: argparse.Namespace) -> list[tuple[str, int, Handler]]:
@@ -187,18 +187,22 @@ async def rounds(
         if not args.child:
             print(
                 f"round {rep + 1}: "
-                + ", ".join(f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU" for m, v in results.items())
+                + ", ".join(
+                    f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU ({v[-1][2]:.0f} db)"
+                    for m, v in results.items()
+                )
             )
     return results
 
 
 def table(results: Results, args: argparse.Namespace) -> dict[str, tuple[float, float]]:
     """Prints the medians and the ratios to the baseline; returns ``{batch: (rate ratio, CPU)}``."""
-    rate = {m: statistics.median(r for r, _ in v) for m, v in results.items()}
-    cpu = {m: statistics.median(c for _, c in v) for m, v in results.items()}
+    rate = {m: statistics.median(r for r, _, _ in v) for m, v in results.items()}
+    cpu = {m: statistics.median(c for _, c, _ in v) for m, v in results.items()}
+    db = {m: statistics.median(d for _, _, d in v) for m, v in results.items()}
     print(
         f"\n| medians of {len(next(iter(results.values())))} rounds | collections: events/s, CPU us/event "
-        "| no-op baseline | events/s ratio no-op / real | CPU ratio real / no-op |"
+        "(of it the database's) | no-op baseline | events/s ratio no-op / real | CPU ratio real / no-op |"
     )
     print("|---|---|---|---|---|")
     out = {}
@@ -208,8 +212,8 @@ def table(results: Results, args: argparse.Namespace) -> dict[str, tuple[float, 
             out[str(batch)] = (rate[base] / rate[real], cpu[real])
             print(
                 f"| {batch} per transaction ({args.events if batch > 1 else args.single_events} events) "
-                f"| {rate[real]:,.0f}/s, {cpu[real]:.0f} us "
-                f"| {rate[base]:,.0f}/s, {cpu[base]:.0f} us "
+                f"| {rate[real]:,.0f}/s, {cpu[real]:.0f} us ({db[real]:.0f}) "
+                f"| {rate[base]:,.0f}/s, {cpu[base]:.0f} us ({db[base]:.0f}) "
                 f"| **{rate[base] / rate[real]:.2f}x** | {cpu[real] / cpu[base]:.2f}x |"
             )
     return out
@@ -266,7 +270,10 @@ def compare(args: argparse.Namespace) -> None:
                 results[which].setdefault(label, []).extend(tuple(v) for v in values)
             print(
                 f"round {rep + 1} {which} (load {load:.1f}): "
-                + ", ".join(f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU" for m, v in results[which].items())
+                + ", ".join(
+                    f"{m} {v[-1][0]:.0f}/s {v[-1][1]:.0f} us CPU ({v[-1][2]:.0f} db)"
+                    for m, v in results[which].items()
+                )
             )
     summary = {}
     for which in ("before", "after"):

@@ -9,9 +9,11 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
+from aiokafka import ConsumerRecord
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from distribution.consumers import BATCH_SIZE
 from distribution.ledger.handlers import COLLECTION_POSTED, on_collection_posted
 from servicekit.consumer import EventConsumer
 from servicekit.testing import auth
@@ -57,19 +59,31 @@ def collection_event(
     )
 
 
-async def collect(db: async_sessionmaker[AsyncSession], **kwargs: Any) -> str:
-    """Deliver one ``collection.posted`` event to the consumer (inbox + handler); returns its outcome."""
-    consumer = EventConsumer(
+def collections_consumer(db: async_sessionmaker[AsyncSession]) -> EventConsumer:
+    """The service's ``collection.posted`` consumer (its handler and batch size) on ``db``, with
+    one attempt per event and no broker: tests hand it records or events."""
+    return EventConsumer(
         name="distribution-collections",
         bootstrap="unused:0",
         topics=[],
         sessionmaker=db,
-        handlers={COLLECTION_POSTED: on_collection_posted},
+        handlers=[on_collection_posted],
+        batch_size=BATCH_SIZE,
         max_attempts=1,
         retry_delay=0,
     )
+
+
+def collection_record(event: CloudEvent, offset: int) -> ConsumerRecord[bytes, bytes]:
+    """``event`` as the broker delivers it, at ``offset`` of partition 0."""
+    value = event.model_dump_json().encode()
+    return ConsumerRecord("collections", 0, offset, 0, 0, b"k", value, None, 1, len(value), ())
+
+
+async def collect(db: async_sessionmaker[AsyncSession], **kwargs: Any) -> str:
+    """Deliver one ``collection.posted`` event to the consumer (inbox + handler); returns its outcome."""
     event = kwargs.pop("event", None) or collection_event(**kwargs)
-    return await consumer.apply(event, on_collection_posted)
+    return await collections_consumer(db).apply(event, on_collection_posted)
 
 
 async def certify(client: httpx.AsyncClient, fiscal_year: int, amount: str, **extra: Any) -> dict[str, Any]:

@@ -5,16 +5,17 @@ from decimal import Decimal
 
 import httpx
 import pytest
-from aiokafka import ConsumerRecord
-from distribution_factories import AUDITOR, collect, collection_event, scalar
+from distribution_factories import (
+    AUDITOR,
+    collect,
+    collection_event,
+    collection_record,
+    collections_consumer,
+    scalar,
+)
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
-from distribution.consumers import BATCH_SIZE
-from distribution.ledger.handlers import on_collection_posted
-from servicekit.consumer import EventConsumer
-from taxcore.events import CloudEvent
 
 
 class TestCollectionPosted:
@@ -87,6 +88,51 @@ class TestCollectionsInBatches:
     """The consumer applies a poll's records in batches: one statement books a batch's postings,
     with the same entries, in the same order, as one event per transaction."""
 
+    async def test_each_pending_line_cites_the_section_of_its_jurisdiction_and_day(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """The citation of a batch's pending lines is looked up once per jurisdiction and day
+        collected and joined to the postings: none before the statute's first day (PR Act
+        272 from 2003-09-01), the jurisdiction's own after it."""
+        events = [
+            collection_event(amount="5.00", collected_on=date(2003, 8, 31), posting_id="p-a"),
+            collection_event(amount="6.00", collected_on=date(2026, 7, 2), posting_id="p-b"),
+            collection_event(
+                amount="7.00", collected_on=date(2026, 7, 2), jurisdiction="VI", posting_id="p-c"
+            ),
+            collection_event(amount="-8.00", collected_on=date(2003, 9, 1), posting_id="p-d"),
+            collection_event(amount="9.00", collected_on=date(2003, 8, 31), posting_id="p-e"),
+        ]
+        consumer = collections_consumer(db)
+        await consumer.handle_records([collection_record(e, i) for i, e in enumerate(events)])
+        assert (consumer.batches, consumer.applied, consumer.parked) == (1, 5, 0)
+        r = await client.get("/v1/ledger/entries", headers=AUDITOR)
+        assert [
+            [(x["account"], x["amount"], x["rule"], x["section"]) for x in e["lines"]]
+            for e in r.json()["items"]
+        ] == [
+            [
+                ("cash:PR", "5.00", "collection.posted", "§28"),
+                ("pending:PR", "-5.00", "collection.posted", None),
+            ],
+            [
+                ("cash:PR", "6.00", "collection.posted", "§28"),
+                ("pending:PR", "-6.00", "collection.posted", "§28; §31"),
+            ],
+            [
+                ("cash:VI", "7.00", "collection.posted", "§54(f)"),
+                ("pending:VI", "-7.00", "collection.posted", "§54(f); §54(e)"),
+            ],
+            [
+                ("cash:PR", "-8.00", "collection.posted", "§28"),
+                ("pending:PR", "8.00", "collection.posted", "§28; §31"),
+            ],
+            [
+                ("cash:PR", "9.00", "collection.posted", "§28"),
+                ("pending:PR", "-9.00", "collection.posted", None),
+            ],
+        ]
+
     async def test_a_batch_books_each_new_posting_once_in_order(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
     ) -> None:
@@ -107,16 +153,8 @@ class TestCollectionsInBatches:
             ),  # booked before
             collection_event(amount="3.10", collected_on=date(2026, 7, 4), posting_id="p-4", refund_id="r-9"),
         ]
-        consumer = EventConsumer(
-            name="distribution-collections",
-            bootstrap="unused:0",
-            topics=[],
-            sessionmaker=db,
-            handlers=[on_collection_posted],
-            batch_size=BATCH_SIZE,
-            max_attempts=1,
-        )
-        await consumer.handle_records([_record(e, i) for i, e in enumerate(events)])
+        consumer = collections_consumer(db)
+        await consumer.handle_records([collection_record(e, i) for i, e in enumerate(events)])
         assert (consumer.batches, consumer.applied, consumer.duplicates, consumer.parked) == (1, 7, 1, 0)
         r = await client.get("/v1/ledger/entries", headers=AUDITOR)
         assert [
@@ -140,11 +178,6 @@ class TestCollectionsInBatches:
         assert collections == "p-old=7.00,p-1=100.00,p-2=-40.50,p-3=25.00,p-4=3.10"
         tb = (await client.get("/v1/ledger/trial-balance", headers=AUDITOR)).json()
         assert (tb["total_debit"], tb["total_credit"], tb["balanced"]) == ("175.60", "175.60", True)
-
-
-def _record(event: CloudEvent, offset: int) -> ConsumerRecord[bytes, bytes]:
-    value = event.model_dump_json().encode()
-    return ConsumerRecord("collections", 0, offset, 0, 0, b"k", value, None, 1, len(value), ())
 
 
 class TestAppendOnlyLedger:

@@ -14,13 +14,16 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
-from aiokafka import ConsumerRecord
-from distribution_factories import AUDITOR, certify, collection_event, run
+from distribution_factories import (
+    AUDITOR,
+    certify,
+    collection_event,
+    collection_record,
+    collections_consumer,
+    run,
+)
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from distribution.consumers import BATCH_SIZE
-from distribution.ledger.handlers import on_collection_posted
-from servicekit.consumer import EventConsumer
 from taxcore.events import CloudEvent
 
 GOLDEN = Path(__file__).parent / "golden" / "ledger_reports.txt"
@@ -68,19 +71,8 @@ class TestReportBytes:
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
     ) -> None:
         events = _events()
-        consumer = EventConsumer(
-            name="distribution-collections",
-            bootstrap="unused:0",
-            topics=[],
-            sessionmaker=db,
-            handlers=[on_collection_posted],
-            batch_size=BATCH_SIZE,
-            max_attempts=1,
-        )
-        records = []
-        for i, e in enumerate(events):
-            value = e.model_dump_json().encode()
-            records.append(ConsumerRecord("collections", 0, i, 0, 0, b"k", value, None, 1, len(value), ()))
+        consumer = collections_consumer(db)
+        records = [collection_record(e, i) for i, e in enumerate(events)]
         await consumer.handle_records(records)
         assert (consumer.batches, consumer.applied, consumer.parked) == (1, 12, 0)
         await certify(client, 2027, "1200000.00")
