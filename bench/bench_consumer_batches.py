@@ -626,7 +626,7 @@ def wide(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> None:
     med = {k: {f: statistics.median(r[f] for r in v) for f in WIDE_FIGURES} for k, v in seen.items()}
     for name, _ in trees:
         m = med[name]
-        for w, label in enumerate(("first (new process)", "second (steady)")):
+        for w, label in enumerate(("first (new process, just migrated)", "second (steady)")):
             print(
                 f"| {name} | {label} | {m[f'rate{w}']:.1f} | {m[f'rate{w}'] / m['base_rate']:.3f} "
                 f"| {m[f'cpu{w}']:.0f} | {m[f'db{w}']:.0f} | {m['base_rate']:.0f} | {m['base_cpu']:.0f} |"
