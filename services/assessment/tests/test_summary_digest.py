@@ -14,8 +14,10 @@ fresh process (no stored rows, an empty balance cache).
 from __future__ import annotations
 
 import random
+import shutil
 from datetime import timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from assessment_factories import RUNTIME
@@ -30,6 +32,7 @@ from assessment.settings import AssessmentSettings
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
 from servicekit.testing import consumer_records, fresh_database
+from taxcore.parameters import PACKAGE_ROOT, load_tree
 from taxcore.rules.balance import AccountHistory
 
 SELECT_SUMMARIES = (
@@ -132,3 +135,21 @@ class TestDigest:
     def test_the_fingerprint_is_computed_once_per_tree(self) -> None:
         assert balance_fingerprint(RUNTIME.law) is balance_fingerprint(RUNTIME.law)
         assert len(balance_fingerprint(RUNTIME.law)) == 16
+
+    def test_the_same_law_the_same_fingerprint_another_value_another(self, tmp_path: Path) -> None:
+        root = tmp_path / "parameters"
+        shutil.copytree(PACKAGE_ROOT, root, ignore=shutil.ignore_patterns("*.py", "__pycache__", "py.typed"))
+        same = load_tree(root)
+        assert same is not RUNTIME.law
+        assert balance_fingerprint(same) == balance_fingerprint(RUNTIME.law)
+        rate = root / "PR" / "penalties" / "interest_rate.yaml"
+        text = rate.read_text(encoding="utf-8")
+        assert "value: 0.10\n" in text
+        rate.write_text(text.replace("value: 0.10\n", "value: 0.11\n", 1), encoding="utf-8")
+        other = load_tree(root)
+        assert balance_fingerprint(other) != balance_fingerprint(RUNTIME.law)
+        day = RUNTIME.today()
+        history = AccountHistory(jurisdiction="PR", period="2025-01", tax=Decimal("900.00"), due_date=day)
+        assert BalanceCache(law=other).digest(history, day) != BalanceCache(law=RUNTIME.law).digest(
+            history, day
+        )
