@@ -34,6 +34,16 @@ starts on a copy of it (``CREATE DATABASE ... TEMPLATE``): the same registry for
 tree. Each source tree (this checkout, "after", and every ``--tree``, e.g.
 ``git archive <commit> | tar -x -C DIR``) runs each size in a child process of its own with its
 packages first on ``PYTHONPATH``; sizes and trees interleaved, ``--repeats`` rounds, medians.
+**Wide accounts** (``--wide-accounts 400 --wide-periods 150 [--repeats 3] [--tree NAME=DIR]``):
+the event-lag bench's shape. ``--wide-accounts`` PR hotels with ``--wide-periods`` declared
+periods each (filed on their due dates, unpaid), made once into a template database (this
+checkout's code, kept between runs); then each account gets ONE new ``declaration.filed`` (its
+next period; ``--wide-amend``: a second version of a past period instead), all through the filing
+consumer in batches of 200 as the worker, so each batch holds one event per account and
+recomputes 200 long accounts. Each tree runs in a child process on a copy of the template:
+the no-op baseline (one per transaction) on the same number of events, then the events;
+events/s and CPU us/event of the process and the PostgreSQL backends; trees interleaved,
+``--repeats`` rounds, medians and the ratio of each tree to the first ("after").
 """
 
 from __future__ import annotations
@@ -67,6 +77,7 @@ from bench_assessment import (
 from bench_distribution import backend_cpu, backends
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker, create_async_engine
 
+import assessment
 from assessment.accounts import handlers as intake
 from assessment.accounts.ledger import BalanceCache
 from assessment.accounts.repository import attach
@@ -74,6 +85,7 @@ from assessment.consumers import BATCH_SIZE, FILING_HANDLERS, REGISTRY_HANDLERS
 from servicekit import cli
 from servicekit.consumer import EventConsumer, Handler
 from servicekit.db import make_engine, make_sessionmaker
+from servicekit.migrations import upgrade
 from servicekit.runtime import Runtime
 from servicekit.testing import consumer_records, database_url, fresh_database, test_database_name
 from taxcore.events import CloudEvent
@@ -111,31 +123,36 @@ async def consume(
     return len(events) / seconds, cpu / len(events) * 1e6
 
 
+def registered(
+    account: str, kind: str, j: int, jurisdiction: str, municipality: str, rooms: int, since: str
+) -> CloudEvent:
+    """The registry's ``lodging.registered`` of a bench hotel (``kind``: "long", "wide")."""
+    return ce(
+        "roomtax.registry.lodging.registered.v1",
+        {
+            "lodging_id": f"l-{kind}-{j}",
+            "tax_account": account,
+            "jurisdiction": jurisdiction,
+            "lodging_class": "hotel",
+            "casino": False,
+            "name": f"{kind.title()} {j}",
+            "municipality": municipality,
+            "room_count": rooms,
+            "operator_id": f"op-{kind}-{j}",
+            "registered_on": since,
+            "statuses": [{"status": "active", "effective_from": since}],
+        },  # fmt: skip
+        subject=account,
+    )
+
+
 def long_account(j: int) -> str:
     return f"VI-{j + 3_000_000:07d}-2"
 
 
 def long_account_events(j: int) -> list[CloudEvent]:
     account = long_account(j)
-    out = [
-        ce(
-            "roomtax.registry.lodging.registered.v1",
-            {
-                "lodging_id": f"l-long-{j}",
-                "tax_account": account,
-                "jurisdiction": "VI",
-                "lodging_class": "hotel",
-                "casino": False,
-                "name": f"Long {j}",
-                "municipality": "St. Croix",
-                "room_count": 40,
-                "operator_id": f"op-long-{j}",
-                "registered_on": "2017-10-01",
-                "statuses": [{"status": "active", "effective_from": "2017-10-01"}],
-            },  # fmt: skip
-            subject=account,
-        )
-    ]
+    out = [registered(account, "long", j, "VI", "St. Croix", 40, "2017-10-01")]
     rng = random.Random(j)
     period = Period(2017, 10)
     for _ in range(120):
@@ -307,14 +324,20 @@ async def _admin(*statements: str) -> list[object]:
         await conn.close()
 
 
+async def kept_template(name: str, what: str) -> bool:
+    """Whether the template database ``name`` (of ``what``) is there, kept from a former run."""
+    (found,) = await _admin(f"SELECT count(*) FROM pg_database WHERE datname = '{name}'")
+    if found:
+        print(f"{what}: kept template {name}", flush=True)
+    return bool(found)
+
+
 async def schedule_registry(lodgings: int) -> str:
     """The template database: ``lodgings`` PR lodgings registered through the registry consumer
     (this checkout's code). Made once under another name and renamed when complete, so a kept
     one is whole; its name says its size."""
     name = test_database_name(f"{SCHEDULE_REGISTRY}_{lodgings}")
-    (found,) = await _admin(f"SELECT count(*) FROM pg_database WHERE datname = '{name}'")
-    if found:
-        print(f"registry of {lodgings} lodgings: kept template {name}", flush=True)
+    if await kept_template(name, f"registry of {lodgings} lodgings"):
         return name
     t = time.perf_counter()
     url = await fresh_database(f"{SCHEDULE_REGISTRY}_building", MIGRATIONS)
@@ -428,6 +451,196 @@ def schedules(sizes: list[int], repeats: int, trees: list[tuple[str, Path]], lod
             )
 
 
+# --------------------------------------------------------------------------- wide accounts
+
+WIDE_TEMPLATE = "roomtax_bench_wide"
+WIDE_RUN = "roomtax_bench_wide_run"
+WIDE_FIRST = Period(2013, 1)  # the first declared period of every wide account
+
+
+def wide_account(j: int) -> str:
+    return f"PR-{j + 5_000_000:07d}-1"
+
+
+def wide_declaration(j: int, period: Period, version: int = 1) -> CloudEvent:
+    """Account ``j``'s declaration of ``period`` (its ``version``: 2 supersedes the first), filed
+    on the due date by the operator (as a PMS files: the lag bench's returns), with the period's
+    own revenue (seeded by account, period and version)."""
+    rng = random.Random(f"{j}|{period}|{version}")
+    inp = DeclarationInput(
+        jurisdiction="PR", lodging_class="hotel", period=str(period),
+        room_revenue=Decimal(rng.randrange(5_000, 80_000)), room_nights=rng.randrange(10, 400),
+    )  # fmt: skip
+    account = wide_account(j)
+    filer = {"filer_kind": "operator", "filer_id": f"op-wide-{j}", "schedule_id": None}
+    ids = {"declaration_id": bench_id("wide", j, period, version), "filing_id": bench_id("wide-f", j, period)}
+    event = declaration_filed(inp, account=account, lodging_id=f"l-wide-{j}", **ids, **filer)[0]
+    if version > 1:
+        first = bench_id("wide", j, period, version - 1)
+        event = event.model_copy(update={"data": event.data | {"version": version, "supersedes": first}})
+    return event
+
+
+def wide_setup_events(j: int, periods: int) -> list[CloudEvent]:
+    account = wide_account(j)
+    lodging = registered(account, "wide", j, "PR", "San Juan", 60, "2012-12-01")
+    out, period = [lodging], WIDE_FIRST
+    for _ in range(periods):
+        out.append(wide_declaration(j, period))
+        period = period.next()
+    return out
+
+
+def wide_events(accounts: int, periods: int, *, amend: bool, wave: int) -> list[CloudEvent]:
+    """One event per account: its next period's declaration (``wave`` 0 the first after the
+    template's ``periods``, 1 the one after), or a new version of a past period (each wave
+    another)."""
+    if amend:
+        half = periods // 2
+        return [
+            wide_declaration(j, WIDE_FIRST.add_months(half + (j + wave * 7) % half), 2)
+            for j in range(accounts)
+        ]
+    return [wide_declaration(j, WIDE_FIRST.add_months(periods + wave)) for j in range(accounts)]
+
+
+def tree_migrations() -> Path:
+    """The migrations of the source tree this process runs (``assessment`` on its path)."""
+    return Path(assessment.__file__).resolve().parent.parent / "migrations"
+
+
+async def wide_template(accounts: int, periods: int) -> str:
+    """The template database of the wide accounts (kept between runs; its name says its shape),
+    made by this process's source tree (:func:`wide`: the oldest tree given)."""
+    name = test_database_name(f"{WIDE_TEMPLATE}_{accounts}x{periods}")
+    if await kept_template(name, f"{accounts} accounts x {periods} periods"):
+        return name
+    t = time.perf_counter()
+    url = await fresh_database(f"{WIDE_TEMPLATE}_building", tree_migrations())
+    engine = make_engine(url, application_name="bench-wide-setup", pool_size=2)
+    sm = make_sessionmaker(engine, service="assessment")
+    runtime = Runtime.from_environment()
+    attach(sm, BalanceCache(law=runtime.law), runtime)
+    try:  # account by account: a batch recomputes one or two accounts
+        await consume(
+            sm, "setup", [e for j in range(accounts) for e in wide_setup_events(j, periods)], BATCH_SIZE
+        )
+    finally:
+        await engine.dispose()
+    building = test_database_name(f"{WIDE_TEMPLATE}_building")
+    await _admin(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+    print(
+        f"{accounts} accounts x {periods} periods made in {time.perf_counter() - t:.0f} s: {name}", flush=True
+    )
+    return name
+
+
+async def wide_child(template: str, accounts: int, periods: int, *, amend: bool) -> None:
+    """On a copy of ``template`` migrated to this tree's head: the no-op baseline, then two waves
+    of the wide events (one event per account each), both measured: the first recomputes
+    accounts this process has not seen and the tree's code has not written (as after a
+    deployment), the second is the worker's steady state. One ``RESULT`` line."""
+    run = test_database_name(WIDE_RUN)
+    await _admin(
+        f'DROP DATABASE IF EXISTS "{run}" WITH (FORCE)', f'CREATE DATABASE "{run}" TEMPLATE "{template}"'
+    )
+    # this tree's migrations (the template is at the head of the checkout that made it)
+    await asyncio.to_thread(upgrade, tree_migrations(), database_url(run))
+    engine = make_engine(database_url(run), application_name="bench-wide", pool_size=2)
+    sm = make_sessionmaker(engine, service="assessment")
+    runtime = Runtime.from_environment()
+    attach(sm, BalanceCache(law=runtime.law), runtime)
+    try:
+        waves = [wide_events(accounts, periods, amend=amend, wave=w) for w in range(2)]
+        settle = getattr(cli, "settle_heap", None)
+        if settle is not None:
+            settle()
+        load = os.getloadavg()[0]
+        renamed = [e.model_copy(update={"id": bench_id("wide-noop", i)}) for i, e in enumerate(waves[0])]
+        base_rate, base_cpu = await consume(sm, "noop", renamed, 1, noop)
+        result: dict[str, float] = {"base_rate": base_rate, "base_cpu": base_cpu}
+        for w, events in enumerate(waves):
+            polls: list[tuple[float, float]] = []
+            rate, cpu = await consume(sm, f"wide-{w}", events, BATCH_SIZE, polls=polls)
+            db = sum(b for _, b in polls) / len(events) * 1e6
+            result |= {f"rate{w}": rate, f"cpu{w}": cpu, f"db{w}": db}
+    finally:
+        await engine.dispose()
+    result["load"] = max(load, os.getloadavg()[0])
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+WIDE_FIGURES = ("rate0", "cpu0", "db0", "rate1", "cpu1", "db1", "base_rate", "base_cpu")
+
+
+def wide(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> None:
+    """Each tree's wide events in a child process, trees interleaved, ``--repeats`` rounds."""
+    accounts, periods = args.wide_accounts, args.wide_periods
+    # made by the last tree (the oldest: its schema is the one every tree can migrate from)
+    maker = trees[-1][1]
+    env = dict(os.environ, PYTHONPATH=":".join(str(maker / p) for p in TREE_PACKAGES))
+    shape = ["--wide-accounts", str(accounts), "--wide-periods", str(periods)]
+    command = [sys.executable, "-u", str(Path(__file__).resolve()), "--wide-template", *shape]
+    made = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+    print(made.strip(), f"(by {trees[-1][0]}: {maker})", flush=True)
+    template = test_database_name(f"{WIDE_TEMPLATE}_{accounts}x{periods}")
+    seen: dict[str, list[dict[str, float]]] = {}
+    for round_no in range(1, args.repeats + 1):
+        for name, tree in trees:
+            env = dict(os.environ, PYTHONPATH=":".join(str(tree / p) for p in TREE_PACKAGES))
+            now = f"{datetime.now(UTC):%H:%M:%S}"
+            print(f"=== round {round_no}, {name} ({tree}) {now} load {os.getloadavg()[0]:.1f}", flush=True)
+            child = [
+                "--wide-child",
+                template,
+                "--wide-accounts",
+                str(accounts),
+                "--wide-periods",
+                str(periods),
+            ]
+            child += ["--wide-amend"] if args.wide_amend else []
+            command = [sys.executable, "-u", str(Path(__file__).resolve()), *child]
+            out = subprocess.run(command, env=env, check=True, capture_output=True, text=True).stdout
+            line = next(x for x in out.splitlines() if x.startswith("RESULT "))
+            f = json.loads(line.removeprefix("RESULT "))
+            seen.setdefault(name, []).append(f)
+            print(
+                f"    first wave {f['rate0']:.1f} events/s, CPU {f['cpu0']:.0f} us/event (PostgreSQL "
+                f"{f['db0']:.0f}); second {f['rate1']:.1f}/s, {f['cpu1']:.0f} us "
+                f"(PostgreSQL {f['db1']:.0f}); "
+                f"no-op baseline {f['base_rate']:.0f}/s {f['base_cpu']:.0f} us; load up to {f['load']:.1f}",
+                flush=True,
+            )
+    if not seen:
+        return  # --repeats 0: the template only
+    shape = "a past period's second version" if args.wide_amend else "the next period"
+    print(
+        f"\n{accounts} accounts x {periods} periods, one event each ({shape}), batches of {BATCH_SIZE}; "
+        f"medians of {args.repeats} interleaved rounds, load now {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        "| tree | wave | events/s | ratio to no-op | CPU us/event | of it PostgreSQL "
+        "| no-op events/s | no-op CPU us/event |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    med = {k: {f: statistics.median(r[f] for r in v) for f in WIDE_FIGURES} for k, v in seen.items()}
+    for name, _ in trees:
+        m = med[name]
+        for w, label in enumerate(("first (new process, just migrated)", "second (steady)")):
+            print(
+                f"| {name} | {label} | {m[f'rate{w}']:.1f} | {m[f'rate{w}'] / m['base_rate']:.3f} "
+                f"| {m[f'cpu{w}']:.0f} | {m[f'db{w}']:.0f} | {m['base_rate']:.0f} | {m['base_cpu']:.0f} |"
+            )
+    first = trees[0][0]
+    for name, _ in trees[1:]:
+        a, b = med[first], med[name]
+        for w in range(2):
+            print(
+                f"wave {w + 1}: {first}/{name} events/s x{a[f'rate{w}'] / b[f'rate{w}']:.2f}, "
+                f"CPU per event {name}/{first} x{b[f'cpu{w}'] / a[f'cpu{w}']:.2f}"
+            )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=2000, help="per round and mode; 0: skip fresh accounts")
@@ -438,7 +651,11 @@ if __name__ == "__main__":
     parser.add_argument("--operator-returns", action="store_true", help="PMS returns, not schedule rows")
     parser.add_argument("--schedule", type=int, nargs="+", help="schedules of these many rows only")
     parser.add_argument(
-        "--tree", type=_tree, action="append", default=[], help="--schedule: NAME=DIR of another tree"
+        "--tree",
+        type=_tree,
+        action="append",
+        default=[],
+        help="--schedule, --wide-accounts: NAME=DIR of another tree",
     )
     parser.add_argument(
         "--registry",
@@ -446,10 +663,23 @@ if __name__ == "__main__":
         default=0,
         help="--schedule: lodgings of the registry (default: the largest size)",
     )
+    parser.add_argument("--wide-accounts", type=int, default=0, help="wide accounts only: this many")
+    parser.add_argument(
+        "--wide-periods", type=int, default=150, help="--wide-accounts: declared periods each"
+    )
+    parser.add_argument("--wide-amend", action="store_true", help="--wide-accounts: amend a past period")
+    parser.add_argument("--wide-child", help=argparse.SUPPRESS)
+    parser.add_argument("--wide-template", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--schedule-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.schedule_child:
         asyncio.run(schedule_child(args.events, args.schedule_child))
+    elif args.wide_template:
+        asyncio.run(wide_template(args.wide_accounts, args.wide_periods))
+    elif args.wide_child:
+        asyncio.run(wide_child(args.wide_child, args.wide_accounts, args.wide_periods, amend=args.wide_amend))
+    elif args.wide_accounts:
+        wide(args, [("after", Path(__file__).resolve().parent.parent), *args.tree])
     elif args.schedule:
         here = ("after", Path(__file__).resolve().parent.parent)
         schedules(args.schedule, args.repeats, [here, *args.tree], args.registry)

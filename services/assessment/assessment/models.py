@@ -26,6 +26,7 @@ from sqlalchemy import (
     DateTime,
     Index,
     Integer,
+    LargeBinary,
     Text,
     UniqueConstraint,
     func,
@@ -250,6 +251,10 @@ class AccountSummary(Base):
     total_paid: Mapped[Decimal] = mapped_column(Money)
     balance: Mapped[Decimal] = mapped_column(Money)
     as_of: Mapped[date] = mapped_column(Date)
+    #: what the balance figures were computed from (``BalanceCache.digest``; null: a settled
+    #: period's balance on its last payment's day): the same digest, the same figures
+    balance_digest: Mapped[bytes | None] = mapped_column(LargeBinary)
+    #: when the row last changed (a recomputation that finds it the same leaves it)
     refreshed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     __table_args__ = (
         Index("ix_account_summaries_aging", "jurisdiction", "lodging_class", "due_date"),

@@ -63,14 +63,17 @@ before it arose; both show on the statement. Money received after it pays it
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict, defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, Literal
 
+import taxcore
 from assessment import law
 from assessment.casework.models import AdjustmentFact, AdjustmentReversal, RefundStep
 from assessment.models import (
@@ -160,6 +163,15 @@ class BalanceCache:
                 self._balances.popitem(last=False)
         return result
 
+    def digest(self, history: AccountHistory, as_of: date) -> bytes:
+        """What :meth:`balance` of ``history`` on ``as_of`` is computed from, as 16 bytes: the
+        memo's key (every field of the history, and the date) with the law's and taxcore's
+        :func:`balance_fingerprint`. Equal digests, equal balances: a stored figure computed
+        from the same digest is the balance, without walking the period again."""
+        h = hashlib.blake2b(balance_fingerprint(self.law), digest_size=16)
+        h.update(repr(_history_key(history, as_of)).encode())
+        return h.digest()
+
     def clear(self) -> None:
         """Forget every memoized balance (benchmarks measure the cold cost with it)."""
         with self._lock:
@@ -167,6 +179,32 @@ class BalanceCache:
 
     def __len__(self) -> int:
         return len(self._balances)
+
+
+_FINGERPRINT = ("assessment.accounts.ledger", "balance_fingerprint")
+#: bump when what a summary row keeps of a balance (``service.summary_rows``) is computed otherwise
+SUMMARY_FIGURES_VERSION = b"summary-figures-1"
+
+
+def balance_fingerprint(tree: ParameterTree) -> bytes:
+    """What a balance depends on besides its history and date: every parameter of ``tree``
+    (its values, dates and citations) and taxcore's code (the source of the package, whose
+    ``compute_balance`` walks the period), with :data:`SUMMARY_FIGURES_VERSION`. A new law
+    or a new taxcore gives another fingerprint, so nothing computed before it is reused.
+    Computed once per tree (``tree.memo``)."""
+    found = tree.memo.get(_FINGERPRINT)
+    if found is None:
+        h = hashlib.blake2b(SUMMARY_FIGURES_VERSION, digest_size=16)
+        for jurisdiction in tree.jurisdictions():
+            for path in tree.paths(jurisdiction):
+                h.update(repr(tree.parameter(jurisdiction, path)).encode())
+        package = Path(taxcore.__file__).parent
+        for source in sorted(package.rglob("*.py")):
+            h.update(str(source.relative_to(package)).encode())
+            h.update(source.read_bytes())
+        found = tree.memo[_FINGERPRINT] = h.digest()
+    assert isinstance(found, bytes)
+    return found
 
 
 @dataclass
@@ -347,6 +385,24 @@ def adjustments_known(facts: Facts, as_of: date | None) -> dict[str, list[Adjust
     return dict(out)
 
 
+_PERIOD_LAW = "assessment.accounts.ledger.period_law"
+
+
+def _period_law(tree: ParameterTree, jurisdiction: str, period: str) -> tuple[date, frozenset[str]]:
+    """The period's due date and the filer kinds whose return meets its declaration obligation
+    (``taxcore.obligations.declaration_filers``), memoized per tree (``tree.memo``): a long
+    account asks for them for each of its periods at every recomputation."""
+    memo: dict[tuple[str, str], tuple[date, frozenset[str]]] = tree.memo.setdefault(_PERIOD_LAW, {})
+    found = memo.get((jurisdiction, period))
+    if found is None:
+        parsed = Period.parse(period)
+        found = memo[(jurisdiction, period)] = (
+            period_due_date(jurisdiction, parsed, parameters=tree),
+            obligations.declaration_filers(jurisdiction, parsed, parameters=tree),
+        )
+    return found
+
+
 def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
     """The liability of every period known on ``as_of`` (None: every fact)."""
     by_period: dict[str, list[Liability]] = defaultdict(list)
@@ -361,7 +417,7 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
     out: dict[str, PeriodBasis] = {}
     adjustments = adjustments_known(facts, as_of)
     for period in sorted(set(by_period) | set(estimates)):
-        due = period_due_date(facts.jurisdiction, Period.parse(period), parameters=facts.law)
+        due, filers = _period_law(facts.law, facts.jurisdiction, period)
         versions = by_period.get(period, [])
         if versions:
             latest: dict[str, Liability] = {}
@@ -375,11 +431,9 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 basis="declaration",
                 tax=sum((f.tax for f in filings), ZERO),
                 impact_fee=sum((f.impact_fee for f in filings), ZERO),
-                declaration_filed_on=obligations.declaration_filed_on(
-                    facts.jurisdiction,
-                    Period.parse(period),
-                    ((r.filer_kind, r.filed_on) for r in versions),
-                    parameters=facts.law,
+                # taxcore.obligations.declaration_filed_on, with the period's filers memoized
+                declaration_filed_on=min(
+                    (r.filed_on for r in versions if r.filer_kind in filers), default=None
                 ),
                 books_kept=all(f.books_kept for f in filings),
                 notice_on=notices.get(period),

@@ -624,34 +624,66 @@ _SUMMARY_COLUMNS: dict[str, str] = {
     "total_paid": "numeric",
     "balance": "numeric",
     "as_of": "date",
+    "balance_digest": "bytea",
 }
+#: a summary row: its key and :data:`_SUMMARY_COLUMNS`, as ``service.summary_rows`` makes it
+SUMMARY_FIELDS = ("tax_account", *_SUMMARY_COLUMNS)
+_SET_SUMMARY = [c for c in _SUMMARY_COLUMNS if c != "period"]
 # One statement, the same text whatever the number of accounts and periods (prepared
-# once per connection): drop the periods no longer known of the accounts, upsert the
-# others. The two parts touch disjoint rows, so running them in one statement's
-# snapshot is safe.
+# once per connection): drop the periods no longer known of the accounts (``kept``: the
+# periods known), upsert the rows given, and of those only the ones that differ. The two
+# parts touch disjoint rows, so running them in one statement's snapshot is safe.
 _UPSERT_SUMMARIES = text(
     "WITH gone AS (DELETE FROM account_summaries WHERE tax_account = ANY (CAST(:accounts AS text[])) "
-    "AND NOT ((tax_account, period) IN (SELECT * FROM unnest(CAST(:tax_account AS text[]), "
-    "CAST(:period AS text[]))))) "
-    f"INSERT INTO account_summaries (tax_account, {', '.join(_SUMMARY_COLUMNS)}) "
-    f"SELECT u.tax_account, {', '.join(f'u.{c}' for c in _SUMMARY_COLUMNS)} FROM unnest("
+    "AND NOT ((tax_account, period) IN (SELECT * FROM unnest(CAST(:kept_account AS text[]), "
+    "CAST(:kept_period AS text[]))))) "
+    f"INSERT INTO account_summaries ({', '.join(SUMMARY_FIELDS)}) "
+    f"SELECT {', '.join(f'u.{c}' for c in SUMMARY_FIELDS)} FROM unnest("
     "CAST(:tax_account AS text[]), "
     + ", ".join(f"CAST(:{c} AS {t}[])" for c, t in _SUMMARY_COLUMNS.items())
-    + f") AS u(tax_account, {', '.join(_SUMMARY_COLUMNS)}) "
+    + f") AS u({', '.join(SUMMARY_FIELDS)}) "
     "ON CONFLICT (tax_account, period) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _SUMMARY_COLUMNS if c != "period")
-    + ", refreshed_at = now()"
+    + ", ".join(f"{c} = excluded.{c}" for c in _SET_SUMMARY)
+    + ", refreshed_at = now() WHERE "
+    + f"({', '.join(f'account_summaries.{c}' for c in _SET_SUMMARY)}) IS DISTINCT FROM "
+    + f"({', '.join(f'excluded.{c}' for c in _SET_SUMMARY)})"
 )
 
 
 async def upsert_summaries(
-    session: AsyncSession, rows: Sequence[Mapping[str, object]], tax_accounts: str | Sequence[str]
+    session: AsyncSession,
+    rows: Sequence[Mapping[str, object]],
+    tax_accounts: str | Sequence[str],
+    *,
+    kept: Sequence[tuple[str, str]] | None = None,
 ) -> None:
-    """Replace the per-period summaries of ``tax_accounts`` by ``rows`` (one round trip)."""
+    """Make the per-period summaries of ``tax_accounts`` ``rows`` (one round trip): the
+    account-periods not in ``kept`` (by default: ``rows``') are dropped, ``rows`` upserted
+    (a row equal to the stored one is left as it is, ``refreshed_at`` too)."""
     accounts = [tax_accounts] if isinstance(tax_accounts, str) else list(tax_accounts)
     assert {r["tax_account"] for r in rows} <= set(accounts)
-    params: dict[str, object] = {c: [r[c] for r in rows] for c in ("tax_account", *_SUMMARY_COLUMNS)}
+    params: dict[str, object] = {c: [r[c] for r in rows] for c in SUMMARY_FIELDS}
+    keys = [(str(r["tax_account"]), str(r["period"])) for r in rows] if kept is None else kept
+    params |= {"kept_account": [a for a, _ in keys], "kept_period": [p for _, p in keys]}
     await session.execute(_UPSERT_SUMMARIES, {"accounts": accounts, **params})
+
+
+_STORED_SUMMARIES = text(
+    f"SELECT {', '.join(SUMMARY_FIELDS)} FROM account_summaries "
+    "WHERE tax_account = ANY (CAST(:accounts AS text[]))"
+)
+
+
+async def stored_summaries(
+    session: AsyncSession, tax_accounts: Sequence[str]
+) -> dict[str, dict[str, dict[str, object]]]:
+    """The summary rows of ``tax_accounts`` as stored: account -> period -> row (the fields of
+    :data:`SUMMARY_FIELDS`)."""
+    out: dict[str, dict[str, dict[str, object]]] = {a: {} for a in tax_accounts}
+    if tax_accounts:
+        for r in await session.execute(_STORED_SUMMARIES, {"accounts": list(tax_accounts)}):
+            out[r[0]][r[1]] = dict(zip(SUMMARY_FIELDS, r, strict=True))
+    return out
 
 
 async def all_lodgings(session: AsyncSession) -> Sequence[LodgingView]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -151,25 +151,40 @@ def collections_due(
     return rows, events
 
 
+_FIGURES = ("principal", "total_assessed", "total_paid", "balance")
+
+
 def summary_rows(
     facts: Facts,
     on: date,
     *,
     state: AccountState | None = None,
     finals: dict[str, tuple[date, Balance]] | None = None,
+    stored: Mapping[str, Mapping[str, object]] | None = None,
 ) -> list[dict[str, object]]:
     """Per-period balances as of ``on``. A period settled by its last payment (``finals``)
-    keeps that balance, so only open periods are walked to ``on``."""
+    keeps that balance, so only open periods are walked to ``on``; and an open period whose
+    stored row (``stored``: period -> row, as ``repository.stored_summaries``) was computed
+    from the same :meth:`~assessment.accounts.ledger.BalanceCache.digest` (the same history,
+    day, law and taxcore) keeps that row's figures: the walk would give them again."""
     state = state or account_state(facts, on)
     finals = finals or {}
+    stored = stored or {}
     rows: list[dict[str, object]] = []
     for period, basis in state.periods.items():
         final = finals.get(period)
+        digest: bytes | None = None
+        figures: dict[str, object]
         if final is not None and final[0] <= on and settled(basis, final[0], final[1]):
-            bal = final[1]
+            figures = _figures(final[1])
         else:
-            bal = facts.balances.balance(state.history(period), on)
-        principal = sum((c.assessed for c in bal.components if c.component in ("tax", "impact_fee")), ZERO)
+            history = state.history(period)
+            digest = facts.balances.digest(history, on)
+            old = stored.get(period)
+            if old is not None and old["balance_digest"] == digest:
+                figures = {name: old[name] for name in _FIGURES}
+            else:
+                figures = _figures(facts.balances.balance(history, on))
         rows.append(
             {
                 "tax_account": facts.tax_account,
@@ -179,14 +194,34 @@ def summary_rows(
                 "operator_id": facts.lodging.operator_id if facts.lodging else None,
                 "due_date": basis.due_date,
                 "basis": basis.basis,
-                "principal": principal,
-                "total_assessed": bal.total_assessed,
-                "total_paid": bal.total_paid,
-                "balance": bal.balance,
+                **figures,
                 "as_of": on,
+                "balance_digest": digest,
             }
         )
     return rows
+
+
+def _figures(bal: Balance) -> dict[str, object]:
+    principal = sum((c.assessed for c in bal.components if c.component in ("tax", "impact_fee")), ZERO)
+    return {
+        "principal": principal,
+        "total_assessed": bal.total_assessed,
+        "total_paid": bal.total_paid,
+        "balance": bal.balance,
+    }
+
+
+def changed_summaries(
+    rows: Sequence[Mapping[str, object]], stored: Mapping[str, Mapping[str, Mapping[str, object]]]
+) -> list[Mapping[str, object]]:
+    """The rows that differ from the stored ones (``stored``: account -> period -> row)."""
+    return [
+        r
+        for r in rows
+        if (old := stored.get(str(r["tax_account"]), {}).get(str(r["period"]))) is None
+        or any(old[name] != r[name] for name in repository.SUMMARY_FIELDS)
+    ]
 
 
 async def refresh_summary(session: AsyncSession, *, facts: Facts, as_of: date) -> None:
@@ -223,6 +258,7 @@ async def _recompute_loaded(
     session: AsyncSession, loaded: Sequence[Facts], *, refund_id: str | None = None
 ) -> None:
     posted = await repository.posted_totals_many(session, [f.tax_account for f in loaded if f.payments])
+    stored = await repository.stored_summaries(session, [f.tax_account for f in loaded])
     on = repository.runtime_of(session).today()  # the day of the app's or worker's clock
     postings: list[dict[str, object]] = []
     events: list[OutboxEvent] = []
@@ -244,14 +280,20 @@ async def _recompute_loaded(
             postings += rows
             events += evs
         latest = latest_fact_date(facts)
+        known = stored[facts.tax_account]
         if latest is not None and latest > on:  # a fact dated after today: allocate as of today
-            summaries += summary_rows(facts, on)
+            summaries += summary_rows(facts, on, stored=known)
         else:
-            summaries += summary_rows(facts, on, state=state, finals=finals)
+            summaries += summary_rows(facts, on, state=state, finals=finals, stored=known)
     await emit_many(session, events)  # the outbox rows of the postings, in order, in one statement
     await repository.insert_postings(session, postings)
     if loaded:
-        await repository.upsert_summaries(session, summaries, [f.tax_account for f in loaded])
+        await repository.upsert_summaries(
+            session,
+            changed_summaries(summaries, stored),
+            [f.tax_account for f in loaded],
+            kept=[(str(r["tax_account"]), str(r["period"])) for r in summaries],
+        )
 
 
 _BATCH_ACCOUNTS = "assessment.recompute"
