@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "new_summary_digest"
+revision: str = "0012_summary_digest"
 down_revision: str | None = "0011_session_revocations"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
