@@ -3,7 +3,7 @@
 A recomputation walks again only the periods whose digest changed (issue 12: a new declaration
 of one period no longer walks the account's other periods to today).
 
-Revision ID: new_summary_digest
+Revision ID: 0012_summary_digest
 Revises: 0011_session_revocations
 """
 
