@@ -321,8 +321,9 @@ async def accept_schedule(
     the document is still one transaction). A chunk's results are kept as JSON, not as
     objects. ``rows`` is consumed: each chunk's rows are dropped from it once written.
 
-    A chunk is computed in a worker thread while PostgreSQL writes the one before it (the
-    two use different cores, and the event loop serves other requests meanwhile). That is
+    A chunk is computed in a worker thread, its events' outbox rows (envelopes encoded)
+    included, while PostgreSQL writes the one before it (the two use different cores, and
+    the event loop serves other requests meanwhile). That is
     safe because computing is pure and a chunk's lookups do not depend on the writes before
     it: a lodging named in an earlier chunk is refused as a duplicate, so no filing's latest
     version can change between its lookup and its row's computation."""
