@@ -63,6 +63,13 @@ PURGE_INTERVAL = 3600.0  # seconds between deletions of rows past the retention 
 IDEMPOTENCY_RETENTION = timedelta(days=7)  # how long an Idempotency-Key replays its response
 
 
+class _Current:
+    """``traceparent``'s default: the current span's (:func:`telemetry.current_traceparent`)."""
+
+
+_CURRENT = _Current()
+
+
 def service_of(session: AsyncSession) -> str:
     """The service a session writes for (``make_sessionmaker``): its events' source."""
     return str(session.info.get("service", "unknown"))
@@ -77,8 +84,10 @@ def _envelope(
     subject: str | None,
     topic: str | None,
     event_id: str | None,
+    traceparent: str | None | _Current = _CURRENT,
 ) -> dict[str, str | None]:
-    """The outbox row (bind parameters) of one event."""
+    """The outbox row (bind parameters) of one event (``traceparent``: of the span it is
+    emitted in, read now unless the caller read it)."""
     if topic is None:
         if event_type not in CONTRACTS:
             raise ValueError(f"no topic registered for event type {event_type!r}")
@@ -104,7 +113,8 @@ def _envelope(
         "k": key,
         "y": event_type,
         "p": to_json(envelope).decode(),
-        "tp": telemetry.current_traceparent(),  # the trace continues in the consumers
+        # the trace continues in the consumers
+        "tp": telemetry.current_traceparent() if isinstance(traceparent, _Current) else traceparent,
     }
 
 
@@ -207,12 +217,40 @@ async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> lis
     """
     if not events:
         return []
-    held: list[dict[str, str | None]] | None = session.info.get(_HELD)
+    return await emit_rows(session, _rows(service_of(session), events))
+
+
+OutboxRow = dict[str, str | None]
+
+
+def outbox_row(service: str, event: OutboxEvent, *, traceparent: str | None) -> OutboxRow:
+    """One event's outbox row built now, for :func:`emit_rows` to write later: what
+    :func:`emit_many` writes for it. A bulk use-case builds its rows where it computes its
+    events (a schedule's worker thread: off the event loop, and no event object waits for
+    the write); such a thread has no span of its own, so the caller passes the
+    ``traceparent`` it read on the loop (:func:`servicekit.telemetry.current_traceparent`)."""
+    return _envelope(
+        service,
+        event_type=event.event_type,
+        key=event.key,
+        data=event.data,
+        subject=event.subject,
+        topic=event.topic,
+        event_id=event.event_id,
+        traceparent=traceparent,
+    )
+
+
+async def emit_rows(session: AsyncSession, rows: Sequence[OutboxRow]) -> list[str]:
+    """Queue events already built as rows (:func:`outbox_row`), in order, with one INSERT in
+    the caller's transaction (or held, :func:`holding`); returns their ids."""
+    if not rows:
+        return []
+    held: list[OutboxRow] | None = session.info.get(_HELD)
     if held is not None:
-        rows = _rows(service_of(session), events)
         held.extend(rows)  # written with the transaction's other events (:func:`holding`)
         return [str(r["e"]) for r in rows]
-    params = queue_params(service_of(session), events)
+    params = _params(rows)
     await session.execute(_INSERT_MANY, params)
     return list(params["e"])
 
@@ -255,18 +293,8 @@ def _params(rows: Sequence[Mapping[str, str | None]]) -> dict[str, Any]:
 
 
 def _rows(service: str, events: Sequence[OutboxEvent]) -> list[dict[str, str | None]]:
-    return [
-        _envelope(
-            service,
-            event_type=ev.event_type,
-            key=ev.key,
-            data=ev.data,
-            subject=ev.subject,
-            topic=ev.topic,
-            event_id=ev.event_id,
-        )
-        for ev in events
-    ]
+    traceparent = telemetry.current_traceparent()  # one span: the same for every event
+    return [outbox_row(service, ev, traceparent=traceparent) for ev in events]
 
 
 async def request_replay(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from filing.ids import name_id
 from filing.models import Lodging
 from servicekit.errors import ValidationFailed
 from taxcore.events import registry as registry_events
@@ -26,7 +27,7 @@ def parse_period(text: str, *, field: str = "period", root: str = "body") -> Per
 
 def filing_id(lodging_id: str, period: Period, filer_kind: str, filer_id: str) -> str:
     """Stable id of one filer's filing for one lodging-period (every version shares it)."""
-    return str(uuid.uuid5(_FILINGS, f"{lodging_id}|{period}|{filer_kind}|{filer_id}"))
+    return name_id(_FILINGS, f"{lodging_id}|{period}|{filer_kind}|{filer_id}")  # a uuid5
 
 
 def lodging_ref(lodging: Lodging, period: Period) -> dict[str, Any]:

@@ -55,6 +55,10 @@ class Lodging(LodgingColumns, Base):
 
 class Authorization(AuthorizationColumns, Base):
     __tablename__ = "authorizations"
+    #: a lodging's authorizations of one facilitator in one index probe: the schedule's lookup
+    #: (``schedules.repository.lodgings_for_facilitator``) asks it for every row, and an index
+    #: on ``facilitator_id`` alone matches all of a large intermediary's authorizations
+    __table_args__ = (Index("ix_authorizations_lodging_id_facilitator_id", "lodging_id", "facilitator_id"),)
 
 
 class Certificate(Base):

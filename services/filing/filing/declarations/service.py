@@ -214,10 +214,13 @@ def event_data(row: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def declaration_event(row: dict[str, Any]) -> OutboxEvent:
-    """The outbox event of a new version's row: filed, or amended when it supersedes one."""
+def declaration_event(row: dict[str, Any], *, event_id: str | None = None) -> OutboxEvent:
+    """The outbox event of a new version's row: filed, or amended when it supersedes one
+    (``event_id``: a random id the caller drew, else the outbox draws one)."""
     contract = ev.DeclarationAmended if row["supersedes"] is not None else ev.DeclarationFiled
-    return OutboxEvent(contract.event_type, row["tax_account"], event_data(row), topic=contract.topic)
+    return OutboxEvent(
+        contract.event_type, row["tax_account"], event_data(row), topic=contract.topic, event_id=event_id
+    )
 
 
 def new_version(

@@ -31,15 +31,17 @@ from filing.declarations.service import (
     declaration_row,
     period_problem,
 )
+from filing.ids import random_ids
 from filing.lodging_periods import filing_id
 from filing.models import Lodging, RemittanceSchedule
 from filing.projection import repository as projection
 from filing.schedules import repository
 from filing.schedules.schemas import ScheduleRow
+from servicekit import telemetry
 from servicekit.auth import Principal
-from servicekit.outbox import OutboxEvent, emit_many
+from servicekit.outbox import OutboxRow, emit_rows, outbox_row, service_of
 from taxcore.errors import TaxcoreError
-from taxcore.money import MoneyError, fmt
+from taxcore.money import MoneyError
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
@@ -159,15 +161,21 @@ def _compute(
     schedule_id: str,
     submitted_by: str,
     results: dict[int, dict[str, Any]],
-) -> tuple[list[tuple[Any, ...]], list[OutboxEvent]]:
+    service: str,
+    traceparent: str | None,
+) -> tuple[list[tuple[Any, ...]], list[OutboxRow]]:
     """Each candidate computed by taxcore and turned at once into what is written: its
-    declaration row (a tuple for COPY, JSON columns already encoded) and its event (plain JSON
-    values), the same as :func:`filing.declarations.service.new_version` builds. Only flat
-    values outlive the row: the collector does not walk a chunk's traces and models."""
+    declaration row (a tuple for COPY, JSON columns already encoded) and its event's outbox
+    row (the envelope already encoded: ``service`` is its source, ``traceparent`` the
+    request's), the same as :func:`filing.declarations.service.new_version` and the outbox
+    build. Only flat values outlive the row: the collector does not walk a chunk's traces,
+    models and event payloads."""
     due_by_jurisdiction: dict[str, date] = {}
     records: list[tuple[Any, ...]] = []
-    events: list[OutboxEvent] = []
+    events: list[OutboxRow] = []
+    ids = random_ids(2 * len(candidates))  # a row's declaration and event; a rejected row's unused
     for i, row, lodging in candidates:
+        declaration_id, event_id = next(ids), next(ids)
         try:
             declared = row.declared()
             rec = recompute(
@@ -205,19 +213,21 @@ def _compute(
             submitted_by=submitted_by,
             schedule_id=schedule_id,
             schedule_row=i + 1,
-            declaration_id=str(uuid.uuid4()),
+            declaration_id=declaration_id,
         )
         records.append(repository.declaration_record(declaration))
-        events.append(declaration_event(declaration))
-        r = rec.result
+        event = declaration_event(declaration, event_id=event_id)
+        events.append(outbox_row(service, event, traceparent=traceparent))
+        payload = event.data  # the row's amounts as the event writes them: fmt() of each
+        assert isinstance(payload, dict)
         results[i] = {
             "row": i + 1,
             "tax_account": row.tax_account,
             "status": "accepted",
-            "declaration_id": declaration["id"],
+            "declaration_id": declaration_id,
             "version": declaration["version"],
-            "tax": fmt(r.tax),
-            "total_due": fmt(r.total_due),
+            "tax": payload["tax"],
+            "total_due": payload["total_due"],
             "flagged": declaration["flagged"],
             "errors": [],
         }
@@ -282,10 +292,10 @@ async def _looked_up(
     return _Chunk(start, stop, results, candidates, certificates, filing_ids, previous)
 
 
-async def _write(session: AsyncSession, records: list[tuple[Any, ...]], events: list[OutboxEvent]) -> None:
+async def _write(session: AsyncSession, records: list[tuple[Any, ...]], events: list[OutboxRow]) -> None:
     with concurrent_versions():
         await repository.copy_declarations(session, records)
-    await emit_many(session, events)
+    await emit_rows(session, events)
 
 
 async def accept_schedule(
@@ -311,8 +321,9 @@ async def accept_schedule(
     the document is still one transaction). A chunk's results are kept as JSON, not as
     objects. ``rows`` is consumed: each chunk's rows are dropped from it once written.
 
-    A chunk is computed in a worker thread while PostgreSQL writes the one before it (the
-    two use different cores, and the event loop serves other requests meanwhile). That is
+    A chunk is computed in a worker thread, its events' outbox rows (envelopes encoded)
+    included, while PostgreSQL writes the one before it (the two use different cores, and
+    the event loop serves other requests meanwhile). That is
     safe because computing is pure and a chunk's lookups do not depend on the writes before
     it: a lodging named in an earlier chunk is refused as a duplicate, so no filing's latest
     version can change between its lookup and its row's computation."""
@@ -323,7 +334,9 @@ async def accept_schedule(
     first_row: dict[str, int] = {}
     written: list[bytes] = []
     accepted = 0
-    unwritten: tuple[list[tuple[Any, ...]], list[OutboxEvent]] = ([], [])
+    unwritten: tuple[list[tuple[Any, ...]], list[OutboxRow]] = ([], [])
+    service = service_of(session)
+    traceparent = telemetry.current_traceparent()  # the request's: the worker thread has none
     for start in range(0, total, CHUNK_ROWS):
         chunk = await _looked_up(
             session,
@@ -351,6 +364,8 @@ async def accept_schedule(
                 schedule_id=schedule_id,
                 submitted_by=principal.client_id,
                 results=chunk.results,
+                service=service,
+                traceparent=traceparent,
             ),
         )
         try:
