@@ -7,7 +7,7 @@ intermediary: 50,000 entries read per row) with the lodging's: ~7 ms of PostgreS
 50,000 authorizations, 14 s per 2,000-row chunk. With this index: one probe, 40 ms per chunk
 (issue 12: a schedule's cost linear in its rows).
 
-Revision ID: new_auth_lodging_facilitator
+Revision ID: 0009_auth_lodging_facilitator
 Revises: 0008_deferred_schedule_fk
 Create Date: 2026-12-02 01:30:00
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from alembic import op
 
-revision: str = "new_auth_lodging_facilitator"
+revision: str = "0009_auth_lodging_facilitator"
 down_revision: str | None = "0008_deferred_schedule_fk"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
