@@ -164,7 +164,14 @@ def new_key_pair() -> tuple[str, str]:
     return private, public
 
 
-_issuer = TokenIssuer(devkeys.DEV_PRIVATE_KEY, issuer="roomtax-registry", audience="roomtax", ttl_seconds=900)
+#: how long a test token lives: test modules mint theirs when they are collected (``OPERATOR =
+#: auth(...)``), so a token must outlive the whole suite, not a production token's 15 minutes
+#: (a fresh-clone run of 2026-12-02 on a slower machine took 17 minutes: the last modules' tokens
+#: had expired). CI's own limit, 90 minutes, plus margin.
+TEST_TOKEN_TTL_SECONDS = 3 * 3600
+_issuer = TokenIssuer(
+    devkeys.DEV_PRIVATE_KEY, issuer="roomtax-registry", audience="roomtax", ttl_seconds=TEST_TOKEN_TTL_SECONDS
+)
 
 
 def token(
