@@ -54,7 +54,13 @@ async def make_chassis_db(name: str) -> str:
                 "amount numeric(18,2) NOT NULL)"
             )
         )
-        connection.execute(text("CREATE TABLE applied (event_id text NOT NULL, name text NOT NULL)"))
+        # seq: the order rows were inserted in (ctid is not: two backends inserting at once
+        # write to different pages, so a page's order says nothing of which came first)
+        connection.execute(
+            text(
+                "CREATE TABLE applied (seq bigserial PRIMARY KEY, event_id text NOT NULL, name text NOT NULL)"
+            )
+        )
 
     async with engine.begin() as conn:
         await conn.run_sync(migrate)

@@ -62,7 +62,7 @@ async def names_in_order(sm: SM, prefix: str) -> list[tuple[str, int]]:
     """(name, transaction id) of every applied row of this test, in insertion order."""
     async with sm() as session:
         rows = await session.execute(
-            text("SELECT name, xmin::text::bigint FROM applied WHERE name LIKE :p ORDER BY ctid"),
+            text("SELECT name, xmin::text::bigint FROM applied WHERE name LIKE :p ORDER BY seq"),
             {"p": f"{prefix}%"},
         )
         return [(r[0], r[1]) for r in rows]
