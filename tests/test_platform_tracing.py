@@ -216,10 +216,12 @@ async def test_one_payment_is_one_trace_across_filing_assessment_and_distributio
         writer = op_api
     await writer.post("filing", "/v1/declarations", declaration, expect=201)
 
-    # the payment goes in once assessment holds the declaration: an account's recompute runs
-    # once per consumer batch, in the trace of the event that asked for it first, so a payment
-    # applied in the declaration's batch would post its collection in the DECLARATION's trace
-    # (a known gap, noted on issue 12: a posting should carry its payment's traceparent)
+    # the payment goes in once assessment holds the declaration. Declarations and payments come
+    # on two topics (filing.declarations, filing.payments) with no order between them: a payment
+    # applied before its declaration is a credit, and the declaration's event then posts the
+    # collection (in the declaration's trace, the event that caused the posting). In a batch of
+    # many payments, each payment's collection continues its own payment's trace
+    # (assessment.accounts.service.BatchTraces; services/assessment/tests/test_batch_traces.py).
     async def declared() -> bool:
         stmt = await admin.get("assessment", f"/v1/accounts/{account}/statement")
         return [p["period"] for p in stmt["periods"]] == [str(R)]

@@ -63,11 +63,13 @@ PURGE_INTERVAL = 3600.0  # seconds between deletions of rows past the retention 
 IDEMPOTENCY_RETENTION = timedelta(days=7)  # how long an Idempotency-Key replays its response
 
 
-class _Current:
+class CurrentTrace:
     """``traceparent``'s default: the current span's (:func:`telemetry.current_traceparent`)."""
 
 
-_CURRENT = _Current()
+CURRENT_TRACE = CurrentTrace()
+#: an event's trace: a W3C ``traceparent``, none, or the current span's when it is written
+Traceparent = str | None | CurrentTrace
 
 
 def service_of(session: AsyncSession) -> str:
@@ -84,7 +86,7 @@ def _envelope(
     subject: str | None,
     topic: str | None,
     event_id: str | None,
-    traceparent: str | None | _Current = _CURRENT,
+    traceparent: Traceparent = CURRENT_TRACE,
 ) -> dict[str, str | None]:
     """The outbox row (bind parameters) of one event (``traceparent``: of the span it is
     emitted in, read now unless the caller read it)."""
@@ -114,7 +116,7 @@ def _envelope(
         "y": event_type,
         "p": to_json(envelope).decode(),
         # the trace continues in the consumers
-        "tp": telemetry.current_traceparent() if isinstance(traceparent, _Current) else traceparent,
+        "tp": telemetry.current_traceparent() if isinstance(traceparent, CurrentTrace) else traceparent,
     }
 
 
@@ -199,14 +201,25 @@ class OutboxEvent:
     subject: str | None = None
     topic: str | None = None
     event_id: str | None = None
+    #: the trace the event continues; by default the current span's when it is written. A
+    #: batch's deferred work sets it to the trace of the event that caused this one.
+    traceparent: Traceparent = CURRENT_TRACE
 
     @classmethod
     def of(
-        cls, event: EventData, *, key: str, subject: str | None = None, event_id: str | None = None
+        cls,
+        event: EventData,
+        *,
+        key: str,
+        subject: str | None = None,
+        event_id: str | None = None,
+        traceparent: Traceparent = CURRENT_TRACE,
     ) -> OutboxEvent:
         """The event of a contract (its class gives the type and topic)."""
         event_type, topic = typed(event)
-        return cls(event_type, key, event, subject=subject, topic=topic, event_id=event_id)
+        return cls(
+            event_type, key, event, subject=subject, topic=topic, event_id=event_id, traceparent=traceparent
+        )
 
 
 async def emit_many(session: AsyncSession, events: Sequence[OutboxEvent]) -> list[str]:
@@ -293,8 +306,13 @@ def _params(rows: Sequence[Mapping[str, str | None]]) -> dict[str, Any]:
 
 
 def _rows(service: str, events: Sequence[OutboxEvent]) -> list[dict[str, str | None]]:
-    traceparent = telemetry.current_traceparent()  # one span: the same for every event
-    return [outbox_row(service, ev, traceparent=traceparent) for ev in events]
+    current = telemetry.current_traceparent()  # one span: the same for every event without its own
+    return [
+        outbox_row(
+            service, ev, traceparent=current if isinstance(ev.traceparent, CurrentTrace) else ev.traceparent
+        )
+        for ev in events
+    ]
 
 
 async def request_replay(

@@ -54,6 +54,44 @@ def due(jurisdiction: str, period: str) -> date:
     return due_date(jurisdiction, Period.parse(period))
 
 
+def lodging_event(
+    tax_account: str,
+    *,
+    jurisdiction: str = "PR",
+    lodging_class: str = "hotel",
+    operator_id: str = "op-1",
+    registered_on: str = "2024-01-01",
+    room_count: int = 40,
+    statuses: list[dict[str, str]] | None = None,
+    casino: bool = False,
+    attributes: list[dict[str, Any]] | None = None,
+    event_type: str = "roomtax.registry.lodging.registered.v1",
+    **extra: Any,
+) -> CloudEvent:
+    """A lodging snapshot event; ``attributes`` is its effective-dated class / casino history;
+    ``extra``: more snapshot fields (``address``, ``preferred_language``, ``name``)."""
+    latest = (attributes or [{"lodging_class": lodging_class, "casino": casino}])[-1]
+    return cloud_event(
+        event_type,
+        {
+            "lodging_id": f"lodging-{tax_account}",
+            "tax_account": tax_account,
+            "jurisdiction": jurisdiction,
+            "lodging_class": latest["lodging_class"],
+            "casino": latest["casino"],
+            "name": f"Hotel {tax_account}",
+            "municipality": "San Juan" if jurisdiction == "PR" else "St. Thomas",
+            "room_count": room_count,
+            "operator_id": operator_id,
+            "registered_on": registered_on,
+            "statuses": statuses or [{"status": "active", "effective_from": registered_on}],
+            **({"attributes": attributes} if attributes is not None else {}),
+            **extra,
+        },
+        key=tax_account,
+    )
+
+
 class Bus:
     def __init__(
         self, sessionmaker: async_sessionmaker[AsyncSession], settings: ServiceSettings, runtime: Runtime
@@ -70,43 +108,9 @@ class Bus:
                 return await consumer.apply(event, handler)
         raise AssertionError(f"no consumer handles {event.type}")
 
-    async def lodging(
-        self,
-        tax_account: str,
-        *,
-        jurisdiction: str = "PR",
-        lodging_class: str = "hotel",
-        operator_id: str = "op-1",
-        registered_on: str = "2024-01-01",
-        room_count: int = 40,
-        statuses: list[dict[str, str]] | None = None,
-        casino: bool = False,
-        attributes: list[dict[str, Any]] | None = None,
-        event_type: str = "roomtax.registry.lodging.registered.v1",
-        **extra: Any,
-    ) -> CloudEvent:
-        """A lodging snapshot; ``attributes`` is its effective-dated class / casino history;
-        ``extra``: more snapshot fields (``address``, ``preferred_language``, ``name``)."""
-        latest = (attributes or [{"lodging_class": lodging_class, "casino": casino}])[-1]
-        event = cloud_event(
-            event_type,
-            {
-                "lodging_id": f"lodging-{tax_account}",
-                "tax_account": tax_account,
-                "jurisdiction": jurisdiction,
-                "lodging_class": latest["lodging_class"],
-                "casino": latest["casino"],
-                "name": f"Hotel {tax_account}",
-                "municipality": "San Juan" if jurisdiction == "PR" else "St. Thomas",
-                "room_count": room_count,
-                "operator_id": operator_id,
-                "registered_on": registered_on,
-                "statuses": statuses or [{"status": "active", "effective_from": registered_on}],
-                **({"attributes": attributes} if attributes is not None else {}),
-                **extra,
-            },
-            key=tax_account,
-        )
+    async def lodging(self, tax_account: str, **fields: Any) -> CloudEvent:
+        """A lodging snapshot (:func:`lodging_event`) applied."""
+        event = lodging_event(tax_account, **fields)
         assert await self.send(event) == "applied"
         return event
 

@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from assessment_factories import RUNTIME, cloud_event, due
+from assessment_factories import RUNTIME, cloud_event, due, lodging_event
 from sqlalchemy import text
 
 from assessment.consumers import consumers
@@ -98,23 +98,7 @@ def _payment(account: str, k: int, on: date, rng: random.Random, periods: list[s
 def account_events(j: int) -> tuple[CloudEvent, list[CloudEvent]]:
     rng = random.Random(j)
     account = f"PR-{j + 7_100_000:07d}-0"
-    lodging = cloud_event(
-        "roomtax.registry.lodging.registered.v1",
-        {
-            "lodging_id": f"lodging-{account}",
-            "tax_account": account,
-            "jurisdiction": "PR",
-            "lodging_class": "hotel",
-            "casino": False,
-            "name": f"Hotel {account}",
-            "municipality": "San Juan",
-            "room_count": 40,
-            "operator_id": "op-1",
-            "registered_on": "2024-01-01",
-            "statuses": [{"status": "active", "effective_from": "2024-01-01"}],
-        },
-        key=account,
-    )
+    lodging = lodging_event(account)
     periods = ["2025-01", "2025-02", "2025-03"][: rng.randrange(1, 4)]
     events: list[CloudEvent] = []
     for n, period in enumerate(periods):

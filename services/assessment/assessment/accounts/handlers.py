@@ -102,9 +102,10 @@ async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEven
         return
     await repository.lock_account(session, draw.tax_account)
     lodging = await session.get(LodgingView, draw.tax_account)
+    payment_id = f"bond-draw-{draw.draw_id}"
     session.add(
         Payment(
-            payment_id=f"bond-draw-{draw.draw_id}",
+            payment_id=payment_id,
             tax_account=draw.tax_account,
             # the account number starts with the jurisdiction code (registry's documented format)
             jurisdiction=lodging.jurisdiction if lodging else draw.tax_account.split("-", 1)[0],
@@ -118,7 +119,7 @@ async def on_bond_drawn(session: AsyncSession, draw: BondDrawn, event: CloudEven
         )
     )
     await session.flush()
-    await recompute_after_batch(session, tax_account=draw.tax_account)
+    await recompute_after_batch(session, tax_account=draw.tax_account, payment_id=payment_id)
 
 
 # --------------------------------------------------------------------------- filing
@@ -293,7 +294,7 @@ async def on_payment(
             "source": "filing",
         },
     )
-    await recompute_after_batch(session, tax_account=data.tax_account)
+    await recompute_after_batch(session, tax_account=data.tax_account, payment_id=data.payment_id)
     await plans.on_payment(session, tax_account=data.tax_account, on=data.received_on)  # installments it paid
 
 
@@ -315,6 +316,6 @@ async def on_reversal(
     session.add(reversal)
     await session.flush()
     if await charge_returned_payment_fee(session, reversal) is None:  # the fee recomputes the account
-        await recompute_after_batch(session, tax_account=data.tax_account)
+        await recompute_after_batch(session, tax_account=data.tax_account, payment_id=data.payment_id)
     # the installments the returned money had paid are unpaid again
     await plans.on_payment(session, tax_account=data.tax_account, on=data.reversed_on)

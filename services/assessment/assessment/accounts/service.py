@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -25,9 +26,10 @@ from assessment.accounts.ledger import (
 )
 from assessment.models import Refund
 from assessment.refunds import steps as refunds_service
+from servicekit import telemetry
 from servicekit.consumer import once_per_batch
 from servicekit.errors import NotFound, ValidationFailed
-from servicekit.outbox import OutboxEvent, emit_many
+from servicekit.outbox import CURRENT_TRACE, OutboxEvent, Traceparent, emit_many
 from taxcore.events.assessment import CollectionPosted
 from taxcore.money import ZERO, fmt
 from taxcore.rules.balance import COMPONENTS, Balance
@@ -87,9 +89,11 @@ def collections_due(
     *,
     credits: dict[str, Decimal] | None = None,
     refund_id: str | None = None,
+    traces: BatchTraces | None = None,
 ) -> tuple[list[dict[str, object]], list[OutboxEvent]]:
     """The ``collection.posted`` postings (rows and events) for the difference between what
-    should be posted and what was (``posted``).
+    should be posted and what was (``posted``). ``traces``: of a consumer's batch, each
+    posting's event continues the trace of its payment's event (:class:`BatchTraces`).
 
     For every payment, the postings then add up to what is currently applied
     of it, per period and component, plus what of it is held as credit
@@ -146,6 +150,7 @@ def collections_due(
                 ),
                 key=facts.tax_account,
                 event_id=pid,
+                traceparent=traces.of(facts.tax_account, payment_id) if traces else CURRENT_TRACE,
             )
         )
     return rows, events
@@ -247,15 +252,21 @@ async def recompute(
     return facts
 
 
-async def recompute_accounts(session: AsyncSession, *, tax_accounts: Sequence[str]) -> None:
+async def recompute_accounts(
+    session: AsyncSession, *, tax_accounts: Sequence[str], traces: BatchTraces | None = None
+) -> None:
     """:func:`recompute` each account, with the same statements whatever their number: the
     facts loaded per table, the postings, their events and the summaries written at once."""
     loaded = await repository.load_facts_many(session, tax_accounts, traces=False)
-    await _recompute_loaded(session, list(loaded.values()))
+    await _recompute_loaded(session, list(loaded.values()), traces=traces)
 
 
 async def _recompute_loaded(
-    session: AsyncSession, loaded: Sequence[Facts], *, refund_id: str | None = None
+    session: AsyncSession,
+    loaded: Sequence[Facts],
+    *,
+    refund_id: str | None = None,
+    traces: BatchTraces | None = None,
 ) -> None:
     posted = await repository.posted_totals_many(session, [f.tax_account for f in loaded if f.payments])
     stored = await repository.stored_summaries(session, [f.tax_account for f in loaded])
@@ -276,6 +287,7 @@ async def _recompute_loaded(
                 posted[facts.tax_account],
                 credits=credits,
                 refund_id=refund_id,
+                traces=traces,
             )
             postings += rows
             events += evs
@@ -299,11 +311,42 @@ async def _recompute_loaded(
 _BATCH_ACCOUNTS = "assessment.recompute"
 
 
-async def recompute_after_batch(session: AsyncSession, *, tax_account: str) -> None:
+@dataclass(slots=True)
+class BatchTraces:
+    """Whose trace each account's and each payment's events continue, in a consumer's batch.
+
+    The batch recomputes its accounts together at its end (:func:`recompute_after_batch`),
+    inside the span of whichever event asked first; without this, a payment's
+    ``collection.posted`` would carry the trace of another event of its batch (another
+    account's declaration, say). A posting continues the trace of the last event of its
+    payment in the batch (received, reversed), else of its account's first event.
+    """
+
+    accounts: dict[str, str | None] = field(default_factory=dict)
+    payments: dict[str, str | None] = field(default_factory=dict)
+
+    def note(self, tax_account: str, payment_id: str | None) -> None:
+        traceparent = telemetry.current_traceparent()
+        self.accounts.setdefault(tax_account, traceparent)
+        if payment_id is not None:
+            self.payments[payment_id] = traceparent
+
+    def of(self, tax_account: str, payment_id: str) -> Traceparent:
+        if payment_id in self.payments:
+            return self.payments[payment_id]
+        return self.accounts.get(tax_account, CURRENT_TRACE)
+
+
+async def recompute_after_batch(
+    session: AsyncSession, *, tax_account: str, payment_id: str | None = None
+) -> None:
     """:func:`recompute` the account once the consumer's batch is applied (once however
     many of its events touched the account, and every account of the batch together:
-    :func:`recompute_accounts`); right away outside a consumer."""
+    :func:`recompute_accounts`); right away outside a consumer. ``payment_id``: the
+    payment the event changed (its postings continue that event's trace: :class:`BatchTraces`)."""
     accounts: dict[str, None] | None = session.info.get(_BATCH_ACCOUNTS)
+    traces: BatchTraces = session.info.setdefault(_BATCH_ACCOUNTS + ".traces", BatchTraces())
+    traces.note(tax_account, payment_id)
     if accounts is not None:
         accounts[tax_account] = None
         return
@@ -313,7 +356,9 @@ async def recompute_after_batch(session: AsyncSession, *, tax_account: str) -> N
     async def work() -> None:
         # accounts asked for from now on (work deferred by this work) make a new wave
         todo = list(session.info.pop(_BATCH_ACCOUNTS))
-        await recompute_accounts(session, tax_accounts=todo)
+        await recompute_accounts(
+            session, tax_accounts=todo, traces=session.info.pop(_BATCH_ACCOUNTS + ".traces", None)
+        )
 
     await once_per_batch(session, ("recompute", wave), work)
 
