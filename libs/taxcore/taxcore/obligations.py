@@ -22,7 +22,7 @@ first change.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import date
 from typing import TypeAlias
 
@@ -151,5 +151,11 @@ def declaration_filed_on(
 ) -> date | None:
     """The day the declaration obligation for ``period`` was met: the earliest of the
     ``(filer_kind, filed_on)`` filings by a kind in ``obligations.declaration_filers``."""
-    kinds = declaration_filers(jurisdiction, period, parameters=parameters)
+    return earliest_filed_by(filings, declaration_filers(jurisdiction, period, parameters=parameters))
+
+
+def earliest_filed_by(filings: Iterable[tuple[str, date]], kinds: Collection[str]) -> date | None:
+    """:func:`declaration_filed_on` with the period's ``kinds`` (:func:`declaration_filers`)
+    looked up already: a walk over an account's many periods looks them up once per period
+    and law."""
     return min((on for kind, on in filings if kind in kinds), default=None)

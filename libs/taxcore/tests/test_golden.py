@@ -165,7 +165,10 @@ def _day(raw: Any) -> date:
 def _obligations(jur: str, inp: dict[str, Any]) -> dict[str, Any]:
     period = Period.parse(inp["period"])
     if "filings" in inp:
-        filed = obligations.declaration_filed_on(jur, period, [(k, _day(on)) for k, on in inp["filings"]])
+        filings = [(k, _day(on)) for k, on in inp["filings"]]
+        filed = obligations.declaration_filed_on(jur, period, filings)
+        # the walk over an account's periods asks with the period's filers looked up once
+        assert obligations.earliest_filed_by(filings, obligations.declaration_filers(jur, period)) == filed
         return {"declaration_filed_on": _str(filed)}
     history = [(_day(on), status) for on, status in inp["history"]]
     must = obligations.must_file(jur, period, registered_on=_day(inp["registered_on"]), history=history)

@@ -431,9 +431,9 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 basis="declaration",
                 tax=sum((f.tax for f in filings), ZERO),
                 impact_fee=sum((f.impact_fee for f in filings), ZERO),
-                # taxcore.obligations.declaration_filed_on, with the period's filers memoized
-                declaration_filed_on=min(
-                    (r.filed_on for r in versions if r.filer_kind in filers), default=None
+                declaration_filed_on=obligations.earliest_filed_by(
+                    ((r.filer_kind, r.filed_on) for r in versions),
+                    filers,  # memoized: _period_law
                 ),
                 books_kept=all(f.books_kept for f in filings),
                 notice_on=notices.get(period),
