@@ -22,7 +22,7 @@ from assessment.accounts.ledger import BalanceCache, Facts
 from assessment.models import Payment, PaymentReversal
 from assessment.plans.hold import receipts
 from assessment.plans.models import PaymentPlan
-from assessment.plans.schedule import Receipt, Term, evaluate
+from assessment.plans.schedule import Receipt, Term, equal_amounts, evaluate, monthly
 from servicekit.testing import auth
 from taxcore.parameters import default_tree
 
@@ -527,6 +527,69 @@ class TestRefusedPlans:
         assert grant.status_code == 409
         assert grant.json()["errors"][0]["pointer"] == "#/body/request_id"
 
+    async def test_equal_installments_split_to_the_cent_monthly(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        account = await owing(bus, monkeypatch)
+        today_is(monkeypatch, date(2026, 8, 1))
+        url = f"/v1/accounts/{account}/plans"
+        down = {"due_on": "2026-08-05", "amount": "1054.25"}
+        refused = [
+            (
+                {"as_of": "2026-08-01", "down_payment": down},
+                ("#/body/installments", "give the installments or equal_installments (one of them)"),
+            ),
+            (
+                {
+                    **body("1054.25", ("2026-09-01", "8000.00")),
+                    "equal_installments": {"count": 2, "first_due_on": "2026-09-01"},
+                },
+                ("#/body/installments", "give the installments or equal_installments (one of them)"),
+            ),
+            (
+                {
+                    "as_of": "2026-08-01",
+                    "down_payment": {"due_on": "2026-08-05", "amount": "9054.25"},
+                    "equal_installments": {"count": 2, "first_due_on": "2026-09-01"},
+                },
+                ("#/body/down_payment/amount", "leaves nothing for the installments of the planned 9054.25"),
+            ),
+            (
+                {
+                    "as_of": "2026-08-01",
+                    "down_payment": {"due_on": "2026-08-05", "amount": "9053.25"},
+                    "equal_installments": {"count": 120, "first_due_on": "2026-09-01"},
+                },
+                ("#/body/equal_installments/count", "120 installments of 1.00 would be under one cent each"),
+            ),
+        ]
+        for payload, (pointer, detail) in refused:
+            r = await client.post(url, json=payload, headers=MAKER)
+            assert (r.status_code, r.json()["errors"][0]) == (422, {"pointer": pointer, "detail": detail})
+        assert await rows(db, "SELECT count(*) FROM payment_plans WHERE tax_account = :a", a=account) == [
+            (0,)
+        ]
+        granted = await client.post(
+            url,
+            json={
+                "as_of": "2026-08-01",
+                "down_payment": down,
+                "equal_installments": {"count": 3, "first_due_on": "2026-08-31"},
+            },
+            headers=MAKER,
+        )
+        assert granted.status_code == 201, granted.text
+        plan = granted.json()
+        # 9,054.25 owed on 2026-08-01, less 1,054.25 down: 8,000.00 / 3 = 2,666.66 twice, the
+        # two cents left over on the last; the 31st, then the last day of a 30-day month
+        assert plan["planned_amount"] == "9054.25"
+        assert [(i["number"], i["due_on"], i["amount"]) for i in plan["schedule"]] == [
+            (0, "2026-08-05", "1054.25"),
+            (1, "2026-08-31", "2666.66"),
+            (2, "2026-09-30", "2666.66"),
+            (3, "2026-10-31", "2666.68"),
+        ]
+
 
 class TestPlanIsolation:
     async def test_another_operator_gets_404(
@@ -696,3 +759,23 @@ class TestReceipts:
             Receipt(date(2026, 8, 10), Decimal("-150.00"), "r1"),
             Receipt(date(2026, 8, 20), Decimal("-50.00"), "r2"),  # 200 counted: 50 left to take back
         ]
+
+
+class TestEqualInstallments:
+    """``plans.schedule.monthly`` and ``equal_amounts``: the even split the screens grant."""
+
+    def test_month_ends_are_clamped_and_come_back(self) -> None:
+        assert monthly(date(2026, 1, 31), 4) == [
+            date(2026, 1, 31),
+            date(2026, 2, 28),
+            date(2026, 3, 31),
+            date(2026, 4, 30),
+        ]
+        assert monthly(date(2027, 11, 15), 3) == [date(2027, 11, 15), date(2027, 12, 15), date(2028, 1, 15)]
+        assert monthly(date(2028, 1, 29), 2) == [date(2028, 1, 29), date(2028, 2, 29)]
+
+    def test_the_cents_left_over_go_on_the_last(self) -> None:
+        assert equal_amounts(Decimal("100.00"), 3) == [Decimal("33.33"), Decimal("33.33"), Decimal("33.34")]
+        assert equal_amounts(Decimal("0.05"), 5) == [Decimal("0.01")] * 5
+        assert equal_amounts(Decimal("0.04"), 5) is None
+        assert equal_amounts(Decimal("12.50"), 1) == [Decimal("12.50")]

@@ -24,10 +24,11 @@ An installment paid and then unpaid again by a return is *reopened* on the retur
 
 from __future__ import annotations
 
+import calendar
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from typing import Literal
 
 from taxcore.money import ZERO
@@ -41,6 +42,27 @@ class Term:
     number: int
     due_on: date
     amount: Decimal
+
+
+def monthly(first: date, count: int) -> list[date]:
+    """``count`` due dates a month apart from ``first``, each on ``first``'s day of its month,
+    or the month's last day where the month is shorter (Jan 31 -> Feb 28 -> Mar 31)."""
+    days: list[date] = []
+    for k in range(count):
+        year, month = divmod(first.month - 1 + k, 12)
+        year, month = first.year + year, month + 1
+        days.append(date(year, month, min(first.day, calendar.monthrange(year, month)[1])))
+    return days
+
+
+def equal_amounts(total: Decimal, count: int) -> list[Decimal] | None:
+    """``total`` in ``count`` amounts of whole cents that add up to it exactly: each the
+    share rounded down to the cent, the last carrying the cents left over; None when a
+    share would be under one cent."""
+    share = (total / count).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+    if share <= 0:
+        return None
+    return [share] * (count - 1) + [total - share * (count - 1)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,18 @@ class LineIn(BaseModel):
     amount: PositiveMoney
 
 
+class EqualInstallments(BaseModel):
+    """Installments of one amount, monthly from ``first_due_on``: what the agency's screen
+    grants. The cents that do not divide evenly go on the last installment."""
+
+    model_config = ConfigDict(extra="forbid")
+    count: int = Field(ge=1, le=120)
+    first_due_on: date = Field(
+        description="the first installment's due date; each next one falls on the same day of the "
+        "next month (its last day where the month is shorter)"
+    )
+
+
 class PlanCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
     as_of: date | None = Field(default=None, description="the balance date (default today)")
@@ -30,7 +42,12 @@ class PlanCreate(BaseModel):
         description="periods planned (default every period owing on as_of)",
     )
     down_payment: LineIn | None = None
-    installments: list[LineIn] = Field(min_length=1, max_length=120)
+    installments: list[LineIn] | None = Field(
+        default=None, min_length=1, max_length=120, description="or equal_installments, not both"
+    )
+    equal_installments: EqualInstallments | None = Field(
+        default=None, description="the balance left after the down payment, split evenly"
+    )
     request_id: str | None = Field(
         default=None, max_length=64, description="the taxpayer's request this grants"
     )

@@ -43,7 +43,7 @@ from assessment.notices.service import issue_notice
 from assessment.plans import repository
 from assessment.plans.hold import state
 from assessment.plans.models import PaymentPlan, PlanInstallment, PlanRequest, PlanStep
-from assessment.plans.schedule import InstallmentState, PlanState
+from assessment.plans.schedule import InstallmentState, PlanState, equal_amounts, monthly
 from assessment.plans.schemas import PlanCreate, PlanOut, PlanRequestCreate, PlanRequestOut
 from assessment.rows import from_row
 from assessment.settings import AssessmentSettings
@@ -111,6 +111,26 @@ def _check_schedule(as_of: date, down: Line | None, lines: list[Line], planned: 
         )
 
 
+def _installments(grant: PlanCreate, planned: Decimal) -> list[Line]:
+    """The installments as given, or what the down payment leaves of ``planned`` split
+    evenly (``equal_installments``)."""
+    if grant.installments is not None:
+        return [Line(x.due_on, x.amount) for x in grant.installments]
+    assert grant.equal_installments is not None  # noqa: S101 - grant() checks one is given
+    count, first = grant.equal_installments.count, grant.equal_installments.first_due_on
+    rest = planned - (grant.down_payment.amount if grant.down_payment is not None else ZERO)
+    if rest <= 0:
+        raise ValidationFailed.on(
+            "down_payment.amount", f"leaves nothing for the installments of the planned {fmt(planned)}"
+        )
+    amounts = equal_amounts(rest, count)
+    if amounts is None:
+        raise ValidationFailed.on(
+            "equal_installments.count", f"{count} installments of {fmt(rest)} would be under one cent each"
+        )
+    return [Line(d, a) for d, a in zip(monthly(first, count), amounts, strict=True)]
+
+
 async def grant(
     session: AsyncSession,
     *,
@@ -124,8 +144,9 @@ async def grant(
     as_of, periods, request_id = grant.as_of or today, grant.periods, grant.request_id
     down = grant.down_payment
     down_payment = Line(down.due_on, down.amount) if down is not None else None
-    installments = [Line(x.due_on, x.amount) for x in grant.installments]
     who = approvals.may_propose(principal, settings)
+    if (grant.installments is None) == (grant.equal_installments is None):
+        raise ValidationFailed.on("installments", "give the installments or equal_installments (one of them)")
     if as_of > today:
         raise ValidationFailed.on("as_of", "is in the future")
     if request_id is not None:
@@ -160,6 +181,7 @@ async def grant(
                 f"{', '.join(shared)} already in payment plan {other.id}, current", "#/body/periods"
             )
     planned = sum((owed[p] for p in periods), ZERO)
+    installments = _installments(grant, planned)
     _check_schedule(as_of, down_payment, installments, planned)
     grace = law.cited_on(GRACE_DAYS, facts.jurisdiction, today, law=facts.law)
     plan = PaymentPlan(
