@@ -100,12 +100,13 @@ def registered(handler: ContractHandler[Any], service: str) -> list[str]:
 
 
 class TestFlowsDoc:
-    def test_the_four_flows_are_described(self) -> None:
+    def test_the_five_flows_are_described(self) -> None:
         headings = [line for line in FLOWS.read_text().splitlines() if line.startswith("## ")]
         assert [h.split(" (")[0] for h in headings] == [
             "## A declaration",
             "## A payment",
             "## A refund of credit",
+            "## A payment plan",
             "## A bond draw",
         ]
 

@@ -5,14 +5,16 @@ English and Spanish; a taxpayer and a read-only role see what their role allows.
 
 from __future__ import annotations
 
+import calendar
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from decimal import Decimal
+from datetime import date, timedelta
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 import pytest
-from platform_harness import Api, eventually
+from platform_harness import TODAY, Api, eventually
 from playwright.async_api import Browser, expect
 from web_browser import (
     LAST_MONTH,
@@ -50,6 +52,7 @@ class Stack(WebStack):
     disputed: dict[str, Any]  # the lodging whose notice is disputed
     refunding: dict[str, Any]  # the lodging with a credit and a refund request
     answering: dict[str, Any]  # the lodging whose notice the operator answers in the portal
+    planning: dict[str, Any]  # the lodging owing a late return, paid through a payment plan
     open_notice_id: str
     case_id: str
     refund_id: str
@@ -63,9 +66,10 @@ async def stack() -> AsyncIterator[Stack]:
         disputed = await guesthouse(admin, op["id"], "Casa Flamenco", "3 Calle Sol")
         refunding = await guesthouse(admin, op["id"], "Villa Tamarindo", "3 Calle Sol")
         answering = await guesthouse(admin, op["id"], "Casa Coquí", "3 Calle Sol")
+        planning = await guesthouse(admin, op["id"], "Casa Ceiba", "3 Calle Sol")
 
         async def filing_knows() -> bool:
-            for lg in (disputed, refunding, answering):
+            for lg in (disputed, refunding, answering, planning):
                 r = await admin.call("GET", "filing", f"/v1/lodgings/{lg['id']}/periods/{LAST_MONTH}")
                 if r.status_code != 200:
                     return False
@@ -75,6 +79,7 @@ async def stack() -> AsyncIterator[Stack]:
         # a late return, unpaid: the agency notifies the deficiency and the operator disputes it all
         await declare(admin, disputed, TWO_MONTHS_AGO, op["id"])
         await declare(admin, answering, TWO_MONTHS_AGO, op["id"])
+        await declare(admin, planning, TWO_MONTHS_AGO, op["id"])
         # 90.00 of tax (9%, §24(B)) paid with 200.00: a 110.00 credit, of which 100.00 is asked back
         await declare(admin, refunding, LAST_MONTH, op["id"])
         await admin.post(
@@ -93,7 +98,7 @@ async def stack() -> AsyncIterator[Stack]:
         async def assessed() -> bool:
             owed = [
                 await admin.call("GET", "assessment", f"/v1/accounts/{lg['tax_account']}/statement")
-                for lg in (disputed, answering)
+                for lg in (disputed, answering, planning)
             ]
             credit = await admin.call(
                 "GET", "assessment", f"/v1/accounts/{refunding['tax_account']}/statement"
@@ -142,6 +147,7 @@ async def stack() -> AsyncIterator[Stack]:
             disputed,
             refunding,
             answering,
+            planning,
             open_notice["id"],
             case["id"],
             refund["refund_id"],
@@ -390,6 +396,147 @@ class TestRefundSteps:
         await checker.goto(f"/agency/refunds/{stack.refund_id}", "refund-approved")
         await expect(checker.page.locator("#refund-steps li")).to_have_count(3)
         await expect(checker.page.get_by_role("button", name="Propose the payment")).to_be_visible()
+
+
+class TestPaymentPlans:
+    async def test_asked_declined_asked_again_granted_and_followed(
+        self, stack: Stack, browser: Browser
+    ) -> None:
+        account, lodging_id = stack.planning["tax_account"], stack.planning["id"]
+        owed = Decimal(
+            (await stack.admin.get("assessment", f"/v1/accounts/{account}/statement"))["totals"]["balance"]
+        )
+        assert owed > 0
+        operator = await portal_walker(browser, stack, "operator", "plan-ask-es", spanish=True)
+        page = operator.page
+        await page.get_by_role("link", name="Casa Ceiba").click()
+        await page.get_by_role("link", name="Solicitar un plan de pagos").click()
+        await expect(page.locator("#balance")).to_have_text(f"${owed:,.2f}")
+        await page.get_by_role("button", name="Enviar la solicitud").click()
+        await expect(page.locator("#e-installments")).to_have_text(
+            "Indique un número de plazos mensuales del 1 al 120."
+        )
+        await expect(page.locator("#e-explanation")).to_have_text(
+            "Explique a la agencia por qué necesita un plan."
+        )
+        await operator.check("plan-ask-errors-es")
+        assert await stack.admin.get("assessment", f"/v1/accounts/{account}/plan-requests") == []
+        await page.fill("#f-installments", "3")
+        await page.fill("#f-explanation", "Temporada baja.")
+        await page.get_by_role("button", name="Enviar la solicitud").click()
+        await expect(page.locator("#plan-requests-table tbody tr")).to_have_count(1)
+        await expect(page.locator("#plan-requests-table")).to_contain_text("pendiente")
+        await operator.check("plan-asked-es")
+        [first] = await stack.admin.get("assessment", f"/v1/accounts/{account}/plan-requests")
+        assert (first["installments"], first["explanation"], first["status"]) == (
+            3,
+            "Temporada baja.",
+            "pending",
+        )
+
+        officer = await signed_in(browser, stack, "agency-officer", "plan-officer")
+        opage = officer.page
+        await officer.goto("/agency/queues", "plan-queue")
+        queued = opage.locator(f"#plan-request-{first['id']}")
+        await expect(queued).to_contain_text("Casa Ceiba")
+        await queued.get_by_role("link").click()
+        await expect(opage.locator("#plan-request-explanation")).to_have_text("Temporada baja.")
+        await expect(opage.locator("#f-count")).to_have_value("3")
+        await expect(opage.locator("#owing-total")).to_have_text(f"${owed:,.2f}")
+        await officer.check("plan-grant-form")
+        await opage.get_by_role("button", name="Decline the request").click()
+        await expect(opage.locator("#e-reasons")).to_have_text("Write the reasons of the decision.")
+        await opage.fill("#f-reasons", "Pay a down payment first.")
+        await opage.get_by_role("button", name="Decline the request").click()
+        await expect(opage.locator(f"#plan-request-{first['id']}")).to_contain_text(
+            "declined: Pay a down payment first."
+        )
+        await officer.check("plan-declined")
+
+        await page.goto(f"{stack.web.url}/portal/lodgings/{lodging_id}/plan-request")
+        await page.fill("#f-installments", "3")
+        await page.fill("#f-explanation", "Con un pago inicial.")
+        await page.get_by_role("button", name="Enviar la solicitud").click()
+        await expect(page.locator("#plan-requests-table tbody tr")).to_have_count(2)
+        second = next(
+            r
+            for r in await stack.admin.get("assessment", f"/v1/accounts/{account}/plan-requests")
+            if r["status"] == "pending"
+        )
+
+        await officer.goto(
+            f"/agency/lodgings/{lodging_id}/plan?request_id={second['id']}", "plan-grant-second"
+        )
+        first_due = date.fromisoformat(await opage.locator("#f-first_due_on").input_value())
+        assert first_due == next_month(TODAY)
+        down_due = TODAY + timedelta(days=5)
+        await opage.fill("#f-down_amount", "cien")
+        await opage.fill("#f-down_due_on", down_due.isoformat())
+        await opage.get_by_role("button", name="Grant the plan").click()
+        await expect(opage.locator("#e-down_amount")).to_have_text(
+            "Enter an amount in dollars and cents, like 1234.50."
+        )
+        assert await stack.admin.get("assessment", f"/v1/accounts/{account}/plans") == []
+        await opage.fill("#f-down_amount", "100.00")
+        await opage.get_by_role("button", name="Grant the plan").click()
+        await expect(opage.locator("#plan-status")).to_have_text("current")
+        await officer.check("plan-granted")
+        # what the 100.00 down payment leaves, in three: each share rounded down to the cent,
+        # the cents left over on the last; monthly on the first due date's day
+        rest = owed - Decimal("100.00")
+        share = (rest / 3).quantize(Decimal("0.01"), rounding=ROUND_DOWN)
+        dues = [first_due, next_month(first_due), next_month(next_month(first_due))]
+        expected = [(0, down_due.isoformat(), "100.00")] + [
+            (n, d.isoformat(), str(a))
+            for n, d, a in zip((1, 2, 3), dues, (share, share, rest - 2 * share), strict=True)
+        ]
+        [plan] = await stack.admin.get("assessment", f"/v1/accounts/{account}/plans")
+        assert [(i["number"], i["due_on"], i["amount"]) for i in plan["schedule"]] == expected
+        assert (plan["planned_amount"], plan["request_id"], plan["granted_by"]) == (
+            str(owed),
+            second["id"],
+            f"user:{stack.people['agency-officer']['id']}",
+        )
+        await expect(opage.locator("#plan-schedule tbody tr")).to_have_count(4)
+        await expect(opage.locator("#installment-3")).to_contain_text(f"${rest - 2 * share:,.2f}")
+
+        await page.goto(f"{stack.web.url}/portal/lodgings/{lodging_id}")
+        await expect(page.locator("#plans-table")).to_contain_text("vigente")
+        await page.locator("#plans-table").get_by_role("link").click()
+        await expect(page.locator("#plan-schedule tbody tr")).to_have_count(4)
+        await expect(page.locator("#plan-remaining")).to_have_text(f"${owed:,.2f}")
+        await expect(page.locator("#installment-0")).to_contain_text("por vencer")
+        await operator.check("plan-followed-es")
+
+        auditor = await signed_in(browser, stack, "agency-auditor", "plan-auditor")
+        await auditor.goto(f"/agency/lodgings/{lodging_id}/plan", "plan-auditor")
+        await expect(auditor.page.locator("main")).to_contain_text(
+            "Your role reads case work; an agency officer or administrator grants plans."
+        )
+        await expect(auditor.page.get_by_role("button", name="Grant the plan")).to_have_count(0)
+
+        other = await walker(browser, stack, "plan-isolation")
+        await sign_in(other, stack.people["other-operator"]["email"])
+        for path in (f"/portal/plans/{plan['id']}", f"/portal/lodgings/{lodging_id}/plan-request"):
+            r = await other.page.goto(stack.web.url + path)
+            assert r is not None
+            assert r.status == 404, path
+            assert "Casa Ceiba" not in await other.page.content()
+        csrf = await other.page.locator("header input[name=csrf_token]").first.get_attribute("value")
+        forced = await other.page.request.post(
+            f"{stack.web.url}/portal/lodgings/{lodging_id}/plan-request",
+            form={"csrf_token": csrf or "", "installments": "2", "explanation": "x"},
+            max_redirects=0,
+        )
+        assert forced.status == 404
+        asked = await stack.admin.get("assessment", f"/v1/accounts/{account}/plan-requests")
+        assert sorted(r["explanation"] for r in asked) == ["Con un pago inicial.", "Temporada baja."]
+
+
+def next_month(day: date) -> date:
+    """``day``'s day of the next month, or that month's last day where it is shorter."""
+    year, month = (day.year + 1, 1) if day.month == 12 else (day.year, day.month + 1)
+    return date(year, month, min(day.day, calendar.monthrange(year, month)[1]))
 
 
 class TestWhoSeesCaseWork:

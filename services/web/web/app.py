@@ -20,7 +20,7 @@ from web import i18n
 from web.backend import ApiError, Backend
 from web.core import CsrfFailed, SignInRequired, WrongRole, redirect, render, sign_in_url
 from web.oidc import Provider
-from web.pages import agency, answers, auth, casework, distribution, portal
+from web.pages import agency, answers, auth, casework, distribution, plans, portal
 from web.security import security_headers
 from web.session import Session, SessionCodec
 from web.settings import WebSettings
@@ -172,6 +172,8 @@ def build_app(
         agency.router,
         distribution.router,
         casework.router,
+        plans.portal,
+        plans.agency,
     ):
         app.include_router(r)
     return app

@@ -32,14 +32,18 @@ async def act(
     request: Request,
     call: Callable[[], Awaitable[Any]],
     page: Callable[[dict[str, str], int], Awaitable[Response]],
-    done: str,
+    done: str | Callable[[Any], str],
+    fields: dict[str, str] | None = None,
 ) -> Response:
-    """Post a form's action (``call``) and go to ``done``; when the service refuses it (403,
-    409, 422), show the ``page`` again with the service's reasons on their fields."""
+    """Post a form's action (``call``) and go to ``done`` (or the address ``done`` makes of
+    the service's answer); when the service refuses it (403, 409, 422), show the ``page``
+    again with the service's reasons on their fields (the form's names for the body fields
+    the service names, by ``fields``, where they differ)."""
     try:
-        await call()
+        answer = await call()
     except ApiError as exc:
         if exc.status not in (403, 409, 422):
             raise
-        return await page({**exc.field_errors(), "_form": exc.detail}, exc.status)
-    return redirect(done, request)
+        named = {(fields or {}).get(k, k): v for k, v in exc.field_errors().items()}
+        return await page({**named, "_form": exc.detail}, exc.status)
+    return redirect(done if isinstance(done, str) else done(answer), request)

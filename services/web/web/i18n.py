@@ -170,6 +170,12 @@ CODE_WORDS: dict[str, str] = {
     "granted": N_("granted"),
     "completed": N_("completed"),
     "defaulted": N_("defaulted"),
+    # a payment plan (``current``) and its installments (``due``, ``late``: past the due date,
+    # in the grace; ``missed``: past the grace)
+    "current": N_("current"),
+    "due": N_("due"),
+    "late": N_("late, in the grace period"),
+    "missed": N_("missed"),
     "installment_paid": N_("installment paid"),
     "installment_reopened": N_("installment unpaid again (payment returned)"),
     "reopened": N_("not completed any more (payment returned)"),

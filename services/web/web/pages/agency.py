@@ -18,6 +18,7 @@ from web import people
 from web.backend import ApiError
 from web.chart import bar_chart
 from web.core import AgencyDep, ApiDep, lang_of, render
+from web.pages.plans import of_account
 
 router = APIRouter(prefix="/agency")
 JURISDICTIONS = ("PR", "VI")
@@ -183,7 +184,7 @@ async def lodging(
     except ValueError:
         on = runtime_of(request).today()
     account = found["tax_account"]
-    statement, cases, refunds, abatements, timeline = await asyncio.gather(
+    statement, cases, refunds, abatements, timeline, (plans, plan_requests) = await asyncio.gather(
         api.get(
             "assessment",
             f"/v1/accounts/{account}/statement",
@@ -193,6 +194,7 @@ async def lodging(
         api.get("assessment", f"/v1/accounts/{account}/refunds"),
         api.get("assessment", f"/v1/accounts/{account}/abatements"),
         api.get("assessment", f"/v1/accounts/{account}/timeline"),
+        of_account(api, account),
     )
     explained = []
     for p in statement["periods"]:
@@ -216,4 +218,6 @@ async def lodging(
         refunds=refunds,
         abatements=abatements,
         timeline=timeline["entries"],
+        plans=plans,
+        plan_requests=plan_requests,
     )

@@ -1,7 +1,8 @@
 """The agency's work queues and case-work screens over assessment's APIs.
 
 Queues: proposals awaiting a second person (maker-checker), open cases (disputes),
-refunds not finished, and flagged declarations. Screens: a case (review, hearing,
+refunds not finished, payment plan requests not answered (``pages.plans``), and flagged
+declarations. Screens: a case (review, hearing,
 decision, appeal), a proposal (approve or reject), a refund (review, decide, pay) and
 an abatement request (decide). Every rule stays in assessment: the pages only show why
 an action is absent (the API would refuse it) and render the API's refusal when it
@@ -102,14 +103,15 @@ async def _accounts_names(api: Api, accounts: set[str]) -> dict[str, str]:
 
 @router.get("/queues")
 async def queues(request: Request, person: AgencyDep, api: ApiDep) -> Response:
-    proposals, cases, refunds, flagged = await asyncio.gather(
+    proposals, cases, refunds, plan_requests, flagged = await asyncio.gather(
         api.get("assessment", "/v1/proposals", params={"status": "pending"}),
         api.get("assessment", "/v1/worklists/cases"),
         api.get("assessment", "/v1/worklists/refunds"),
+        api.get("assessment", "/v1/plan-requests"),
         api.get("filing", "/v1/declarations", params={"status": "flagged", "latest": "true", "limit": 100}),
     )
     accounts = {p["tax_account"] for p in proposals} | {c["tax_account"] for c in cases}
-    accounts |= {r["tax_account"] for r in refunds}
+    accounts |= {r["tax_account"] for r in refunds} | {r["tax_account"] for r in plan_requests}
     names = await _accounts_names(api, accounts)
     return render(
         request,
@@ -117,6 +119,7 @@ async def queues(request: Request, person: AgencyDep, api: ApiDep) -> Response:
         proposals=[{**p, "blocked": review_blocked(request, person, p)} for p in proposals],
         cases=cases,
         refunds=refunds,
+        plan_requests=plan_requests,
         flagged=flagged["items"],
         names=names,
         actions=ACTIONS,

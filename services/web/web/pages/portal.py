@@ -21,6 +21,7 @@ from web.core import ApiDep, CsrfDep, PortalDep, lang_of, redirect, render
 from web.forms import AMOUNT_HINT, dollars
 from web.i18n import N_
 from web.pages import schedules
+from web.pages.plans import of_account
 
 router = APIRouter(prefix="/portal")
 
@@ -83,10 +84,12 @@ async def lodging_page(request: Request, lodging_id: str, person: PortalDep, api
     declarations = await api.get(
         "filing", "/v1/declarations", params={"lodging": account, "latest": "true", "limit": 200}
     )
-    payments, notices, refunds = await asyncio.gather(
+    payments, notices, refunds, (plans, plan_requests), owed = await asyncio.gather(
         api.get("filing", "/v1/payments", params={"lodging": account, "limit": 100}),
         api.get("assessment", "/v1/notices", params={"tax_account": account, "limit": 100}),
         _refunds(api, account),
+        of_account(api, account),
+        _balance(api, account),
     )
     runtime = runtime_of(request)
     return render(
@@ -97,7 +100,21 @@ async def lodging_page(request: Request, lodging_id: str, person: PortalDep, api
         payments=payments["items"],
         notices=notices["items"],
         refunds=refunds,
+        plans=plans,
+        plan_requests=plan_requests,
+        balance_owed=owed > 0,
     )
+
+
+async def _balance(api: ApiDep, account: str) -> Decimal:
+    """What the account owes today (0 when assessment has not opened it)."""
+    try:
+        statement = await api.get("assessment", f"/v1/accounts/{account}/statement")
+    except ApiError as exc:
+        if exc.status != 404:
+            raise
+        return Decimal(0)
+    return Decimal((statement.get("totals") or {}).get("balance", "0"))
 
 
 async def _refunds(api: ApiDep, account: str) -> list[dict[str, Any]]:
