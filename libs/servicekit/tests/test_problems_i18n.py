@@ -40,6 +40,22 @@ class TestPatterns:
             "(0.00 pagados desde la notificación)"
         )
 
+    def test_a_payment_plan_refused(self) -> None:
+        text = (
+            "the down payment and installments add up to 9000.00, not the planned amount 9054.25 "
+            "(the balance on 2026-08-01)"
+        )
+        assert spanish(text) == (
+            "el pago inicial y los plazos suman 9000.00, no la cantidad planificada 9054.25 "
+            "(el saldo al 2026-08-01)"
+        )
+        assert spanish("120 installments of 1.00 would be under one cent each") == (
+            "120 plazos de 1.00 serían de menos de un centavo cada uno"
+        )
+        assert spanish("2026-06 already in payment plan p-1, current") == (
+            "2026-06 ya está en el plan de pagos p-1, vigente"
+        )
+
     def test_sign_in_and_a_parameter_without_a_value(self) -> None:
         assert spanish("this ID token was already used: sign in again") == (
             "este token de identidad ya se usó: inicie sesión de nuevo"
