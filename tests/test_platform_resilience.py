@@ -380,7 +380,10 @@ async def steady(admin: Api, runs: list[dict[str, str]], seconds: float = 3.0) -
 def assert_clean_logs(platform: Platform) -> None:
     """No event parked in dead_letters and no error logged by our code in any process.
 
-    Ignored: aiokafka's own ERROR lines while the broker is deliberately down.
+    Ignored: aiokafka's own ERROR lines while the broker is deliberately down, its logger's
+    and the one it reports through asyncio's exception handler when a connection it opened
+    to a broker going down is collected unclosed (``AIOKafkaConnection.__del__``, aiokafka
+    issues #715 and #1019, open: seen once in the broker-restart tests on a loaded machine).
     """
     for name in platform.services:
         text = platform.log_text(name)
@@ -388,7 +391,9 @@ def assert_clean_logs(platform: Platform) -> None:
         errors = [
             line
             for line in text.splitlines()
-            if '"level": "ERROR"' in line and '"logger": "aiokafka' not in line
+            if '"level": "ERROR"' in line
+            and '"logger": "aiokafka' not in line
+            and not ('"logger": "asyncio"' in line and '"msg": "Unclosed AIOKafkaConnection' in line)
         ]
         assert errors == [], f"{name}: see {platform.logs}"
 
