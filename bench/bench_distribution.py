@@ -53,7 +53,7 @@ from distribution.ledger.handlers import COLLECTION_POSTED, on_collection_posted
 from distribution.settings import DistributionSettings
 from servicekit import cli
 from servicekit.consumer import EventConsumer, Handler
-from servicekit.testing import auth, database_url, fresh_database, running_app
+from servicekit.testing import auth, database_url, fresh_database, running_app, test_database_name
 from taxcore.events import CloudEvent
 from taxcore.parameters import default_tree
 
@@ -237,7 +237,7 @@ async def main(args: argparse.Namespace) -> None:
             await month_run(client)
     finally:
         conn = await asyncpg.connect(database_url("postgres", driver="postgresql"))
-        await conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await conn.execute(f'DROP DATABASE IF EXISTS "{test_database_name(name)}" WITH (FORCE)')
         await conn.close()
 
 

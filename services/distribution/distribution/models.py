@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     Date,
     DateTime,
@@ -105,8 +106,13 @@ class JournalEntry(Base):
 
 
 class JournalLine(Base):
-    """``entry_id`` and ``account_code`` refer to an entry and an account that exist: checked
-    when each statement ends (trigger ``journal_lines_refer``), not by row foreign keys."""
+    """A journal line, as the view ``journal_lines`` shows it: the stored lines (table
+    ``stored_journal_lines``: runs, reversals, collections booked before their lines were
+    derived) and the two lines derived from each collection row with ``lines_derived`` (migration
+    new_derived_collection_lines). Read it; write lines into ``stored_journal_lines`` (or through
+    the view, whose rule does that). A stored line's ``entry_id`` and ``account_code`` refer to
+    an entry and an account that exist: checked when each statement ends (trigger
+    ``journal_lines_refer``), not by row foreign keys."""
 
     __tablename__ = "journal_lines"
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -121,7 +127,10 @@ class JournalLine(Base):
 class Collection(Base):
     """One ``collection.posted`` event: cents of a payment applied to a component (a delta).
 
-    ``entry_id`` refers to an entry that exists (trigger ``collections_refer``)."""
+    ``entry_id`` refers to an entry that exists (trigger ``collections_refer``). With
+    ``lines_derived`` the row is also its entry's two lines (view ``journal_lines``): debit
+    ``cash:<jurisdiction>`` ``amount`` citing ``section``, credit ``pending:<jurisdiction>`` the
+    same, citing ``pending_section``; the trigger checks both accounts exist."""
 
     __tablename__ = "collections"
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -136,8 +145,10 @@ class Collection(Base):
     amount: Mapped[Decimal] = mapped_column(Numeric(18, 2))
     collected_on: Mapped[date] = mapped_column(Date)
     section: Mapped[str] = mapped_column(Text)
-    entry_id: Mapped[int] = mapped_column(BigInteger)
+    entry_id: Mapped[int] = mapped_column(BigInteger, index=True)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    pending_section: Mapped[str | None] = mapped_column(Text)
+    lines_derived: Mapped[bool] = mapped_column(Boolean, server_default="true")
     __table_args__ = (
         CheckConstraint("amount <> 0", name="amount_nonzero"),
         Index("ix_collections_jurisdiction_collected_on", "jurisdiction", "collected_on"),
