@@ -109,7 +109,7 @@ class JournalLine(Base):
     """A journal line, as the view ``journal_lines`` shows it: the stored lines (table
     ``stored_journal_lines``: runs, reversals, collections booked before their lines were
     derived) and the two lines derived from each collection row with ``lines_derived`` (migration
-    new_derived_collection_lines). Read it; write lines into ``stored_journal_lines`` (or through
+    0009_derived_collection_lines). Read it; write lines into ``stored_journal_lines`` (or through
     the view, whose rule does that). A stored line's ``entry_id`` and ``account_code`` refer to
     an entry and an account that exist: checked when each statement ends (trigger
     ``journal_lines_refer``), not by row foreign keys."""

@@ -113,7 +113,7 @@ AS_POSTED = (
 # is evaluated after the ORDER BY), so that the entries and the collection rows are written
 # from ``fresh`` alone, without joining on what an INSERT returned. An entry's two lines (debit
 # cash, credit pending) are derived from its collection row (the view ``journal_lines``,
-# migration new_derived_collection_lines), whose ``pending_section`` is the pending line's
+# migration 0009_derived_collection_lines), whose ``pending_section`` is the pending line's
 # citation. The references are checked at the statement's end, and so is the balance of every
 # entry (statement triggers).
 _ADD_COLLECTIONS = text(

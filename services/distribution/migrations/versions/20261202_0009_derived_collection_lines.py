@@ -29,13 +29,13 @@ accounts, amounts, rule, sections, cash first) and no other collection gets ``li
 and its pending citation, and those stored lines are removed; any other keeps its stored
 lines. Downgrade stores the derived lines again (cash then pending, in collection order).
 
-Revision ID: new_derived_collection_lines
+Revision ID: 0009_derived_collection_lines
 Revises: 0008_ledger_write_path
 """
 
 from alembic import op
 
-revision: str = "new_derived_collection_lines"
+revision: str = "0009_derived_collection_lines"
 down_revision: str | None = "0008_ledger_write_path"
 branch_labels = None
 depends_on = None
