@@ -58,7 +58,6 @@ def create_app(
     routers: Sequence[APIRouter],
     version: str = "1.0.0",
     on_startup: Callable[[FastAPI], Any] | None = None,
-    on_shutdown: Callable[[FastAPI], Any] | None = None,
     upload_paths: Sequence[str] = (),
     runtime: Runtime | None = None,
 ) -> FastAPI:
@@ -116,8 +115,6 @@ def create_app(
             stop.set()
             for task in background:
                 await task
-            if on_shutdown is not None:
-                await on_shutdown(app)
             await engine.dispose()
 
     app = FastAPI(title=title, description=description, version=version, lifespan=lifespan)

@@ -7,7 +7,6 @@ from fastapi import FastAPI
 from filing.declarations.endpoints import router as declarations
 from filing.payments.endpoints import router as payments
 from filing.reports.endpoints import router as reports
-from filing.schedules import workers as schedule_workers
 from filing.schedules.endpoints import router as schedules
 from filing.settings import FilingSettings
 from servicekit.app import create_app
@@ -16,11 +15,6 @@ from servicekit.runtime import Runtime
 
 def build_app(settings: FilingSettings | None = None, runtime: Runtime | None = None) -> FastAPI:
     settings = settings or FilingSettings()
-    chosen = settings
-
-    async def start_workers(app: FastAPI) -> None:
-        await schedule_workers.start(app, processes=chosen.schedule_workers)
-
     return create_app(
         settings,
         title="Roomtax Filing",
@@ -30,6 +24,4 @@ def build_app(settings: FilingSettings | None = None, runtime: Runtime | None = 
         routers=[declarations, schedules, payments, reports],
         upload_paths=["/v1/remittance-schedules"],
         runtime=runtime,
-        on_startup=start_workers,
-        on_shutdown=schedule_workers.stop,
     )

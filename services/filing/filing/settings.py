@@ -26,9 +26,6 @@ class FilingSettings(ServiceSettings):
     public_base_url: str = "http://127.0.0.1:8002"
     #: rows one remittance schedule may carry
     schedule_max_rows: int = Field(default=50_000, ge=1)
-    #: processes that compute schedules' chunks beside the event loop
-    #: (:mod:`filing.schedules.workers`); 0: in a thread of the API process
-    schedule_workers: int = Field(default=1, ge=0)
 
     def model_post_init(self, _context: object) -> None:
         if self.environment == "production" and self.receipt_secret == DEV_RECEIPT_SECRET:

@@ -16,7 +16,6 @@ schedule's own columns. A rejected row must be refused by the one-return path to
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -26,8 +25,6 @@ import pytest
 from filing_factories import DB, as_facilitator, authorize, certify, make_lodging, new_id
 from sqlalchemy import text
 
-from filing.declarations.repository import driver
-from filing.schedules import repository as schedules_repository
 from filing.schedules import service as schedules_service
 from taxcore.events import registry as ev
 
@@ -276,33 +273,3 @@ class TestScheduleEqualsOneReturns:
 class _Compared:
     def __init__(self, accepted: int, codes: set[str], versions: set[int], swaps: dict[str, str]) -> None:
         self.accepted, self.codes, self.versions, self.swaps = accepted, codes, versions, swaps
-
-
-class TestCopyText:
-    async def test_values_read_back_as_written(self, db: DB) -> None:
-        """COPY's text format of every kind of value a declaration row holds, escapes included,
-        read back by PostgreSQL as the values themselves."""
-        values = [
-            ("a\\b\tc\nd\re", '{"k": "x\\\\y\\"z", "t": "\\t"}', Decimal("0.00"), date(2026, 1, 2), True, 3),
-            (None, None, Decimal("1234567.891"), None, False, None),
-        ]
-        data = "".join(
-            "\t".join(schedules_repository._copy_text(v) for v in row) + "\n"  # noqa: SLF001
-            for row in values
-        ).encode()
-        async with db() as session:
-            conn = await driver(session)
-            await conn.execute(
-                "CREATE TEMP TABLE copy_text (s text, j jsonb, n numeric, d date, b boolean, i integer)"
-            )
-
-            async def source() -> AsyncIterator[bytes]:
-                yield data
-
-            await conn.copy_to_table("copy_text", source=source(), format="text")
-            back = [tuple(r) for r in await conn.fetch("SELECT s, j::text, n, d, b, i FROM copy_text")]
-            await session.rollback()
-        assert back == [
-            ("a\\b\tc\nd\re", '{"k": "x\\\\y\\"z", "t": "\\t"}', Decimal("0.00"), date(2026, 1, 2), True, 3),
-            (None, None, Decimal("1234567.891"), None, False, None),
-        ]

@@ -17,7 +17,6 @@ from filing.deps import SettingsDep
 from filing.lodging_periods import parse_period
 from filing.models import RemittanceSchedule
 from filing.schedules import repository, service
-from filing.schedules import workers as schedule_workers
 from filing.schedules.schemas import ROW_COLUMNS, ROWS_MAX, ScheduleCreate, ScheduleOut, ScheduleSummary
 from servicekit.app import router as make_router
 from servicekit.auth import Principal, PrincipalDep
@@ -269,7 +268,6 @@ async def file_schedule(
         source_format=source_format,
         today=today,
         parameters=runtime.law,
-        workers=schedule_workers.of(request.app),
     )
     return created(schedule)
 

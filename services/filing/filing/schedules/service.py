@@ -14,7 +14,6 @@ import asyncio
 import functools
 import uuid
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import date
 from typing import Any
@@ -37,7 +36,6 @@ from filing.lodging_periods import filing_id
 from filing.models import Lodging, RemittanceSchedule
 from filing.projection import repository as projection
 from filing.schedules import repository
-from filing.schedules import workers as schedule_workers
 from filing.schedules.schemas import ScheduleRow
 from servicekit import telemetry
 from servicekit.auth import Principal
@@ -165,15 +163,15 @@ def _compute(
     results: dict[int, dict[str, Any]],
     service: str,
     traceparent: str | None,
-) -> tuple[repository.CopyRows, list[OutboxRow]]:
+) -> tuple[list[tuple[Any, ...]], list[OutboxRow]]:
     """Each candidate computed by taxcore and turned at once into what is written: its
-    declaration row (a line of COPY text, JSON columns already encoded) and its event's outbox
+    declaration row (a tuple for COPY, JSON columns already encoded) and its event's outbox
     row (the envelope already encoded: ``service`` is its source, ``traceparent`` the
     request's), the same as :func:`filing.declarations.service.new_version` and the outbox
     build. Only flat values outlive the row: the collector does not walk a chunk's traces,
     models and event payloads."""
     due_by_jurisdiction: dict[str, date] = {}
-    records: list[str] = []
+    records: list[tuple[Any, ...]] = []
     events: list[OutboxRow] = []
     ids = random_ids(2 * len(candidates))  # a row's declaration and event; a rejected row's unused
     for i, row, lodging in candidates:
@@ -217,7 +215,7 @@ def _compute(
             schedule_row=i + 1,
             declaration_id=declaration_id,
         )
-        records.append(repository.declaration_copy_line(declaration))
+        records.append(repository.declaration_record(declaration))
         event = declaration_event(declaration, event_id=event_id)
         events.append(outbox_row(service, event, traceparent=traceparent))
         payload = event.data  # the row's amounts as the event writes them: fmt() of each
@@ -233,7 +231,7 @@ def _compute(
             "flagged": declaration["flagged"],
             "errors": [],
         }
-    return repository.CopyRows.of(records), events
+    return records, events
 
 
 #: rows parsed, computed and written at a time: the process holds one chunk's lodgings,
@@ -294,7 +292,7 @@ async def _looked_up(
     return _Chunk(start, stop, results, candidates, certificates, filing_ids, previous)
 
 
-async def _write(session: AsyncSession, records: repository.CopyRows, events: list[OutboxRow]) -> None:
+async def _write(session: AsyncSession, records: list[tuple[Any, ...]], events: list[OutboxRow]) -> None:
     with concurrent_versions():
         await repository.copy_declarations(session, records)
     await emit_rows(session, events)
@@ -311,7 +309,6 @@ async def accept_schedule(
     source_format: str,
     today: date,
     parameters: ParameterTree,
-    workers: Executor | None = None,
 ) -> Accepted:
     """Accept each valid row as the lodging's facilitator-filed declaration (or its next
     version); reject the others one by one. Returns the schedule with per-row results.
@@ -339,7 +336,7 @@ async def accept_schedule(
     first_row: dict[str, int] = {}
     written: list[bytes] = []
     accepted = 0
-    unwritten: tuple[repository.CopyRows, list[OutboxRow]] = (repository.CopyRows.of([]), [])
+    unwritten: tuple[list[tuple[Any, ...]], list[OutboxRow]] = ([], [])
     service = service_of(session)
     traceparent = telemetry.current_traceparent()  # the request's: the worker thread has none
 
@@ -359,32 +356,26 @@ async def accept_schedule(
 
     chunk = await looked_up(0)
     while chunk is not None:
-        shared: dict[str, Any] = {
-            "filer": filer,
-            "period": period,
-            "certificates": chunk.certificates,
-            "previous": chunk.previous,
-            "filing_ids": chunk.filing_ids,
-            "received_on": received_on,
-            "today": today,
-            "schedule_id": schedule_id,
-            "submitted_by": principal.client_id,
-            "service": service,
-            "traceparent": traceparent,
-        }
-        computing: asyncio.Future[Any]
-        if workers is None:  # in a thread of this process, the results written into the chunk's
-            computing = loop.run_in_executor(
-                None,
-                functools.partial(
-                    _compute, chunk.candidates, tree=parameters, results=chunk.results, **shared
-                ),
-            )
-        else:  # in a worker process with the app's law (``parameters``), the results sent back
-            flat = [(i, row, schedule_workers.flat(lodging)) for i, row, lodging in chunk.candidates]
-            computing = loop.run_in_executor(
-                workers, functools.partial(schedule_workers.compute_chunk, flat, **shared)
-            )
+        computing = loop.run_in_executor(
+            None,
+            functools.partial(
+                _compute,
+                chunk.candidates,
+                filer=filer,
+                period=period,
+                certificates=chunk.certificates,
+                previous=chunk.previous,
+                filing_ids=chunk.filing_ids,
+                received_on=received_on,
+                today=today,
+                tree=parameters,
+                schedule_id=schedule_id,
+                submitted_by=principal.client_id,
+                results=chunk.results,
+                service=service,
+                traceparent=traceparent,
+            ),
+        )
         try:
             # on the session, one statement at a time, while this chunk is computed: the
             # previous chunk's writes, then the next chunk's lookups
@@ -393,12 +384,7 @@ async def accept_schedule(
             following = await looked_up(chunk.stop)
         finally:
             await asyncio.wait([computing])
-        if workers is None:
-            unwritten = computing.result()
-        else:
-            records, events, computed = computing.result()
-            chunk.results.update(computed)
-            unwritten = (records, events)
+        unwritten = computing.result()
         accepted += len(unwritten[0])
         written.append(to_json([chunk.results[i] for i in range(chunk.start, chunk.stop)])[1:-1])
         rows[chunk.start : chunk.stop] = [None] * (chunk.stop - chunk.start)
