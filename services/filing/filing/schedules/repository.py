@@ -41,14 +41,24 @@ async def list_page(
 _LODGING_COLUMNS = [c.name for c in Lodging.__table__.columns]
 #: the named lodgings that ever authorized the facilitator, each with whether an authorization
 #: is in force on a day of the period: ONE statement for a chunk of a schedule, run on the
-#: driver connection (no ORM identity map or result proxy per row)
+#: driver connection (no ORM identity map or result proxy per row).
+#:
+#: Written so that its plan does not depend on table statistics (a fresh projection has none,
+#: and autovacuum may be off): each named account is one probe of the lodgings' unique
+#: ``tax_account`` index, then ONE aggregate over that lodging's authorizations by the
+#: facilitator (``ix_authorizations_lodging_id_facilitator_id``), LATERAL so it runs per
+#: lodging. The two ``EXISTS`` it replaces were planned, without statistics, as a hash or
+#: bitmap over every authorization of the facilitator: 142-448 ms per 2,000-row chunk at
+#: 50,000 authorizations, 19-35 ms this way.
 _LODGINGS_FOR_FACILITATOR = DriverStatement(
-    f"SELECT {', '.join('l.' + c for c in _LODGING_COLUMNS)}, EXISTS (SELECT 1 FROM authorizations a "
-    "WHERE a.lodging_id = l.lodging_id AND a.facilitator_id = :facilitator AND a.starts_on <= :last "
-    "AND (a.ends_on IS NULL OR a.ends_on >= :first)) AS authorized "
-    "FROM lodgings l WHERE l.tax_account = ANY(CAST(:accounts AS text[])) "
-    "AND EXISTS (SELECT 1 FROM authorizations v WHERE v.lodging_id = l.lodging_id "
-    "AND v.facilitator_id = :facilitator)"
+    f"SELECT {', '.join('l.' + c for c in _LODGING_COLUMNS)}, a.authorized "
+    "FROM unnest(CAST(:accounts AS text[])) AS n(account) "
+    "JOIN lodgings l ON l.tax_account = n.account "
+    "CROSS JOIN LATERAL (SELECT count(*) AS ever, "
+    "coalesce(bool_or(v.starts_on <= :last AND (v.ends_on IS NULL OR v.ends_on >= :first)), false) "
+    "AS authorized FROM authorizations v "
+    "WHERE v.lodging_id = l.lodging_id AND v.facilitator_id = :facilitator) a "
+    "WHERE a.ever > 0"
 )
 
 
@@ -62,7 +72,7 @@ async def lodgings_for_facilitator(
         return {}
     params = {
         "facilitator": facilitator_id,
-        "accounts": list(accounts),
+        "accounts": list(dict.fromkeys(accounts)),  # each once: one probe, one row
         "first": period.first_day,
         "last": period.last_day,
     }

@@ -322,11 +322,13 @@ async def accept_schedule(
     objects. ``rows`` is consumed: each chunk's rows are dropped from it once written.
 
     A chunk is computed in a worker thread, its events' outbox rows (envelopes encoded)
-    included, while PostgreSQL writes the one before it (the two use different cores, and
-    the event loop serves other requests meanwhile). That is
-    safe because computing is pure and a chunk's lookups do not depend on the writes before
-    it: a lodging named in an earlier chunk is refused as a duplicate, so no filing's latest
-    version can change between its lookup and its row's computation."""
+    included, while on the session, one statement after the other, PostgreSQL writes the
+    chunk before it and then looks up the chunk after it (the thread and PostgreSQL use
+    different cores, and the event loop serves other requests meanwhile). That is safe
+    because computing is pure and a chunk's lookups do not depend on the writes before it:
+    a lodging named in an earlier chunk is refused as a duplicate (the chunks are still
+    screened in their order), so no filing's latest version can change between its lookup
+    and its row's computation."""
     loop = asyncio.get_running_loop()
     filer = Filer(kind="facilitator", id=facilitator_id)
     schedule_id = str(uuid.uuid4())
@@ -337,8 +339,11 @@ async def accept_schedule(
     unwritten: tuple[list[tuple[Any, ...]], list[OutboxRow]] = ([], [])
     service = service_of(session)
     traceparent = telemetry.current_traceparent()  # the request's: the worker thread has none
-    for start in range(0, total, CHUNK_ROWS):
-        chunk = await _looked_up(
+
+    async def looked_up(start: int) -> _Chunk | None:
+        if start >= total:
+            return None
+        return await _looked_up(
             session,
             rows,
             start=start,
@@ -348,6 +353,9 @@ async def accept_schedule(
             received_on=received_on,
             first_row=first_row,
         )
+
+    chunk = await looked_up(0)
+    while chunk is not None:
         computing = loop.run_in_executor(
             None,
             functools.partial(
@@ -369,15 +377,18 @@ async def accept_schedule(
             ),
         )
         try:
+            # on the session, one statement at a time, while this chunk is computed: the
+            # previous chunk's writes, then the next chunk's lookups
             if unwritten[0]:
-                await _write(session, *unwritten)  # the previous chunk, while this one is computed
+                await _write(session, *unwritten)
+            following = await looked_up(chunk.stop)
         finally:
             await asyncio.wait([computing])
         unwritten = computing.result()
         accepted += len(unwritten[0])
         written.append(to_json([chunk.results[i] for i in range(chunk.start, chunk.stop)])[1:-1])
         rows[chunk.start : chunk.stop] = [None] * (chunk.stop - chunk.start)
-        del chunk
+        chunk = following
     await _write(session, *unwritten)
     results_json = b"[" + b",".join(w for w in written if w) + b"]"
     schedule = await repository.insert_schedule(
