@@ -80,6 +80,8 @@ class CheckState:
     earlier: dict[str, list[CrossFinding]] = field(default_factory=dict)
     last_findings: dict[Pair, int] = field(default_factory=dict)  # the pair's latest run's findings
     peers: dict[Group, list[_Peer]] = field(default_factory=dict)
+    #: (jurisdiction, municipality) of the accounts of the liabilities added (None: no lodging)
+    places: dict[str, tuple[str, str] | None] = field(default_factory=dict)
 
     def latest_filings(self, session: AsyncSession, pair: Pair) -> list[Filed]:
         """The lodging-period's latest version of each filing."""
@@ -118,9 +120,11 @@ class CheckState:
                 or row["tax_account"] == lodging.tax_account
             ):
                 continue
-            view = await session.get(LodgingView, row["tax_account"])  # the batch's: in the session
-            where = (lodging.jurisdiction, lodging.municipality)
-            if view is None or (view.jurisdiction, view.municipality) != where:
+            account = row["tax_account"]
+            if account not in self.places:  # the batch's lodgings are in the session: no statement
+                view = await session.get(LodgingView, account)
+                self.places[account] = None if view is None else (view.jurisdiction, view.municipality)
+            if self.places[account] != (lodging.jurisdiction, lodging.municipality):
                 continue
             see(row["filing_id"], row["version"], _adr(row["input"]))
         return [adr for _, adr in latest.values() if adr is not None]
