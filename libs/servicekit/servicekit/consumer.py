@@ -19,12 +19,16 @@ proof), and the consumer then asks for the record just before its position; when
 the log does not hold it, the position is past the end and the consumer starts that
 partition again from its beginning (the inbox drops what it already applied).
 
-Batches: the records a poll brings for one partition are applied ``batch_size`` at a
-time in ONE transaction: the inbox rows of the whole chunk in one INSERT (the ids it
-returns are the events not seen before), then each new event's handler in partition
-order. A handler defers work that only the final state needs (an account's
-recomputation) with :func:`once_per_batch`: it runs once per key at the end of the
-chunk, still inside the transaction. A consumer's ``prepare`` runs before the handlers
+Batches: the records a poll brings, of all its partitions (each partition's in its order,
+one partition after the other), are applied ``batch_size`` at a time in ONE transaction, a
+lone record too (so the consumer's ``prepare`` serves it as it serves a batch), and the
+poll's offsets are committed at once after the last transaction: per-key order is per
+partition, so it holds, and a record is committed only after its effects were. Each
+chunk: the inbox rows of the whole chunk in one INSERT (the ids it returns are the events
+not seen before), then each new event's handler in the chunk's order. A handler defers
+work that only the final state needs (an account's recomputation) with
+:func:`once_per_batch`: it runs once per key at the end of the chunk, still inside the
+transaction. A consumer's ``prepare`` runs before the handlers
 with the chunk's new events (to take the chunk's locks, fetch what its handlers look up,
 in one statement each). The events the handlers emit are written in one INSERT at the end
 (:func:`servicekit.outbox.holding`). If anything in the chunk fails, the transaction
@@ -258,18 +262,33 @@ class EventConsumer:
         return event, handler
 
     async def handle_records(self, records: Sequence[ConsumerRecord[bytes, bytes]]) -> None:
-        """Apply one partition's records in order, ``batch_size`` per transaction."""
+        """Apply records in order, ``batch_size`` per transaction (a lone one too): one
+        partition's, or a poll's of several partitions, each partition's in its order."""
         for start in range(0, len(records), self.batch_size):
             chunk: list[tuple[CloudEvent, AnyHandler, ConsumerRecord[bytes, bytes]]] = []
             for record in records[start : start + self.batch_size]:
                 parsed = await self._parse(record)
                 if not isinstance(parsed, str):
                     chunk.append((*parsed, record))
-            if len(chunk) == 1:
-                await self.apply(chunk[0][0], chunk[0][1], record=chunk[0][2])
-            elif chunk and not await self._apply_batch(chunk):
+            if chunk and not await self._apply_batch(chunk):
                 for event, handler, record in chunk:  # one failed: each on its own, as ever
                     await self.apply(event, handler, record=record)
+
+    async def handle_poll(
+        self,
+        consumer: AIOKafkaConsumer,
+        polled: Mapping[TopicPartition, Sequence[ConsumerRecord[bytes, bytes]]],
+    ) -> None:
+        """One pass over a poll: its records of every partition applied by
+        :meth:`handle_records` (each partition's in order; keys do not span partitions), then
+        ONE offset commit for all its partitions, after the last transaction."""
+        filled = {tp: records for tp, records in polled.items() if records}
+        if not filled:
+            return
+        await self.handle_records([r for records in filled.values() for r in records])
+        await consumer.commit({tp: records[-1].offset + 1 for tp, records in filled.items()})
+        for tp, records in filled.items():
+            self._report_lag(tp, records[-1].offset + 1, consumer.highwater(tp))
 
     async def _apply_batch(
         self, chunk: Sequence[tuple[CloudEvent, AnyHandler, ConsumerRecord[bytes, bytes]]]
@@ -309,7 +328,8 @@ class EventConsumer:
         except Exception as exc:  # noqa: BLE001 - the chunk is applied again event by event
             log.warning("consumer %s: a batch of %d failed (%s); one by one", self.name, len(chunk), exc)
             return False
-        self.batches += 1
+        if len(applied) > 1:
+            self.batches += 1
         self.applied += len(applied)
         self.duplicates += len(duplicates)
         for event_type in applied:
@@ -434,10 +454,7 @@ class EventConsumer:
                 backoff = 0.5
                 while not stop.is_set():
                     batches = await consumer.getmany(timeout_ms=500, max_records=500)
-                    for tp, records in batches.items():
-                        await self.handle_records(records)
-                        await consumer.commit({tp: records[-1].offset + 1})
-                        self._report_lag(tp, records[-1].offset + 1, consumer.highwater(tp))
+                    await self.handle_poll(consumer, batches)
                     if not batches and loop.time() - last_check > self.check_interval:
                         last_check = loop.time()
                         await self.check_positions(consumer)

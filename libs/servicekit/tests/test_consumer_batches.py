@@ -1,14 +1,15 @@
-"""The consumer's batches: many events per transaction, deferred work once per key."""
+"""The consumer's batches: many events per transaction, deferred work once per key, a poll in one pass."""
 
 from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
-from aiokafka import AIOKafkaProducer, ConsumerRecord
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from servicekit_fixtures import EVENT, TOPIC
 from sqlalchemy import text
@@ -296,3 +297,120 @@ class TestScaleOut:
         for key in keys:  # each event once, each key's events in the order produced
             names = [n for n, _ in await names_in_order(sm, key)]
             assert names == [f"{key}/{n:02d}" for n in range(1, rounds + 1)]
+
+
+class Watched(EventConsumer):
+    """The consumer with each poll's records and each offset commit it made written down."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.polls: list[list[tuple[int, int]]] = []  # (partition, offset) of each poll's records
+        self.commits: list[dict[int, int]] = []
+
+    async def handle_poll(
+        self,
+        consumer: AIOKafkaConsumer,
+        polled: Mapping[TopicPartition, Sequence[ConsumerRecord[bytes, bytes]]],
+    ) -> None:
+        real = consumer.commit
+
+        async def commit(offsets: dict[TopicPartition, int]) -> None:
+            self.commits.append({tp.partition: o for tp, o in offsets.items()})
+            await real(offsets)
+
+        consumer.commit = commit  # type: ignore[method-assign]
+        try:
+            if any(polled.values()):
+                self.polls.append([(r.partition, r.offset) for rs in polled.values() for r in rs])
+            await super().handle_poll(consumer, polled)
+        finally:
+            consumer.commit = real  # type: ignore[method-assign]
+
+
+class TestPollPass:
+    async def test_records_of_two_partitions_in_one_poll_are_one_transaction_one_commit_effects_once_each(
+        self, sm: SM, broker: BrokerProcess
+    ) -> None:
+        run = uuid.uuid4().hex[:8]
+        topic = f"poll-{run}"
+        admin = AIOKafkaAdminClient(bootstrap_servers=broker.bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])
+        finally:
+            await admin.close()
+        a, b = f"a{run}", f"b{run}"
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, acks="all")
+        await producer.start()
+        try:  # everything on the log before the consumer starts: its first poll brings both
+            for n in range(1, 4):
+                for key, partition in ((a, 0), (b, 1)):
+                    ev = event(f"{key}/{n}")
+                    await producer.send_and_wait(
+                        topic, ev.model_dump_json().encode(), key=key.encode(), partition=partition
+                    )
+            # the same event of b delivered twice (a producer retry): applied once
+            await producer.send_and_wait(topic, ev.model_dump_json().encode(), key=b.encode(), partition=1)
+        finally:
+            await producer.stop()
+        handler = Recorder(run)
+        consumer = Watched(
+            name=f"poll-{run}", bootstrap=broker.bootstrap, topics=[topic], sessionmaker=sm,
+            handlers={EVENT: handler}, batch_size=50,
+        )  # fmt: skip
+        stop = asyncio.Event()
+        task = asyncio.create_task(consumer.run(stop))
+        try:
+            deadline = asyncio.get_running_loop().time() + 60
+            while consumer.applied + consumer.duplicates < 7:
+                assert asyncio.get_running_loop().time() < deadline, (consumer.applied, consumer.polls)
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(1)  # a poll after these brings nothing more
+        finally:
+            stop.set()
+            await asyncio.wait_for(task, timeout=30)
+
+        assert len(consumer.polls) == 1  # one poll brought both partitions' records (in either order)
+        assert sorted(consumer.polls[0]) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2), (1, 3)]
+        assert consumer.commits == [{0: 3, 1: 4}]  # one commit for the poll, both partitions
+        rows_a = await names_in_order(sm, a)
+        rows_b = await names_in_order(sm, b)
+        assert [n for n, _ in rows_a] == [f"{a}/1", f"{a}/2", f"{a}/3"]
+        assert [n for n, _ in rows_b] == [f"{b}/1", f"{b}/2", f"{b}/3"]  # each once, in order
+        assert len({tx for _, tx in rows_a + rows_b}) == 1  # both partitions': one transaction
+        assert sorted(handler.settled) == [(a, 3), (b, 3)]  # each key settled once, at the batch's end
+        assert (consumer.applied, consumer.duplicates, consumer.parked, consumer.batches) == (6, 1, 0, 1)
+        async with sm() as session:
+            inbox = await session.scalar(
+                text("SELECT count(*) FROM inbox WHERE consumer = :c"), {"c": consumer.name}
+            )
+        assert inbox == 6
+
+        # a new member of the group starts at the committed offsets: nothing is applied again
+        again = Watched(
+            name=f"poll-{run}", bootstrap=broker.bootstrap, topics=[topic], sessionmaker=sm,
+            handlers={EVENT: Recorder(run)}, batch_size=50,
+        )  # fmt: skip
+        stop = asyncio.Event()
+        task = asyncio.create_task(again.run(stop))
+        await asyncio.sleep(5)  # joined the group and polled
+        stop.set()
+        await asyncio.wait_for(task, timeout=30)
+        assert (again.polls, again.commits, again.applied, again.duplicates) == ([], [], 0, 0)
+
+    async def test_a_lone_record_goes_the_batch_way_prepare_included(self, sm: SM) -> None:
+        run = uuid.uuid4().hex[:8]
+        k = f"k{run}"
+        prepared: list[list[str]] = []
+
+        async def prepare(session: AsyncSession, events: Sequence[Any]) -> None:
+            prepared.append([e.data["name"] for e in events])
+
+        consumer = EventConsumer(
+            name=f"lone-{run}", bootstrap="unused:0", topics=["t"], sessionmaker=sm,
+            handlers={EVENT: Recorder(run)}, batch_size=50, prepare=prepare,
+        )  # fmt: skip
+        await consumer.handle_records([record(event(f"{k}/1"), 0)])
+        assert prepared == [[f"{k}/1"]]
+        assert [n for n, _ in await names_in_order(sm, k)] == [f"{k}/1"]
+        assert (consumer.applied, consumer.batches) == (1, 0)  # batches: transactions of 2+ events

@@ -16,6 +16,7 @@ from assessment import law
 from assessment.accounts import repository
 from assessment.accounts.service import recompute_after_batch
 from assessment.casework.fees import charge_returned_payment_fee
+from assessment.crosschecks import service as crosschecks
 from assessment.crosschecks.service import check_when_the_lodging_arrives, run_crosschecks
 from assessment.models import (
     BondDrawView,
@@ -145,6 +146,8 @@ async def prepare_filing_batch(session: AsyncSession, events: Sequence[CloudEven
     await repository.prepare_batch(
         session, tax_accounts=accounts, declarations=declarations, payments=payments, periods=periods
     )
+    if periods:  # what the cross-checks of its returns read (its lodgings are in the session now)
+        await crosschecks.prepare_batch(session, periods=periods)
     money = (PaymentReceived.event_type, PaymentReversed.event_type)
     paying = [a for e in events if e.type in money and (a := field(e, "tax_account"))]
     if paying:
@@ -262,8 +265,7 @@ async def on_declaration(
     await recompute_after_batch(session, tax_account=data.tax_account)
     # the cross-checks compare an operator's return with the intermediaries' (none: nothing to check)
     if await repository.operator_filed(session, data.tax_account, data.period):
-        await repository.write_held(session)  # they read the period's and its peers' returns
-        await run_crosschecks(
+        await run_crosschecks(  # from what the batch's set-up read, and the returns added since
             session,
             tax_account=data.tax_account,
             period=data.period,

@@ -290,6 +290,8 @@ class _HeldFacts:
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     latest: dict[tuple[str, str], dict[str, _Version]] = field(default_factory=dict)
     writes: int = 0  # times written so far (each wave of held rows registers its own write)
+    #: every liability row added in the transaction, held or written, in the order added
+    added: list[dict[str, Any]] = field(default_factory=list)
 
 
 _HELD = "assessment.held_facts"
@@ -341,7 +343,15 @@ async def add_liability(session: AsyncSession, row: Mapping[str, Any]) -> None:
             known[row["filing_id"]] = _Version(
                 row["version"], row["tax"], row["impact_fee"], row["filer_kind"]
             )
+    _held(session).added.append(dict(row))
     await _hold(session, "liabilities", row)
+
+
+def added_liabilities(session: AsyncSession) -> Sequence[Mapping[str, Any]]:
+    """The liability rows :func:`add_liability` took in the session's current transaction, held
+    or written, in the order taken (what a reader that cached the table earlier in the
+    transaction has not seen: the cross-checks of a consumer's batch)."""
+    return _held(session).added
 
 
 async def add_payment(session: AsyncSession, row: Mapping[str, Any]) -> None:

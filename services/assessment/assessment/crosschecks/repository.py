@@ -2,65 +2,386 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import date
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from typing import Any
 
-from sqlalchemy import Numeric, Select, and_, exists, func, select
+from sqlalchemy import Numeric, Select, and_, exists, func, select, text, tuple_
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from assessment.accounts import repository as accounts
 from assessment.crosschecks.models import CrosscheckFinding, CrosscheckRun
 from assessment.models import Liability, LodgingView
+from servicekit.consumer import once_per_batch
+from servicekit.db import new_id
 from taxcore.periods import Period
+from taxcore.rules.crosscheck import CrossFinding
 
 
-def _latest_versions() -> Select[Liability]:
-    """Each filing's latest version (one row per filer and lodging-period)."""
+@dataclass(frozen=True, slots=True)
+class Filed:
+    """A filing's version of a lodging-period, as the cross-checks read it."""
+
+    declaration_id: str
+    filing_id: str
+    version: int
+    filer_kind: str
+    filed_on: date
+    input: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Peer:
+    """An operator's version of a lodging-period of another lodging, and its average daily rate
+    (None: no room nights), of the latest version of its filing *of that class*."""
+
+    tax_account: str
+    filing_id: str
+    version: int
+    lodging_class: str
+    adr: Decimal | None
+
+
+def _adr(inp: Mapping[str, Any]) -> Decimal | None:
+    """The SQL's ``round(room_revenue / room_nights, 2)`` (where nights > 0) of a row not read
+    back: both exact to the cent (revenue in cents over whole nights never falls within
+    PostgreSQL's 16 digits of a half cent without being one), half away from zero."""
+    nights, revenue = inp.get("room_nights"), inp.get("room_revenue")
+    if nights is None or revenue is None:
+        return None
+    try:
+        n, r = Decimal(str(nights)), Decimal(str(revenue))
+    except InvalidOperation:
+        return None
+    if n <= 0:
+        return None
+    return (r / n).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+Pair = tuple[str, str]  # (tax account, period)
+Group = tuple[str, str, str]  # (jurisdiction, municipality, period): whose lodgings are peers
+
+
+@dataclass(slots=True)
+class CheckState:
+    """What the cross-checks of some lodging-periods read, fetched at once for them (a consumer
+    batch's: :func:`prepare`; one lodging-period's: :func:`load`), kept current in memory by
+    the runs they record (:func:`hold_run`) and by the liabilities added after the fetch
+    (``accounts.added_liabilities`` past ``mark``)."""
+
+    mark: int  # liabilities added in the transaction when fetched (those are in the database)
+    filings: dict[Pair, dict[str, Filed]] = field(default_factory=dict)  # latest per filing
+    runs: set[tuple[str, str]] = field(default_factory=set)  # (declaration, intermediaries key)
+    #: each checked declaration's latest run: its ADR findings (carried over to its next runs)
+    earlier: dict[str, list[CrossFinding]] = field(default_factory=dict)
+    last_findings: dict[Pair, int] = field(default_factory=dict)  # the pair's latest run's findings
+    peers: dict[Group, list[_Peer]] = field(default_factory=dict)
+    #: (jurisdiction, municipality) of the accounts of the liabilities added (None: no lodging)
+    places: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+
+    def latest_filings(self, session: AsyncSession, pair: Pair) -> list[Filed]:
+        """The lodging-period's latest version of each filing."""
+        latest = dict(self.filings.get(pair, {}))
+        for row in accounts.added_liabilities(session)[self.mark :]:
+            if (row["tax_account"], row["period"]) != pair:
+                continue
+            was = latest.get(row["filing_id"])
+            if was is None or row["version"] > was.version:
+                latest[row["filing_id"]] = Filed(
+                    row["declaration_id"], row["filing_id"], row["version"], row["filer_kind"],
+                    row["filed_on"], row["input"],
+                )  # fmt: skip
+        return list(latest.values())
+
+    async def peer_adrs(
+        self, session: AsyncSession, lodging: LodgingView, period: str, lodging_class: str
+    ) -> list[Decimal]:
+        """Average daily rates of the other lodgings' operator returns (the latest version of
+        each filing of that class) for the period, same class and municipality."""
+        latest: dict[str, tuple[int, Decimal | None]] = {}
+
+        def see(filing: str, version: int, adr: Decimal | None) -> None:
+            was = latest.get(filing)
+            if was is None or version > was[0]:
+                latest[filing] = (version, adr)
+
+        for p in self.peers.get((lodging.jurisdiction, lodging.municipality, period), []):
+            if p.tax_account != lodging.tax_account and p.lodging_class == lodging_class:
+                see(p.filing_id, p.version, p.adr)
+        for row in accounts.added_liabilities(session)[self.mark :]:
+            if (
+                row["period"] != period
+                or row["filer_kind"] != "operator"
+                or row["lodging_class"] != lodging_class
+                or row["tax_account"] == lodging.tax_account
+            ):
+                continue
+            account = row["tax_account"]
+            if account not in self.places:  # the batch's lodgings are in the session: no statement
+                view = await session.get(LodgingView, account)
+                self.places[account] = None if view is None else (view.jurisdiction, view.municipality)
+            if self.places[account] != (lodging.jurisdiction, lodging.municipality):
+                continue
+            see(row["filing_id"], row["version"], _adr(row["input"]))
+        return [adr for _, adr in latest.values() if adr is not None]
+
+
+_STATE = "assessment.crosschecks.state"
+
+
+def prepared(session: AsyncSession) -> CheckState | None:
+    """The state the consumer's batch fetched for its lodging-periods (:func:`prepare`), if
+    this transaction's."""
+    held: tuple[object, CheckState] | None = session.info.get(_STATE)
+    if held is None or held[0] is not session.sync_session.get_transaction():
+        return None
+    return held[1]
+
+
+_FILINGS = text(
+    "SELECT DISTINCT ON (tax_account, period, filing_id) tax_account, period, declaration_id, filing_id, "
+    "version, filer_kind, filed_on, input FROM liabilities WHERE (tax_account, period) IN "
+    "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
+    "ORDER BY tax_account, period, filing_id, version DESC"
+).columns(
+    tax_account=Liability.tax_account.type,
+    period=Liability.period.type,
+    declaration_id=Liability.declaration_id.type,
+    filing_id=Liability.filing_id.type,
+    version=Liability.version.type,
+    filer_kind=Liability.filer_kind.type,
+    filed_on=Liability.filed_on.type,
+    input=Liability.input.type,
+)
+# the peers of the groups: from the municipality's lodgings to their operator returns of the
+# period by (tax account, period), so the cost follows the peers, not the period
+_PEERS = text(
+    "SELECT g.n, v.tax_account, v.filing_id, v.version, v.lodging_class, "
+    "CASE WHEN (v.input->>'room_nights')::numeric > 0 THEN "
+    "round((v.input->>'room_revenue')::numeric / (v.input->>'room_nights')::numeric, 2) END "
+    "FROM unnest(CAST(:j AS text[]), CAST(:m AS text[]), CAST(:p AS text[])) "
+    "WITH ORDINALITY AS g(j, m, p, n) "
+    "JOIN lodgings l ON l.jurisdiction = g.j AND l.municipality = g.m "
+    "CROSS JOIN LATERAL (SELECT DISTINCT ON (filing_id, lodging_class) tax_account, filing_id, version, "
+    "lodging_class, input FROM liabilities WHERE tax_account = l.tax_account AND period = g.p "
+    "AND filer_kind = 'operator' ORDER BY filing_id, lodging_class, version DESC) AS v"
+).columns(
+    n=Liability.version.type,
+    tax_account=Liability.tax_account.type,
+    filing_id=Liability.filing_id.type,
+    version=Liability.version.type,
+    lodging_class=Liability.lodging_class.type,
+    adr=Numeric(),
+)
+
+
+async def load(
+    session: AsyncSession, pairs: Iterable[Pair], lodgings: Mapping[str, LodgingView]
+) -> CheckState:
+    """What the cross-checks of ``pairs`` read (``lodgings``: their accounts' lodgings, for the
+    peers), in three statements whatever their number: the latest version of each filing of
+    each lodging-period, their runs (with the ADR findings of each), the peers' returns."""
+    await accounts.write_held(session)
+    await write_held_runs(session)
+    state = CheckState(mark=len(accounts.added_liabilities(session)))
+    wanted = sorted(set(pairs))
+    if not wanted:
+        return state
+    a, p = [x for x, _ in wanted], [y for _, y in wanted]
+    for pair in wanted:
+        state.filings[pair] = {}
+    for r in await session.execute(_FILINGS, {"a": a, "p": p}):
+        state.filings[(r.tax_account, r.period)][r.filing_id] = Filed(
+            r.declaration_id, r.filing_id, r.version, r.filer_kind, r.filed_on, r.input
+        )
+    runs = (
+        select(
+            CrosscheckRun.tax_account,
+            CrosscheckRun.period,
+            CrosscheckRun.declaration_id,
+            CrosscheckRun.intermediaries_key,
+            CrosscheckRun.findings,
+            CrosscheckFinding,
+        )
+        .outerjoin(
+            CrosscheckFinding,
+            and_(CrosscheckFinding.run_id == CrosscheckRun.id, CrosscheckFinding.rule == "adr_outlier"),
+        )
+        .where(tuple_(CrosscheckRun.tax_account, CrosscheckRun.period).in_(wanted))
+        .order_by(CrosscheckRun.seq, CrosscheckFinding.seq)
+    )
+    seen: set[tuple[str, str]] = set()
+    for account, period, declaration, key, count, finding in await session.execute(runs):
+        if (declaration, key) not in seen:  # the run's first row: it is the latest so far
+            seen.add((declaration, key))
+            state.earlier[declaration] = []
+            state.last_findings[(account, period)] = count
+        if finding is not None:
+            state.earlier[declaration].append(CrossFinding.model_validate(finding_fields(finding)))
+    state.runs = seen
+    groups = sorted(
+        {(v.jurisdiction, v.municipality, p) for a, p in wanted if (v := lodgings.get(a)) is not None}
+    )
+    if groups:
+        params = {"j": [g[0] for g in groups], "m": [g[1] for g in groups], "p": [g[2] for g in groups]}
+        for group in groups:
+            state.peers[group] = []
+        for n, account, filing, version, lodging_class, adr in await session.execute(_PEERS, params):
+            state.peers[groups[n - 1]].append(_Peer(account, filing, version, lodging_class, adr))
+    return state
+
+
+async def prepare(session: AsyncSession, pairs: Sequence[Pair], lodgings: Mapping[str, LodgingView]) -> None:
+    """A consumer batch's set-up: what the cross-checks of its lodging-periods read, fetched
+    for all of them at once (:func:`load`) and kept for the transaction (:func:`prepared`)."""
+    state = await load(session, pairs, lodgings)
+    session.info[_STATE] = (session.sync_session.get_transaction(), state)
+
+
+#: what a finding row keeps of taxcore's finding
+FINDING_FIELDS = ("rule", "line", "message", "declared", "reported", "difference", "section", "parameters")
+
+
+def finding_fields(finding: object) -> dict[str, Any]:
+    return {name: getattr(finding, name) for name in FINDING_FIELDS}
+
+
+_RUN_COLUMNS = {
+    "id": "text",
+    "tax_account": "text",
+    "jurisdiction": "text",
+    "period": "text",
+    "declaration_id": "text",
+    "intermediary_declarations": "jsonb",
+    "intermediaries_key": "text",
+    "checked_on": "date",
+    "findings": "integer",
+}
+_FINDING_COLUMNS = {
+    "id": "text",
+    "run_id": "text",
+    "tax_account": "text",
+    "period": "text",
+    "declaration_id": "text",
+    "rule": "text",
+    "line": "text",
+    "message": "text",
+    "declared": "numeric",
+    "reported": "numeric",
+    "difference": "numeric",
+    "section": "text",
+    "parameters": "jsonb",
+}
+
+
+def _unnest_select(columns: Mapping[str, str], prefix: str) -> str:
+    """``(columns) SELECT ... FROM unnest(one array per column :<prefix><column>)`` in the arrays'
+    order; JSON goes as text and is cast per row."""
     return (
-        select(Liability)
-        .ext(distinct_on(Liability.filing_id))
-        .order_by(Liability.filing_id, Liability.version.desc())
+        f"({', '.join(columns)}) SELECT "
+        + ", ".join(f"CAST(u.{c} AS jsonb)" if t == "jsonb" else f"u.{c}" for c, t in columns.items())
+        + " FROM unnest("
+        + ", ".join(f"CAST(:{prefix}{c} AS {'text' if t == 'jsonb' else t}[])" for c, t in columns.items())
+        + f") WITH ORDINALITY AS u({', '.join(columns)}, n) ORDER BY u.n"
     )
 
 
-async def latest_filings(session: AsyncSession, tax_account: str, period: str) -> list[Liability]:
-    stmt = _latest_versions().where(Liability.tax_account == tax_account, Liability.period == period)
-    return list((await session.execute(stmt)).scalars().all())
+# the runs and their findings in one statement (the findings' foreign key is checked at its end)
+_INSERT_RUNS = text(
+    "WITH runs AS (INSERT INTO crosscheck_runs "
+    + _unnest_select(_RUN_COLUMNS, "r_")
+    + ") INSERT INTO crosscheck_findings "
+    + _unnest_select(_FINDING_COLUMNS, "f_")
+)
 
 
-async def peer_adrs(
-    session: AsyncSession, lodging: LodgingView, period: str, lodging_class: str
-) -> list[Decimal]:
-    """Average daily rates of the other lodgings' operator returns (latest versions) for the period,
-    same class in the period and same municipality. Starts from the municipality's lodgings and
-    reaches their returns by (tax account, period), so the cost follows the peers, not the period."""
-    latest = (
-        select(Liability.input)
-        .select_from(LodgingView)
-        .join(
-            Liability,
-            and_(
-                Liability.tax_account == LodgingView.tax_account,
-                Liability.period == period,
-                Liability.filer_kind == "operator",
-            ),
+@dataclass(slots=True)
+class _HeldRuns:
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    writes: int = 0
+
+
+_HELD = "assessment.crosschecks.held"
+
+
+def _cents(amount: Decimal) -> Decimal:
+    """As NUMERIC(18,2) stores it (half away from zero)."""
+    return amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def _held(session: AsyncSession) -> _HeldRuns:
+    return accounts.transaction_state(session, _HELD, _HeldRuns)
+
+
+async def hold_run(
+    session: AsyncSession,
+    state: CheckState,
+    run: Mapping[str, Any],
+    findings: Sequence[CrossFinding],
+) -> str:
+    """Record a run (``_RUN_COLUMNS`` but its id and count) and its findings: held until
+    :func:`write_held_runs` (at the latest, the consumer batch's end; outside one, now), and
+    ``state`` told. Returns the run's id."""
+    run_id = new_id()
+    held = _held(session)
+    first = not held.runs
+    held.runs.append({**run, "id": run_id, "findings": len(findings)})
+    for f in findings:
+        held.findings.append(
+            {
+                "id": new_id(),
+                "run_id": run_id,
+                "tax_account": run["tax_account"],
+                "period": run["period"],
+                "declaration_id": run["declaration_id"],
+                **finding_fields(f),
+            }
         )
-        .where(
-            LodgingView.jurisdiction == lodging.jurisdiction,
-            LodgingView.municipality == lodging.municipality,
-            LodgingView.tax_account != lodging.tax_account,
-            Liability.lodging_class == lodging_class,
+    pair = (run["tax_account"], run["period"])
+    state.runs.add((run["declaration_id"], run["intermediaries_key"]))
+    # as read back: amounts NUMERIC(18,2), parameters JSONB (its keys by length, then bytes)
+    state.earlier[run["declaration_id"]] = [
+        CrossFinding.model_validate(
+            {
+                **finding_fields(f),
+                **{k: _cents(getattr(f, k)) for k in ("declared", "reported", "difference")},
+                "parameters": dict(sorted(f.parameters.items(), key=lambda kv: (len(kv[0].encode()), kv[0]))),
+            }
         )
-        .ext(distinct_on(Liability.filing_id))
-        .order_by(Liability.filing_id, Liability.version.desc())
-        .subquery()
-    )
-    nights = latest.c.input["room_nights"].astext.cast(Numeric)
-    revenue = latest.c.input["room_revenue"].astext.cast(Numeric)
-    stmt = select(func.round(revenue / nights, 2)).where(nights > 0)
-    return [Decimal(v) for v in (await session.execute(stmt)).scalars().all()]
+        for f in findings
+        if f.rule == "adr_outlier"
+    ]
+    state.last_findings[pair] = len(findings)
+    if first:
+        wave = held.writes
+
+        async def write() -> None:
+            await write_held_runs(session)
+
+        await once_per_batch(session, ("crosscheck runs", wave), write)
+    return run_id
+
+
+async def write_held_runs(session: AsyncSession) -> None:
+    """Write the runs and findings :func:`hold_run` holds, in one statement. Every query of this
+    module that reads them calls it first."""
+    held = _held(session)
+    if not held.runs:
+        return
+    runs, findings = held.runs, held.findings
+    held.runs, held.findings = [], []
+    held.writes += 1
+    params: dict[str, list[Any]] = {}
+    for prefix, columns, rows in (("r_", _RUN_COLUMNS, runs), ("f_", _FINDING_COLUMNS, findings)):
+        for c, t in columns.items():
+            values = [r[c] for r in rows]
+            params[prefix + c] = [json.dumps(v) for v in values] if t == "jsonb" else values
+    await session.execute(_INSERT_RUNS, params)
 
 
 async def account_of_declaration(session: AsyncSession, declaration_id: str) -> str | None:
@@ -71,6 +392,7 @@ async def account_of_declaration(session: AsyncSession, declaration_id: str) -> 
 async def unchecked_periods(session: AsyncSession, tax_account: str) -> list[tuple[str, date]]:
     """The account's lodging-periods with an operator return that no run checked (it arrived
     before the lodging did), each with the filing date of its last return, oldest first."""
+    await write_held_runs(session)
     unchecked = and_(
         Liability.filer_kind == "operator",
         ~exists().where(CrosscheckRun.declaration_id == Liability.declaration_id),
@@ -85,31 +407,15 @@ async def unchecked_periods(session: AsyncSession, tax_account: str) -> list[tup
     return [(period, filed_on) for period, filed_on in (await session.execute(stmt)).all()]
 
 
-async def run_exists(session: AsyncSession, declaration_id: str, key: str) -> bool:
-    stmt = select(CrosscheckRun.id).where(
-        CrosscheckRun.declaration_id == declaration_id, CrosscheckRun.intermediaries_key == key
-    )
-    return (await session.execute(stmt)).first() is not None
-
-
-async def latest_run(session: AsyncSession, *, tax_account: str, period: str) -> CrosscheckRun | None:
-    """The lodging-period's latest run (None: never checked)."""
-    stmt = (
-        select(CrosscheckRun)
-        .where(CrosscheckRun.tax_account == tax_account, CrosscheckRun.period == period)
-        .order_by(CrosscheckRun.seq.desc())
-        .limit(1)
-    )
-    return (await session.execute(stmt)).scalar_one_or_none()
-
-
 async def account_runs(session: AsyncSession, tax_account: str) -> list[CrosscheckRun]:
     """Every run on the account's lodging-periods, in write order."""
+    await write_held_runs(session)
     stmt = select(CrosscheckRun).where(CrosscheckRun.tax_account == tax_account).order_by(CrosscheckRun.seq)
     return list((await session.execute(stmt)).scalars().all())
 
 
 async def findings_of_runs(session: AsyncSession, run_ids: list[str]) -> dict[str, list[CrosscheckFinding]]:
+    await write_held_runs(session)
     out: dict[str, list[CrosscheckFinding]] = {r: [] for r in run_ids}
     stmt = (
         select(CrosscheckFinding).where(CrosscheckFinding.run_id.in_(run_ids)).order_by(CrosscheckFinding.seq)
@@ -138,6 +444,7 @@ async def current_findings(
     limit: int = 500,
 ) -> list[CrosscheckFinding]:
     """The findings of each lodging-period's latest run."""
+    await write_held_runs(session)
     where = []
     if tax_account is not None:
         where.append(CrosscheckRun.tax_account == tax_account)
@@ -154,6 +461,7 @@ async def current_findings(
 
 async def latest_run_findings(session: AsyncSession, declaration_id: str) -> list[CrosscheckFinding] | None:
     """The findings of the latest run on one declaration version (None: never checked)."""
+    await write_held_runs(session)
     stmt = (
         select(CrosscheckRun.id, CrosscheckFinding)
         .outerjoin(CrosscheckFinding, CrosscheckFinding.run_id == CrosscheckRun.id)
@@ -192,6 +500,7 @@ async def crosscheck_coverage(
 ) -> CrosscheckCoverage:
     """For the indicators: lodging-periods in ``first``..``last`` where an intermediary filed, those a
     run compared with the operator's return, and those whose latest run has findings."""
+    await write_held_runs(session)
     periods = [str(p) for p in _months(first, last)]
     with_data = (
         select(Liability.tax_account, Liability.period)

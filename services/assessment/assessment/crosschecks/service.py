@@ -9,6 +9,7 @@ compare (the non-filer estimate covers that case).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import date
 from typing import Any
@@ -26,32 +27,56 @@ from taxcore.parameters import ParameterTree
 from taxcore.rules.crosscheck import CROSSCHECK_RULES, CrossFinding, LodgingPeriodData, cross_check
 from taxcore.rules.declaration import DeclarationInput
 
-#: what a finding row keeps of taxcore's finding
-FIELDS = ("rule", "line", "message", "declared", "reported", "difference", "section", "parameters")
-
 
 def _fields(finding: CrossFinding | CrosscheckFinding) -> dict[str, Any]:
-    return {name: getattr(finding, name) for name in FIELDS}
+    return repository.finding_fields(finding)
+
+
+async def prepare_batch(session: AsyncSession, *, periods: Sequence[tuple[str, str]]) -> None:
+    """A consumer batch's set-up: what the cross-checks of its lodging-periods ((account,
+    period)) read, fetched for all at once (:func:`repository.prepare`); its lodgings are in
+    the session already (the accounts' set-up loaded them)."""
+    pairs = sorted(set(periods))
+    lodgings = {a: v for a in {a for a, _ in pairs} if (v := await session.get(LodgingView, a)) is not None}
+    await repository.prepare(session, pairs, lodgings)
 
 
 async def run_crosschecks(
-    session: AsyncSession, *, tax_account: str, period: str, checked_on: date, law: ParameterTree
+    session: AsyncSession,
+    *,
+    tax_account: str,
+    period: str,
+    checked_on: date,
+    law: ParameterTree,
+    state: repository.CheckState | None = None,
 ) -> int | None:
-    """Check the lodging-period; returns the number of findings, or None when nothing was checked."""
+    """Check the lodging-period; returns the number of findings, or None when nothing was checked.
+
+    What it reads comes from ``state``, else the consumer batch's (:func:`prepare_batch`), else
+    it is fetched now for this lodging-period; the run is held and written with the batch's
+    others (:func:`repository.hold_run`): no statement of its own in a prepared batch.
+    """
     lodging = await session.get(LodgingView, tax_account)
-    filings = await repository.latest_filings(session, tax_account, period)
+    if lodging is None:
+        return None
+    pair = (tax_account, period)
+    if state is None or pair not in state.filings:
+        state = repository.prepared(session)
+    if state is None or pair not in state.filings:
+        state = await repository.load(session, [pair], {tax_account: lodging})
+    filings = state.latest_filings(session, pair)
     operator = [f for f in filings if f.filer_kind == "operator"]
-    if lodging is None or not operator:
+    if not operator:
         return None
     mine = max(operator, key=lambda f: (f.filed_on, f.version))
     others = sorted((f for f in filings if f.filer_kind == "facilitator"), key=lambda f: f.declaration_id)
     key = ",".join(f.declaration_id for f in others)
-    if await repository.run_exists(session, mine.declaration_id, key):
+    if (mine.declaration_id, key) in state.runs:
         return None
     returned = DeclarationInput.model_validate(mine.input)
     # the ADR is judged once per operator version, against the peers known when it arrived: an
     # intermediary's row changes neither, so its run carries the earlier ADR finding over
-    earlier = await repository.latest_run_findings(session, mine.declaration_id)
+    earlier = state.earlier.get(mine.declaration_id)
     data = LodgingPeriodData(
         jurisdiction=lodging.jurisdiction,
         period=period,
@@ -60,44 +85,36 @@ async def run_crosschecks(
         intermediaries=[DeclarationInput.model_validate(f.input) for f in others],
         peer_adrs=[]
         if earlier is not None
-        else await repository.peer_adrs(session, lodging, period, returned.lodging_class),
+        else await state.peer_adrs(session, lodging, period, returned.lodging_class),
     )
     rules = CROSSCHECK_RULES if earlier is None else [r for r in CROSSCHECK_RULES if r != "adr_outlier"]
     found = cross_check(data, parameters=law, rules=rules)
     if earlier is not None:
         found += [CrossFinding.model_validate(_fields(f)) for f in earlier if f.rule == "adr_outlier"]
-    previous = await repository.latest_run(session, tax_account=tax_account, period=period)
-    run = CrosscheckRun(
-        tax_account=tax_account,
-        jurisdiction=lodging.jurisdiction,
-        period=period,
-        declaration_id=mine.declaration_id,
-        intermediary_declarations=[f.declaration_id for f in others],
-        intermediaries_key=key,
-        checked_on=checked_on,
-        findings=len(found),
+    previous = state.last_findings.get(pair)
+    intermediaries = [f.declaration_id for f in others]
+    run_id = await repository.hold_run(
+        session,
+        state,
+        {
+            "tax_account": tax_account,
+            "jurisdiction": lodging.jurisdiction,
+            "period": period,
+            "declaration_id": mine.declaration_id,
+            "intermediary_declarations": intermediaries,
+            "intermediaries_key": key,
+            "checked_on": checked_on,
+        },
+        found,
     )
-    session.add(run)
-    await session.flush()
-    session.add_all(
-        CrosscheckFinding(
-            run_id=run.id,
-            tax_account=tax_account,
-            period=period,
-            declaration_id=mine.declaration_id,
-            **_fields(f),
-        )
-        for f in found
-    )
-    await session.flush()
-    if found or (previous is not None and previous.findings):
+    if found or previous:
         event = CrosscheckFindingsRecorded(
-            run_id=run.id,
+            run_id=run_id,
             tax_account=tax_account,
             jurisdiction=lodging.jurisdiction,
             period=period,
             declaration_id=mine.declaration_id,
-            intermediary_declarations=run.intermediary_declarations,
+            intermediary_declarations=intermediaries,
             checked_on=checked_on,
             findings=[CrosscheckFindingItem.model_validate(_fields(f)) for f in found],
         )
@@ -114,9 +131,17 @@ async def check_when_the_lodging_arrives(
     a return that finds no lodging is not checked (:func:`run_crosschecks`). Once the
     lodging is known, each such lodging-period is checked as of its last return's filing
     date, as that return would have been; a period already checked is not checked again.
+    What the checks read is fetched for all of them at once.
     """
-    for period, filed_on in await repository.unchecked_periods(session, tax_account):
-        await run_crosschecks(session, tax_account=tax_account, period=period, checked_on=filed_on, law=law)
+    unchecked = await repository.unchecked_periods(session, tax_account)
+    lodging = await session.get(LodgingView, tax_account)
+    if not unchecked or lodging is None:
+        return
+    state = await repository.load(session, [(tax_account, p) for p, _ in unchecked], {tax_account: lodging})
+    for period, filed_on in unchecked:
+        await run_crosschecks(
+            session, tax_account=tax_account, period=period, checked_on=filed_on, law=law, state=state
+        )
 
 
 def notable_runs(runs: list[CrosscheckRun]) -> list[tuple[CrosscheckRun, bool]]:
