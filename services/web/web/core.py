@@ -149,6 +149,16 @@ class Api:
     async def get(self, service: str, path: str, **kw: Any) -> Any:
         return await self.backend.get(service, path, token=self.token, lang=self.lang, **kw)
 
+    async def get_or(self, default: Any, service: str, path: str, **kw: Any) -> Any:
+        """``get``, or ``default`` where the service answers 404 (assessment has not opened an
+        account it has seen no event of yet)."""
+        try:
+            return await self.get(service, path, **kw)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+            return default
+
     async def post(self, service: str, path: str, body: Any, **kw: Any) -> Any:
         return await self.backend.post(service, path, body, token=self.token, lang=self.lang, **kw)
 

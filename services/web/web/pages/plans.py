@@ -24,9 +24,9 @@ from fastapi.responses import Response
 
 from servicekit.runtime import runtime_of
 from web import people
-from web.backend import ApiError
 from web.core import AgencyDep, Api, ApiDep, CsrfDep, PortalDep, lang_of, render
 from web.forms import AMOUNT_HINT, act, dollars
+from web.pages.answers import answers_for
 from web.pages.casework import may_work
 from web.session import Person
 
@@ -43,15 +43,10 @@ GRANT_FIELDS = {
 
 async def of_account(api: Api, account: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The account's plans and plan requests; none while assessment has not opened it."""
-    try:
-        plans, requests = await asyncio.gather(
-            api.get("assessment", f"/v1/accounts/{account}/plans"),
-            api.get("assessment", f"/v1/accounts/{account}/plan-requests"),
-        )
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
-        return [], []
+    plans, requests = await asyncio.gather(
+        api.get_or([], "assessment", f"/v1/accounts/{account}/plans"),
+        api.get_or([], "assessment", f"/v1/accounts/{account}/plan-requests"),
+    )
     return plans, requests
 
 
@@ -84,7 +79,7 @@ async def _request_page(
         status,
         lodging=lodging,
         balance=(statement.get("totals") or {}).get("balance", "0.00"),
-        asks=person.role == "operator",
+        asks=answers_for(person),
         form=form,
         errors=errors,
     )

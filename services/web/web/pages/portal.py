@@ -21,6 +21,7 @@ from web.core import ApiDep, CsrfDep, PortalDep, lang_of, redirect, render
 from web.forms import AMOUNT_HINT, dollars
 from web.i18n import N_
 from web.pages import schedules
+from web.pages.answers import answers_for
 from web.pages.plans import of_account
 
 router = APIRouter(prefix="/portal")
@@ -102,29 +103,19 @@ async def lodging_page(request: Request, lodging_id: str, person: PortalDep, api
         refunds=refunds,
         plans=plans,
         plan_requests=plan_requests,
-        balance_owed=owed > 0,
+        asks_for_a_plan=answers_for(person) and owed > 0,
     )
 
 
 async def _balance(api: ApiDep, account: str) -> Decimal:
     """What the account owes today (0 when assessment has not opened it)."""
-    try:
-        statement = await api.get("assessment", f"/v1/accounts/{account}/statement")
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
-        return Decimal(0)
+    statement = await api.get_or({}, "assessment", f"/v1/accounts/{account}/statement")
     return Decimal((statement.get("totals") or {}).get("balance", "0"))
 
 
 async def _refunds(api: ApiDep, account: str) -> list[dict[str, Any]]:
     """The account's refunds; none yet when assessment has not opened the account."""
-    try:
-        found: list[dict[str, Any]] = await api.get("assessment", f"/v1/accounts/{account}/refunds")
-    except ApiError as exc:
-        if exc.status != 404:
-            raise
-        return []
+    found: list[dict[str, Any]] = await api.get_or([], "assessment", f"/v1/accounts/{account}/refunds")
     return found
 
 
