@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment.accounts.ledger import BalanceCache, Facts
 from assessment.models import Payment, PaymentReversal
+from assessment.plans import repository as plans_repository
 from assessment.plans.hold import receipts
 from assessment.plans.models import PaymentPlan
 from assessment.plans.schedule import Receipt, Term, equal_amounts, evaluate, monthly
@@ -589,6 +590,71 @@ class TestRefusedPlans:
             (2, "2026-09-30", "2666.66"),
             (3, "2026-10-31", "2666.68"),
         ]
+
+
+class TestRequestQueue:
+    async def test_one_request_per_account_waits_for_the_agency(
+        self, client: httpx.AsyncClient, bus: Bus, db: DB, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        account = await owing(bus, monkeypatch)
+        url = f"/v1/accounts/{account}/plan-requests"
+        first = await client.post(
+            url, json={"installments": 3, "explanation": "low season"}, headers=OPERATOR
+        )
+        assert first.status_code == 201, first.text
+        rid = first.json()["id"]
+        for lang, detail in (
+            ("en", f"request {rid} of 2026-07-20 still waits for the agency's answer"),
+            ("es", f"la solicitud {rid} del 2026-07-20 aún espera la respuesta de la agencia"),
+        ):
+            again = await client.post(
+                url,
+                json={"installments": 6, "explanation": "more"},
+                headers={**OPERATOR, "Accept-Language": lang},
+            )
+            assert again.status_code == 409, again.text
+            assert again.json()["errors"] == [{"pointer": "#/request/status", "detail": detail}]
+        assert await rows(db, "SELECT id FROM plan_requests WHERE tax_account = :a", a=account) == [(rid,)]
+        assert await plan_events(db, account) == ["roomtax.assessment.plan.requested.v1"]
+        # once the agency has answered, the taxpayer may ask again
+        declined = await client.post(
+            f"/v1/plan-requests/{rid}/decline", json={"reasons": "no"}, headers=MAKER
+        )
+        assert declined.status_code == 200, declined.text
+        second = await client.post(url, json={"installments": 6, "explanation": "more"}, headers=OPERATOR)
+        assert second.status_code == 201, second.text
+        mine = await client.get(url, headers=OPERATOR)
+        assert [(x["id"], x["status"]) for x in mine.json()] == [
+            (rid, "declined"),
+            (second.json()["id"], "pending"),
+        ]
+        queue = await client.get("/v1/plan-requests", headers=MAKER)
+        assert [q["id"] for q in queue.json()] == [second.json()["id"]]
+
+    async def test_the_queue_shows_the_oldest_waiting_requests(
+        self, client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        asked = []
+        for months in (2, 3, 4):
+            account = await owing(bus, monkeypatch)
+            r = await client.post(
+                f"/v1/accounts/{account}/plan-requests",
+                json={"installments": months, "explanation": "x"},
+                headers=OPERATOR,
+            )
+            assert r.status_code == 201, r.text
+            asked.append(r.json()["id"])
+        declined = await client.post(
+            f"/v1/plan-requests/{asked[1]}/decline", json={"reasons": "no"}, headers=MAKER
+        )
+        assert declined.status_code == 200, declined.text
+        queue = await client.get("/v1/plan-requests", headers=MAKER)
+        assert [(q["id"], q["status"], q["installments"]) for q in queue.json()] == [
+            (asked[0], "pending", 2),
+            (asked[2], "pending", 4),
+        ]
+        monkeypatch.setattr(plans_repository, "QUEUE_LIMIT", 1)
+        assert [q["id"] for q in (await client.get("/v1/plan-requests", headers=MAKER)).json()] == [asked[0]]
 
 
 class TestPlanIsolation:

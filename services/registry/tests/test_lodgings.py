@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 from registry_factories import ADMIN, make_facilitator, make_lodging, make_operator, outbox_types, scalar
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -241,3 +243,27 @@ class TestSearchLodgings:
         r = await client.get("/v1/lodgings", params={"q": ""}, headers=ADMIN)
         assert r.status_code == 422
         assert r.json()["errors"][0]["pointer"] == "#/query/q"
+
+    async def test_by_tax_accounts_in_one_call_and_only_what_the_caller_sees(
+        self, client: httpx.AsyncClient
+    ) -> None:
+        mine = await make_operator(client, "Operadora Coral")
+        theirs = await make_operator(client, "Otra Coral")
+        a = await make_lodging(client, operator_id=mine["id"], name="Coral Uno")
+        b = await make_lodging(client, operator_id=mine["id"], name="Coral Dos")
+        c = await make_lodging(client, operator_id=theirs["id"], name="Coral Ajeno")
+        asked = [c["tax_account"], a["tax_account"], "PR-0000000000", b["tax_account"]]
+
+        async def names(headers: dict[str, str]) -> list[str]:
+            r = await client.get("/v1/lodgings", params={"tax_account": asked, "limit": 500}, headers=headers)
+            assert r.status_code == 200, r.text
+            return [x["name"] for x in r.json()["items"]]
+
+        def named(*lodgings: dict[str, Any]) -> list[str]:  # in tax account order, as listed
+            return [x["name"] for x in sorted(lodgings, key=lambda x: x["tax_account"])]
+
+        assert await names(ADMIN) == named(a, b, c)  # the unknown account is simply not there
+        assert await names(auth("operator", operator_id=mine["id"])) == named(a, b)
+        too_many = await client.get("/v1/lodgings", params={"tax_account": ["x"] * 501}, headers=ADMIN)
+        assert too_many.status_code == 422, too_many.text
+        assert too_many.json()["errors"][0]["pointer"] == "#/query/tax_account"

@@ -29,6 +29,7 @@ from web_browser import (
 )
 
 from taxcore.periods import Period
+from web.i18n import Lang
 
 
 async def declare(admin: Api, lodging: dict[str, Any], period: Period, operator_id: str) -> None:
@@ -426,7 +427,15 @@ class TestPaymentPlans:
         await page.get_by_role("button", name="Enviar la solicitud").click()
         await expect(page.locator("#plan-requests-table tbody tr")).to_have_count(1)
         await expect(page.locator("#plan-requests-table")).to_contain_text("pendiente")
+        # one request at a time: the page says it waits and no longer offers to ask
+        waits = f"Su solicitud del {Lang('es').date(TODAY)} espera la respuesta de la agencia."
+        await expect(page.locator("#plan-request-waiting")).to_have_text(waits)
+        await expect(page.get_by_role("link", name="Solicitar un plan de pagos")).to_have_count(0)
         await operator.check("plan-asked-es")
+        await page.goto(f"{stack.web.url}/portal/lodgings/{lodging_id}/plan-request")
+        await expect(page.locator("#plan-request-waiting")).to_have_text(waits)
+        await expect(page.locator("#f-installments")).to_have_count(0)
+        await page.go_back()
         [first] = await stack.admin.get("assessment", f"/v1/accounts/{account}/plan-requests")
         assert (first["installments"], first["explanation"], first["status"]) == (
             3,

@@ -99,12 +99,11 @@ async def list_account_requests(facts: FactsDep, session: SessionDep) -> list[Pl
 @router.get(
     "/plan-requests",
     responses=Forbidden.openapi(),
-    summary="The agency's queue: plan requests neither granted nor declined, oldest first",
+    summary=f"The agency's queue: the oldest {repository.QUEUE_LIMIT} requests neither granted nor declined",
 )
 async def queue(session: SessionDep, principal: PrincipalDep) -> list[PlanRequestOut]:
     approvals.require_agency_staff(principal, "work the plan request queue")
-    rows = await repository.pending_requests(session)
-    return [await service.request_view(session, req=r) for r in rows]
+    return await service.queue_views(session)
 
 
 @router.get("/plan-requests/{request_id}", responses=ERRORS, summary="One request")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import ARRAY, Text, any_, bindparam, exists, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -57,12 +58,34 @@ async def account_requests(session: AsyncSession, tax_account: str) -> list[Plan
     return list((await session.execute(stmt)).scalars().all())
 
 
-async def pending_requests(session: AsyncSession) -> list[PlanRequest]:
-    """The agency's queue: requests neither granted (a plan names them) nor declined."""
+QUEUE_LIMIT = 500  # the agency's queue shows its oldest requests, as the other work queues do
+
+
+def _pending() -> Any:
+    """Requests neither granted (a plan names them) nor declined."""
     granted = select(PaymentPlan.id).where(PaymentPlan.request_id == PlanRequest.id)
     declined = select(PlanStep.id).where(PlanStep.subject_id == PlanRequest.id, PlanStep.key == "declined")
-    stmt = select(PlanRequest).where(~granted.exists(), ~declined.exists()).order_by(PlanRequest.seq)
+    return ~granted.exists() & ~declined.exists()
+
+
+async def pending_requests(session: AsyncSession) -> list[PlanRequest]:
+    """The agency's queue, oldest first: at most ``QUEUE_LIMIT`` requests."""
+    stmt = select(PlanRequest).where(_pending()).order_by(PlanRequest.seq).limit(QUEUE_LIMIT)
     return list((await session.execute(stmt)).scalars().all())
+
+
+async def pending_request_of(session: AsyncSession, tax_account: str) -> PlanRequest | None:
+    """The account's request still waiting for the agency, if any (there is at most one)."""
+    stmt = select(PlanRequest).where(PlanRequest.tax_account == tax_account, _pending()).limit(1)
+    return (await session.execute(stmt)).scalar_one_or_none()
+
+
+async def plans_of_requests(session: AsyncSession, request_ids: Sequence[str]) -> dict[str, PaymentPlan]:
+    """The plans granted on any of ``request_ids``, by request, in one query."""
+    if not request_ids:
+        return {}
+    stmt = select(PaymentPlan).where(PaymentPlan.request_id.in_(list(request_ids)))
+    return {str(p.request_id): p for p in (await session.execute(stmt)).scalars().all()}
 
 
 async def plan_of_request(session: AsyncSession, request_id: str) -> PaymentPlan | None:

@@ -236,6 +236,14 @@ async def request(
         raise Forbidden("the taxpayer (operator) requests a payment plan; the agency grants one directly")
     if not owed_on(facts, today):
         raise approvals.conflict("nothing is owed: no balance to plan", "#/body/installments")
+    await accounts_repo.lock_account(session, facts.tax_account)  # two requests at once: one waits
+    waiting = await repository.pending_request_of(session, facts.tax_account)
+    if waiting is not None:
+        # one request per account in the agency's queue: a taxpayer cannot flood it
+        raise approvals.conflict(
+            f"request {waiting.id} of {waiting.requested_on.isoformat()} still waits for the agency's answer",
+            "#/request/status",
+        )
     row = PlanRequest(
         tax_account=facts.tax_account,
         jurisdiction=facts.jurisdiction,
@@ -623,18 +631,28 @@ async def view(session: AsyncSession, *, facts: Facts, plan: PaymentPlan, on: da
 
 
 async def request_view(session: AsyncSession, *, req: PlanRequest) -> PlanRequestOut:
-    plan = await repository.plan_of_request(session, req.id)
-    declined = next(
-        (s for s in (await repository.steps(session, [req.id]))[req.id] if s.key == "declined"), None
-    )
-    return PlanRequestOut.of(req, plan, declined)
+    return (await request_views(session, [req]))[0]
+
+
+async def request_views(session: AsyncSession, reqs: Sequence[PlanRequest]) -> list[PlanRequestOut]:
+    """Each request as it stands, in two queries whatever their number."""
+    ids = [r.id for r in reqs]
+    plans = await repository.plans_of_requests(session, ids)
+    steps = await repository.steps(session, ids)
+    return [
+        PlanRequestOut.of(r, plans.get(r.id), next((s for s in steps[r.id] if s.key == "declined"), None))
+        for r in reqs
+    ]
 
 
 async def account_request_views(session: AsyncSession, *, tax_account: str) -> list[PlanRequestOut]:
     """The account's plan requests, each as it stands."""
-    return [
-        await request_view(session, req=r) for r in await repository.account_requests(session, tax_account)
-    ]
+    return await request_views(session, await repository.account_requests(session, tax_account))
+
+
+async def queue_views(session: AsyncSession) -> list[PlanRequestOut]:
+    """The agency's queue: the oldest requests neither granted nor declined."""
+    return await request_views(session, await repository.pending_requests(session))
 
 
 async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:

@@ -79,6 +79,10 @@ async def list_lodgings(
         str | None,
         Query(min_length=1, max_length=200, description="part of the name, tax account or municipality"),
     ] = None,
+    tax_account: Annotated[
+        list[str] | None,
+        Query(max_length=500, description="only these tax accounts (repeat the parameter; at most 500)"),
+    ] = None,
 ) -> Page[LodgingOut]:
     rows = await repository.list_page(
         session,
@@ -89,6 +93,7 @@ async def list_lodgings(
         lodging_class=lodging_class,
         operator_id=operator_id,
         q=q,
+        tax_accounts=tax_account or (),
     )
     today = runtime.today()
     return paginate(rows, limit=limit, key=lambda r: [r.tax_account], to_item=lambda r: to_out(r, today))

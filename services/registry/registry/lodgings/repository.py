@@ -69,8 +69,11 @@ async def list_page(
     lodging_class: str | None,
     operator_id: str | None,
     q: str | None = None,
+    tax_accounts: Sequence[str] = (),
 ) -> Sequence[Lodging]:
     stmt = visible_to(principal)
+    if tax_accounts:
+        stmt = stmt.where(Lodging.tax_account.in_(list(tax_accounts)))
     if q:
         # a search box: part of the name, the tax account or the municipality, any case
         like = "%" + q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"

@@ -50,6 +50,11 @@ async def of_account(api: Api, account: str) -> tuple[list[dict[str, Any]], list
     return plans, requests
 
 
+def waiting(requests: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The account's request still waiting for the agency (assessment takes one at a time)."""
+    return next((r for r in requests if r["status"] == "pending"), None)
+
+
 def _count(raw: str) -> int | None:
     """A number of installments as typed (1 to 120), or None."""
     try:
@@ -72,7 +77,10 @@ async def _request_page(
     status: int = 200,
 ) -> Response:
     lodging = await api.get("registry", f"/v1/lodgings/{lodging_id}")
-    statement = await api.get("assessment", f"/v1/accounts/{lodging['tax_account']}/statement")
+    statement, (_, requests) = await asyncio.gather(
+        api.get("assessment", f"/v1/accounts/{lodging['tax_account']}/statement"),
+        of_account(api, lodging["tax_account"]),
+    )
     return render(
         request,
         "portal/plan_request.html",
@@ -80,6 +88,7 @@ async def _request_page(
         lodging=lodging,
         balance=(statement.get("totals") or {}).get("balance", "0.00"),
         asks=answers_for(person),
+        waiting_request=waiting(requests),
         form=form,
         errors=errors,
     )

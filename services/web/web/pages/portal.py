@@ -23,6 +23,7 @@ from web.i18n import N_
 from web.pages import schedules
 from web.pages.answers import answers_for
 from web.pages.plans import of_account
+from web.pages.plans import waiting as plan_waiting
 
 router = APIRouter(prefix="/portal")
 
@@ -93,6 +94,7 @@ async def lodging_page(request: Request, lodging_id: str, person: PortalDep, api
         _balance(api, account),
     )
     runtime = runtime_of(request)
+    waiting = plan_waiting(plan_requests)
     return render(
         request,
         "portal/lodging.html",
@@ -103,7 +105,8 @@ async def lodging_page(request: Request, lodging_id: str, person: PortalDep, api
         refunds=refunds,
         plans=plans,
         plan_requests=plan_requests,
-        asks_for_a_plan=answers_for(person) and owed > 0,
+        asks_for_a_plan=answers_for(person) and owed > 0 and waiting is None,
+        waiting_request=waiting,
     )
 
 
