@@ -336,6 +336,28 @@ class TestUserIsolation:
             assert (await client.get(f"/v1/people/users/{user['id']}", headers=headers)).status_code == status
         assert (await client.get("/v1/people/users/nobody", headers=ADMIN)).status_code == 404
 
+    async def test_staff_who_work_cases_read_names_only(self, client: httpx.AsyncClient) -> None:
+        ana = await make_user(client, "agency-admin", name="Ana Rivera")
+        luis = await make_user(client, "agency-officer", name="Luis Ortiz")
+        op = await make_operator(client)
+        asked = {"user_id": [luis["id"], "nobody", ana["id"]]}
+        expected = sorted(
+            [{"id": ana["id"], "name": "Ana Rivera"}, {"id": luis["id"], "name": "Luis Ortiz"}],
+            key=lambda p: p["id"],
+        )
+        for role in ("agency-officer", "agency-auditor", "agency-admin"):
+            r = await client.get("/v1/people/names", params=asked, headers=auth(role))
+            assert (r.status_code, r.json()) == (200, expected)  # no e-mail, role or history
+        for headers in (
+            auth("dashboard"),
+            auth("operator", operator_id=op["id"]),
+            auth("facilitator", facilitator_id="f"),
+        ):
+            assert (await client.get("/v1/people/names", params=asked, headers=headers)).status_code == 403
+        for params, pointer in (({}, "#/query/user_id"), ({"user_id": ["u"] * 101}, "#/query/user_id")):
+            r = await client.get("/v1/people/names", params=params, headers=auth("agency-officer"))
+            assert (r.status_code, r.json()["errors"][0]["pointer"]) == (422, pointer)
+
     async def test_me_is_only_oneself(self, client: httpx.AsyncClient) -> None:
         user = await make_user(client)
         session = (await sign_in(client, user["email"])).json()

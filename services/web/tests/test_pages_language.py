@@ -12,6 +12,7 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
+import pytest
 from fastapi import FastAPI
 from starlette.requests import Request
 from web_factories import ADMIN, PASSWORD, make_person, web_settings
@@ -169,8 +170,11 @@ def _request() -> Request:
 
 
 class TestPeopleByName:
-    async def test_names_with_ids_an_unknown_person_and_a_client(self, registry_app: FastAPI) -> None:
-        api, me = await _api(registry_app, "agency-auditor")
+    @pytest.mark.parametrize("role", ["agency-auditor", "agency-officer"])
+    async def test_names_with_ids_an_unknown_person_and_a_client(
+        self, registry_app: FastAPI, role: str
+    ) -> None:
+        api, me = await _api(registry_app, role)
         other = await make_person(registry_app, "agency-admin", name="Rubén Colón")
         missing = f"u-{uuid.uuid4().hex[:8]}"
         request = _request()
@@ -180,7 +184,7 @@ class TestPeopleByName:
         assert {r: (n.name, n.user_id, n.unknown) for r, n in found.items()} == {
             f"user:{other['id']}": ("Rubén Colón", other["id"], False),
             other["id"]: ("Rubén Colón", other["id"], False),
-            me["id"]: ("Nilda agency-auditor", me["id"], False),
+            me["id"]: (f"Nilda {role}", me["id"], False),
             f"user:{missing}": (None, missing, True),
             "client:pms-1": (None, None, False),
             "agency-admin": (None, "agency-admin", False),

@@ -1,16 +1,15 @@
 """People shown by name: the ids the services record (``user:<id>``, ``person:<id>`` or a bare
-user id) looked up at the registry's people API with the signed-in person's token, once per
-request, the id kept beside the name (the page shows it as the name's title).
+user id) looked up at the registry's ``/v1/people/names`` with the signed-in person's token, in
+one call per request, the id kept beside the name (the page shows it as the name's title).
 
 A machine client (``client:<id>``, or a bare id the registry does not know: some services
 write a client's id bare) is shown as it is. A ``user:``/``person:`` id the registry does
-not know is shown as an unknown person with the id; a role that may not read people (the registry answers
-403, e.g. a dashboard) sees the ids.
+not know is shown as an unknown person with the id; a role that may not read names (the registry
+answers 403: a dashboard, a taxpayer) sees the ids.
 """
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,15 +53,12 @@ def refs_in(data: Any) -> set[str]:
     return found
 
 
-async def _lookup(api: Api, user_id: str) -> str | None:
-    """The person's name; None when the registry has no such person."""
-    try:
-        found = await api.get("registry", f"/v1/people/users/{user_id}")
-    except ApiError as exc:
-        if exc.status == 404:
-            return None
-        raise
-    return str(found["name"])
+async def _names(api: Api, user_ids: list[str]) -> dict[str, str]:
+    """The names of the people the registry knows among ``user_ids``, in one call."""
+    if not user_ids:
+        return {}
+    found = await api.get("registry", "/v1/people/names", params={"user_id": user_ids})
+    return {str(p["id"]): str(p["name"]) for p in found}
 
 
 async def resolve(request: Request, api: Api, *data: Any) -> dict[str, Named]:
@@ -73,13 +69,13 @@ async def resolve(request: Request, api: Api, *data: Any) -> dict[str, Named]:
     wanted = sorted({u for r in refs if (u := user_id_of(r)) is not None and u not in looked})
     wanted = wanted[:MAX_LOOKUPS]
     try:
-        names = await asyncio.gather(*(_lookup(api, u) for u in wanted))
+        names = await _names(api, wanted)
     except ApiError as exc:
         if exc.status != 403:
             raise
-        names = [None] * len(wanted)  # this role does not read people: the ids are shown
-        wanted = []
-    for looked_up, name in zip(wanted, names, strict=False):
+        wanted = []  # this role does not read people (a dashboard, a taxpayer): the ids are shown
+    for looked_up in wanted:
+        name = names.get(looked_up)
         looked[looked_up] = Named(looked_up, looked_up, name, unknown=name is None)
     for ref in refs:
         user = user_id_of(ref)

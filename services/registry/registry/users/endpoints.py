@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 
 from registry.settings import RegistrySettings
 from registry.users import repository, service
@@ -17,6 +17,7 @@ from registry.users.schemas import (
     AccessOut,
     ExternalSignIn,
     PasswordChange,
+    PersonName,
     RefreshIn,
     SessionOut,
     SignIn,
@@ -36,6 +37,11 @@ router = make_router(prefix="/v1/people", tags=["people"])
 # (the throttle counts it) before the refusal is answered.
 attempts = APIRouter(prefix="/v1/people", tags=["people"])
 StaffReadDep = Annotated[Principal, Depends(require_roles("agency-admin", "agency-auditor"))]
+#: the staff who work and review cases read names (not the read-only dashboard, not taxpayers)
+StaffNamesDep = Annotated[
+    Principal, Depends(require_roles("agency-admin", "agency-officer", "agency-auditor"))
+]
+MAX_NAMES = 100
 
 
 def _now(request: Request) -> datetime:
@@ -210,6 +216,23 @@ async def list_users(
     after = decode_cursor(cursor, arity=1)
     rows = await repository.listing(session, limit=limit, after=after[0] if after else None)
     return paginate(rows, limit=limit, key=lambda u: [u.id], to_item=service.to_out)
+
+
+@router.get(
+    "/names",
+    summary="The names of agency-recorded people (who proposed, approved, decided), by user id",
+)
+async def people_names(
+    session: SessionDep,
+    _: StaffNamesDep,
+    user_id: Annotated[
+        list[str], Query(min_length=1, max_length=MAX_NAMES, description="repeat: at most 100")
+    ],
+) -> list[PersonName]:
+    """Only the id and the name: agency staff see who did what without reading the accounts
+    (e-mail, role, sign-in history stay with the administrator and the auditor). An unknown
+    id is absent."""
+    return [PersonName(id=u.id, name=u.name) for u in await repository.by_ids(session, user_id)]
 
 
 @router.get("/users/{user_id}", responses=NotFound.openapi())

@@ -23,6 +23,11 @@ async def listing(session: AsyncSession, *, limit: int, after: str | None) -> Se
     return (await session.execute(stmt)).scalars().all()
 
 
+async def by_ids(session: AsyncSession, user_ids: Sequence[str]) -> Sequence[User]:
+    stmt = select(User).where(User.id.in_(list(user_ids))).order_by(User.id)
+    return (await session.execute(stmt)).scalars().all()
+
+
 async def failures_since(
     session: AsyncSession, *, since: datetime, email: str | None = None, ip: str | None = None
 ) -> int:

@@ -55,6 +55,11 @@ class UserCreate(BaseModel):
         return self
 
 
+class PersonName(BaseModel):
+    id: str
+    name: str
+
+
 class UserOut(BaseModel):
     id: str
     email: str
