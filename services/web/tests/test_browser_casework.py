@@ -517,6 +517,21 @@ class TestPaymentPlans:
         await expect(page.locator("#installment-0")).to_contain_text("por vencer")
         await operator.check("plan-followed-es")
 
+        # the agency's plan pages in Spanish; an officer reads who granted it by name
+        officer_es = await signed_in(browser, stack, "agency-officer", "plan-officer-es", spanish=True)
+        await officer_es.goto(f"/agency/plans/{plan['id']}", "plan-agency-es")
+        await expect(officer_es.page.locator("h1")).to_have_text(f"Plan de pagos de ${owed:,.2f}")
+        granter = officer_es.page.locator("main p .person").first
+        await expect(granter).to_have_text(stack.people["agency-officer"]["name"])
+        await expect(officer_es.page.locator("#plan-status")).to_have_text("vigente")
+        await officer_es.goto(f"/agency/lodgings/{lodging_id}/plan", "plan-grant-es")
+        await expect(officer_es.page.locator("h1")).to_contain_text("plan de pagos")
+        # its only month owing is in the current plan: no form that assessment would refuse
+        await expect(officer_es.page.locator("#nothing-to-plan")).to_contain_text("Ningún mes adeudado")
+        await expect(officer_es.page.locator("#grant-form")).to_have_count(0)
+        await officer_es.goto(f"/agency/lodgings/{lodging_id}", "plan-lodging-es")
+        await expect(officer_es.page.locator("#plans-table")).to_contain_text("vigente")
+
         auditor = await signed_in(browser, stack, "agency-auditor", "plan-auditor")
         await auditor.goto(f"/agency/lodgings/{lodging_id}/plan", "plan-auditor")
         await expect(auditor.page.locator("main")).to_contain_text(

@@ -170,15 +170,20 @@ async def _grant_page(
         "down_amount": "",
         "down_due_on": "",
     }
+    owing = [p for p in statement["periods"] if Decimal(p["balance"]) > 0]
+    current = [p for p in plans if p["status"] == "current"]
+    in_a_plan = {m for p in current for m in p["periods"]}
     return render(
         request,
         "agency/plan_grant.html",
         status,
         lodging=lodging,
-        owing=[p for p in statement["periods"] if Decimal(p["balance"]) > 0],
+        owing=owing,
+        # a month in a current plan cannot be planned again (assessment refuses it)
+        plannable=[p for p in owing if p["period"] not in in_a_plan],
         balance=(statement.get("totals") or {}).get("balance", "0.00"),
         asked=asked,
-        current=[p for p in plans if p["status"] == "current"],
+        current=current,
         may_work=may_work(person),
         form={**defaults, **form},
         errors=errors,
