@@ -517,7 +517,10 @@ def receipt_lines(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal
     all-inclusive global charge only for the classes that report one (PR §24(B))."""
     total = ZERO
     for name, treatment, text in _plan(ctx, inp.lodging_class, inp.casino).lines:
-        amount = check_amount(getattr(inp, name), name)
+        value = getattr(inp, name)
+        if not value:  # a zero, however written, is a valid amount not reported (NaN is true)
+            continue
+        amount = check_amount(value, name)
         if not amount:
             continue
         if treatment == _TAXED:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -13,7 +14,6 @@ from sqlalchemy.orm import defer
 from filing.declarations.repository import DriverStatement, driver, loaded
 from filing.models import Declaration, Lodging, RemittanceSchedule
 from taxcore.periods import Period
-from taxcore.trace import Step
 
 
 async def list_page(
@@ -92,6 +92,9 @@ DECLARATION_COLUMNS: tuple[str, ...] = tuple(
     c.name for c in _DECLARATION_TABLE.columns if c.name not in ("seq", "created_at")
 )
 _JSON_COLUMNS = frozenset({"submitted", "input", "findings"})
+_COLUMN_VALUES = operator.itemgetter(*DECLARATION_COLUMNS)
+_JSON_AT = tuple(i for i, name in enumerate(DECLARATION_COLUMNS) if name in _JSON_COLUMNS)
+_TRACE_AT = DECLARATION_COLUMNS.index("trace")
 
 
 def declaration_record(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -101,29 +104,25 @@ def declaration_record(row: Mapping[str, Any]) -> tuple[Any, ...]:
 
     The trace is encoded from its steps by pydantic-core (``fallback=str`` for what
     ``Trace.to_list`` renders with ``str``): the same JSON as ``Trace.to_list()``'s, without
-    rendering its values first. Each step goes to the encoder as a plain dict (pydantic-core
-    walks a dict at ~half the cost of a slotted dataclass: 17 vs 28 us per trace here)."""
-    record = []
-    for name in DECLARATION_COLUMNS:
-        value = row[name]
-        if name in _JSON_COLUMNS:
-            value = to_json(value).decode()
-        elif name == "trace":
-            value = to_json([_step_dict(s) for s in value.steps], fallback=str).decode()
-        record.append(value)
+    rendering its values first. Each step goes to the encoder as a plain dict with
+    ``Step.to_dict``'s keys in its order, the values as they are (pydantic-core walks a dict
+    at ~half the cost of a slotted dataclass: 17 vs 28 us per trace here)."""
+    record = list(_COLUMN_VALUES(row))
+    for i in _JSON_AT:
+        record[i] = to_json(record[i]).decode()
+    steps = [
+        {
+            "rule": s.rule,
+            "citation": s.citation,
+            "description": s.description,
+            "inputs": s.inputs,
+            "parameters": s.parameters,
+            "result": s.result,
+        }
+        for s in record[_TRACE_AT].steps
+    ]
+    record[_TRACE_AT] = to_json(steps, fallback=str).decode()
     return tuple(record)
-
-
-def _step_dict(s: Step) -> dict[str, Any]:
-    """``Step.to_dict``'s keys in its order, the values as they are (the encoder renders them)."""
-    return {
-        "rule": s.rule,
-        "citation": s.citation,
-        "description": s.description,
-        "inputs": s.inputs,
-        "parameters": s.parameters,
-        "result": s.result,
-    }
 
 
 async def copy_declarations(session: AsyncSession, records: Sequence[tuple[Any, ...]]) -> None:
