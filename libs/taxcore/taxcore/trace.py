@@ -74,8 +74,15 @@ class Trace:
         inputs: dict[str, Any] | None = None,
         parameters: dict[str, Any] | None = None,
     ) -> Decimal | int | str | bool | None:
-        self.steps.append(
-            Step(rule, citation, description, result, dict(inputs or {}), dict(parameters or {}))
+        self.steps.append(  # a step's own copies of what it shows (the caller's may be shared)
+            Step(
+                rule,
+                citation,
+                description,
+                result,
+                {**inputs} if inputs else {},
+                {**parameters} if parameters else {},
+            )
         )
         return result
 

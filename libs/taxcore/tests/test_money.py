@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 from hypothesis import given
@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from taxcore.money import (
+    CENT,
     MONEY_PATTERN,
     SIGNED_MONEY_PATTERN,
     Money,
@@ -19,6 +20,7 @@ from taxcore.money import (
     SignedMoney,
     fmt,
     parse_money,
+    round_cents,
 )
 
 UNSIGNED = re.compile(r"\d{1,16}(\.\d{1,2})?", re.ASCII)
@@ -133,3 +135,34 @@ class TestPositiveMoney:
 
     def test_positive_is_kept(self) -> None:
         assert self.Bond.model_validate({"amount": "25000"}).model_dump(mode="json") == {"amount": "25000.00"}
+
+
+class TestRounding:
+    """``round_cents`` and ``fmt`` round with their own half-up context: the same amounts as
+    ``Decimal.quantize(CENT, rounding=ROUND_HALF_UP)`` in the default context."""
+
+    @given(
+        st.decimals(allow_nan=False, allow_infinity=False, min_value=-(10**16), max_value=10**16, places=4)
+    )
+    def test_as_quantize_half_up(self, value: Decimal) -> None:
+        expected = value.quantize(CENT, rounding=ROUND_HALF_UP)
+        assert round_cents(value) == expected
+        assert str(round_cents(value)) == str(expected)
+        assert fmt(value) == str(expected if expected else Decimal("0.00"))
+
+    @pytest.mark.parametrize(
+        ("value", "rounded", "text"),
+        [
+            ("0.005", "0.01", "0.01"),
+            ("-0.005", "-0.01", "-0.01"),
+            ("1.234999", "1.23", "1.23"),
+            ("2.675", "2.68", "2.68"),
+            ("-0.004", "-0.00", "0.00"),
+            ("0", "0.00", "0.00"),
+            ("1E+3", "1000.00", "1000.00"),
+            ("9999999999999999.995", "10000000000000000.00", "10000000000000000.00"),
+        ],
+    )
+    def test_cases(self, value: str, rounded: str, text: str) -> None:
+        assert str(round_cents(Decimal(value))) == rounded
+        assert fmt(Decimal(value)) == text

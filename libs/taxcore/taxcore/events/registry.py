@@ -103,12 +103,17 @@ def status_history(lodging: LodgingHistory) -> list[tuple[date, str]]:
 
 
 def attributes_in(lodging: LodgingHistory, period: Period) -> AttributePeriod:
-    """A projected lodging's class and casino licence in force in ``period`` (PR §2(16))."""
-    default = AttributePeriod(
+    """A projected lodging's class and casino licence in force in ``period`` (PR §2(16)):
+    :func:`attributes_for_period` of its history, the registration values built only when
+    no entry is in force (a lodging's history starts at its registration: every return of
+    a 10,000-row schedule would build them for nothing)."""
+    history = [AttributePeriod.model_validate(a) for a in lodging.attributes]
+    on = period.last_day
+    if any(entry.effective_from <= on for entry in history):
+        return attributes_on(history, on, default=history[0])  # the default is not reached
+    return AttributePeriod(
         effective_from=lodging.registered_on, lodging_class=lodging.lodging_class, casino=lodging.casino
     )
-    history = [AttributePeriod.model_validate(a) for a in lodging.attributes]
-    return attributes_for_period(history, period, default=default)
 
 
 class MailingAddress(EventData):

@@ -201,11 +201,12 @@ def omissions(
                 result.impact_fee,
             )
         )
-    found.extend(
-        _disallowed(d, sections, f"{d.message}; the exemption is disallowed")
-        for d in disallowed
-        if d.code == "omission"
-    )
+    if disallowed:
+        found.extend(
+            _disallowed(d, sections, f"{d.message}; the exemption is disallowed")
+            for d in disallowed
+            if d.code == "omission"
+        )
     return found
 
 

@@ -21,7 +21,7 @@ half-up to the cent once, where the statute's amount exists.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -35,7 +35,7 @@ from taxcore.money import CURRENCY, ZERO, fmt, round_cents
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
 from taxcore.rules._common import Ref, as_decimal, check_amount, check_count, param
-from taxcore.trace import Trace
+from taxcore.trace import Step, Trace
 
 __all__ = [
     "LINES",
@@ -186,6 +186,58 @@ class _Context:
     impact_classes: Ref | None
     non_itemized: Ref | None
     exemptions: dict[str, Ref]
+    #: (class, casino) -> its :class:`_Plan`, derived on first use (:func:`_plan`)
+    plans: dict[tuple[str, bool], _Plan] = field(default_factory=dict)
+
+
+#: how :func:`receipt_lines` treats a reported line: added, traced but not added, refused
+_TAXED, _EXCLUDED, _REFUSED = "taxed", "excluded", "refused"
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What every declaration of one class (and casino licence) in one context derives the
+    same way, whatever its amounts: derived once per class and context, the way the context
+    reads the parameters once, so a 10,000-row schedule derives it once.
+
+    ``lines``: each line of :data:`LINES`, in order, with how :func:`receipt_lines` treats it
+    when reported and the description (or refusal) it traces; ``rate``: the class rate and
+    its trace step when the average daily rate does not decide it (:func:`select_rate`'s
+    answer, computed by it), else None. A ``Step`` is immutable and is shared by the traces."""
+
+    lines: tuple[tuple[str, str, str], ...]
+    rate: tuple[Decimal, Step] | None
+
+
+def _line_treatment(ctx: _Context, name: str, lodging_class: str) -> tuple[str, str]:
+    if name in ctx.lines:
+        if (
+            name == "all_inclusive_global_charges"
+            and ctx.global_classes is not None
+            and lodging_class not in (ctx.global_classes.value or ())
+        ):
+            return _REFUSED, f"only {', '.join(ctx.global_classes.value)} report global charges"
+        return _TAXED, f"Line {name} is part of the taxable rate"
+    if name in ctx.excluded:
+        return _EXCLUDED, f"Line {name} is reported but not taxed"
+    return _REFUSED, f"not a line of a {ctx.jurisdiction} declaration; must be 0"
+
+
+def _plan(ctx: _Context, lodging_class: str, casino: bool) -> _Plan:
+    plan = ctx.plans.get((lodging_class, casino))
+    if plan is not None:
+        return plan
+    rate: tuple[Decimal, Step] | None = None
+    try:
+        if not _class_rate(ctx, lodging_class, casino)[3]:  # the amounts do not change the rate
+            scratch = Trace()
+            rate = (select_rate(ctx, lodging_class, casino, ZERO, 0, scratch), scratch.steps[-1])
+    except ParameterError:  # raised by select_rate itself, where it always was: after the lines
+        rate = None
+    lines = tuple((name, *_line_treatment(ctx, name, lodging_class)) for name in LINES)
+    plan = _Plan(lines=lines, rate=rate)
+    ctx.plans[(lodging_class, casino)] = plan
+    return plan
 
 
 def _optional(tree: ParameterTree, jur: str, path: str, on: date) -> Ref | None:
@@ -297,28 +349,11 @@ def select_rate(
     lenient: bool = False,
 ) -> Decimal:
     """The §24(B) / §54(b)(1) rate for the lodging's class (adds the rate step)."""
-    name = ctx.by_class.get(lodging_class)
-    if name is None:
-        raise ParameterError("rates.by_class", f"{ctx.jurisdiction}: no rate for {lodging_class}")
-    ref = ctx.rates[name]
-    cited: dict[str, Any] = {ctx.by_class_ref.path: name}
-    casino_applies = False
-    if casino and ctx.casino is not None:
-        prevails = ctx.casino_prevails is not None and ctx.casino_prevails.value is True
-        if prevails or name == "general":
-            casino_applies = True
-            ref = ctx.casino
-            if ctx.casino_prevails is not None:
-                cited.update(ctx.casino_prevails.cite)
-    threshold_map = ctx.threshold.value if ctx.threshold is not None else None
-    if (
-        not casino_applies
-        and isinstance(threshold_map, dict)
-        and lodging_class in threshold_map
-        and ctx.threshold is not None
-        and ctx.low_rate is not None
-    ):
-        threshold = Decimal(threshold_map[lodging_class])
+    ref, cited, casino_applies, measured = _class_rate(ctx, lodging_class, casino)
+    if measured:
+        assert ctx.threshold is not None
+        assert ctx.low_rate is not None
+        threshold = Decimal(ctx.threshold.value[lodging_class])
         if room_nights == 0 and room_revenue > 0:
             if not lenient:
                 raise InvalidInput(
@@ -357,6 +392,45 @@ def select_rate(
     return rate
 
 
+def class_rate(ctx: _Context, inp: DeclarationInput, trace: Trace, *, lenient: bool) -> Decimal:
+    """The declaration's rate (:func:`select_rate`), its step taken from the class's plan
+    where the average daily rate does not decide it: the same rate and the same step."""
+    cls, casino = inp.lodging_class, inp.casino
+    fixed = _plan(ctx, cls, casino).rate
+    if fixed is None:
+        return select_rate(ctx, cls, casino, inp.room_revenue, inp.room_nights, trace, lenient=lenient)
+    trace.steps.append(fixed[1])
+    return fixed[0]
+
+
+def _class_rate(ctx: _Context, lodging_class: str, casino: bool) -> tuple[Ref, dict[str, Any], bool, bool]:
+    """The rate parameter of the class (the casino rate where it applies), what it cites so
+    far, whether the casino rate applies, and whether the average daily rate decides
+    between it and the low rate (PR §24(B), §2(32))."""
+    name = ctx.by_class.get(lodging_class)
+    if name is None:
+        raise ParameterError("rates.by_class", f"{ctx.jurisdiction}: no rate for {lodging_class}")
+    ref = ctx.rates[name]
+    cited: dict[str, Any] = {ctx.by_class_ref.path: name}
+    casino_applies = False
+    if casino and ctx.casino is not None:
+        prevails = ctx.casino_prevails is not None and ctx.casino_prevails.value is True
+        if prevails or name == "general":
+            casino_applies = True
+            ref = ctx.casino
+            if ctx.casino_prevails is not None:
+                cited.update(ctx.casino_prevails.cite)
+    threshold_map = ctx.threshold.value if ctx.threshold is not None else None
+    measured = (
+        not casino_applies
+        and isinstance(threshold_map, dict)
+        and lodging_class in threshold_map
+        and ctx.threshold is not None
+        and ctx.low_rate is not None
+    )
+    return ref, cited, casino_applies, measured
+
+
 def declaration_amounts(
     inp: DeclarationInput,
     tree: ParameterTree,
@@ -373,19 +447,18 @@ def declaration_amounts(
     reported). Call those; this is their shared machinery.
     """
     period, ctx = _declaration_context(inp, tree, today)
-    cls = inp.lodging_class
     disallowed: list[Disallowed] = []
     trace = Trace()
     gross = gross_receipts(inp, ctx, trace)
     tax_not_itemized(inp, ctx, trace)
     exempt_total = exemptions(inp, ctx, gross, trace, disallowed, lenient=lenient)
     taxable = taxable_base(ctx, gross, exempt_total, trace)
-    rate = select_rate(ctx, cls, inp.casino, inp.room_revenue, inp.room_nights, trace, lenient=lenient)
+    rate = class_rate(ctx, inp, trace, lenient=lenient)
     rate_section = trace.steps[-1].citation
     tax = room_tax(taxable, rate, rate_section, trace)
     fee = impact_fee(inp, ctx, trace)
     total = total_due(ctx, tax, fee, rate_section, trace)
-    result = DeclarationResult.model_construct(
+    result = DeclarationResult(  # validating these few figures is cheaper than model_construct
         gross_receipts=gross,
         exempt_total=exempt_total,
         taxable_base=taxable,
@@ -443,38 +516,34 @@ def receipt_lines(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal
     intermediaries keep); a reported line the statute does not tax is traced, not added; the
     all-inclusive global charge only for the classes that report one (PR §24(B))."""
     total = ZERO
-    cls = inp.lodging_class
-    for name in LINES:
-        amount = check_amount(getattr(inp, name), name)
+    for name, treatment, text in _plan(ctx, inp.lodging_class, inp.casino).lines:
+        value = getattr(inp, name)
+        if not value:  # a zero, however written, is a valid amount not reported (NaN is true)
+            continue
+        amount = check_amount(value, name)
         if not amount:
             continue
-        if name in ctx.lines:
-            if (
-                name == "all_inclusive_global_charges"
-                and ctx.global_classes is not None
-                and cls not in (ctx.global_classes.value or ())
-            ):
-                raise InvalidInput(name, f"only {', '.join(ctx.global_classes.value)} report global charges")
+        if treatment == _TAXED:
             total += amount
             trace.add(
                 "gross_receipts.line",
                 ctx.lines_ref.section,
-                f"Line {name} is part of the taxable rate",
+                text,
                 amount,
                 inputs={"line": name},
                 parameters=ctx.lines_ref.cite,
             )
-        elif name in ctx.excluded:
+        elif treatment == _EXCLUDED:
             trace.add(
                 "gross_receipts.excluded",
                 ctx.excluded_ref.section,
-                f"Line {name} is reported but not taxed",
+                text,
                 None,
                 inputs={"line": name, "amount": amount},
                 parameters=ctx.excluded_ref.cite,
             )
         else:
-            raise InvalidInput(name, f"not a line of a {ctx.jurisdiction} declaration; must be 0")
+            raise InvalidInput(name, text)
     return total
 
 
