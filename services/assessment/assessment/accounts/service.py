@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 
 import pydantic_core
@@ -183,13 +184,12 @@ def summary_rows(
         if final is not None and final[0] <= on and settled(basis, final[0], final[1]):
             figures = _figures(final[1])
         else:
-            history = state.history(period)
-            digest = facts.balances.digest(history, on)
+            digest = state.digest(period, on)
             old = stored.get(period)
             if old is not None and old["balance_digest"] == digest:
                 figures = {name: old[name] for name in _FIGURES}
             else:
-                figures = _figures(facts.balances.balance(history, on))
+                figures = _figures(facts.balances.balance(state.history(period), on))
         rows.append(
             {
                 "tax_account": facts.tax_account,
@@ -221,12 +221,16 @@ def changed_summaries(
     rows: Sequence[Mapping[str, object]], stored: Mapping[str, Mapping[str, Mapping[str, object]]]
 ) -> list[Mapping[str, object]]:
     """The rows that differ from the stored ones (``stored``: account -> period -> row)."""
+    fields = _SUMMARY_FIELDS  # one tuple of each row's fields, compared at once
     return [
         r
         for r in rows
         if (old := stored.get(str(r["tax_account"]), {}).get(str(r["period"]))) is None
-        or any(old[name] != r[name] for name in repository.SUMMARY_FIELDS)
+        or fields(old) != fields(r)
     ]
+
+
+_SUMMARY_FIELDS = itemgetter(*repository.SUMMARY_FIELDS)
 
 
 async def refresh_summary(session: AsyncSession, *, facts: Facts, as_of: date) -> None:
@@ -256,8 +260,9 @@ async def recompute_accounts(
     session: AsyncSession, *, tax_accounts: Sequence[str], traces: BatchTraces | None = None
 ) -> None:
     """:func:`recompute` each account, with the same statements whatever their number: the
-    facts loaded per table, the postings, their events and the summaries written at once."""
-    loaded = await repository.load_facts_many(session, tax_accounts, traces=False)
+    facts loaded per table (read only: records, not ORM objects, as nothing here changes them),
+    the postings, their events and the summaries written at once."""
+    loaded = await repository.load_records_many(session, tax_accounts, traces=False)
     await _recompute_loaded(session, list(loaded.values()), traces=traces)
 
 
