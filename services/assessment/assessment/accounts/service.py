@@ -177,6 +177,12 @@ def summary_rows(
     finals = finals or {}
     stored = stored or {}
     rows: list[dict[str, object]] = []
+    account = {  # the same on every period's row (the class without a lodging sorts the returns)
+        "tax_account": facts.tax_account,
+        "jurisdiction": facts.jurisdiction,
+        "lodging_class": facts.lodging_class,
+        "operator_id": facts.lodging.operator_id if facts.lodging else None,
+    }
     for period, basis in state.periods.items():
         final = finals.get(period)
         digest: bytes | None = None
@@ -192,11 +198,11 @@ def summary_rows(
                 figures = _figures(facts.balances.balance(state.history(period), on))
         rows.append(
             {
-                "tax_account": facts.tax_account,
+                "tax_account": account["tax_account"],
                 "period": period,
-                "jurisdiction": facts.jurisdiction,
-                "lodging_class": facts.lodging_class,
-                "operator_id": facts.lodging.operator_id if facts.lodging else None,
+                "jurisdiction": account["jurisdiction"],
+                "lodging_class": account["lodging_class"],
+                "operator_id": account["operator_id"],
                 "due_date": basis.due_date,
                 "basis": basis.basis,
                 **figures,
