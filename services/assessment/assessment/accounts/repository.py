@@ -737,15 +737,21 @@ _STORED_SUMMARIES = text(
 )
 
 
+#: a stored summary row: the values of :data:`SUMMARY_FIELDS` in that order (a tuple: a
+#: recomputation reads every row of its accounts, and compares each with the one it computes)
+StoredSummary = tuple[object, ...]
+#: where each of :data:`SUMMARY_FIELDS` is in a :data:`StoredSummary`
+SUMMARY_INDEX = {name: i for i, name in enumerate(SUMMARY_FIELDS)}
+
+
 async def stored_summaries(
     session: AsyncSession, tax_accounts: Sequence[str]
-) -> dict[str, dict[str, dict[str, object]]]:
-    """The summary rows of ``tax_accounts`` as stored: account -> period -> row (the fields of
-    :data:`SUMMARY_FIELDS`)."""
-    out: dict[str, dict[str, dict[str, object]]] = {a: {} for a in tax_accounts}
+) -> dict[str, dict[str, StoredSummary]]:
+    """The summary rows of ``tax_accounts`` as stored: account -> period -> row."""
+    out: dict[str, dict[str, StoredSummary]] = {a: {} for a in tax_accounts}
     if tax_accounts:
         for r in await session.execute(_STORED_SUMMARIES, {"accounts": list(tax_accounts)}):
-            out[r[0]][r[1]] = dict(zip(SUMMARY_FIELDS, r, strict=True))
+            out[r[0]][r[1]] = tuple(r)
     return out
 
 

@@ -158,6 +158,8 @@ def collections_due(
 
 
 _FIGURES = ("principal", "total_assessed", "total_paid", "balance")
+_FIGURES_AT = [(name, repository.SUMMARY_INDEX[name]) for name in _FIGURES]  # in a stored row
+_DIGEST_AT = repository.SUMMARY_INDEX["balance_digest"]
 
 
 def summary_rows(
@@ -166,7 +168,7 @@ def summary_rows(
     *,
     state: AccountState | None = None,
     finals: dict[str, tuple[date, Balance]] | None = None,
-    stored: Mapping[str, Mapping[str, object]] | None = None,
+    stored: Mapping[str, repository.StoredSummary] | None = None,
 ) -> list[dict[str, object]]:
     """Per-period balances as of ``on``. A period settled by its last payment (``finals``)
     keeps that balance, so only open periods are walked to ``on``; and an open period whose
@@ -192,8 +194,8 @@ def summary_rows(
         else:
             digest = state.digest(period, on)
             old = stored.get(period)
-            if old is not None and old["balance_digest"] == digest:
-                figures = {name: old[name] for name in _FIGURES}
+            if old is not None and old[_DIGEST_AT] == digest:
+                figures = {name: old[i] for name, i in _FIGURES_AT}
             else:
                 figures = _figures(facts.balances.balance(state.history(period), on))
         rows.append(
@@ -224,15 +226,15 @@ def _figures(bal: Balance) -> dict[str, object]:
 
 
 def changed_summaries(
-    rows: Sequence[Mapping[str, object]], stored: Mapping[str, Mapping[str, Mapping[str, object]]]
+    rows: Sequence[Mapping[str, object]], stored: Mapping[str, Mapping[str, repository.StoredSummary]]
 ) -> list[Mapping[str, object]]:
     """The rows that differ from the stored ones (``stored``: account -> period -> row)."""
-    fields = _SUMMARY_FIELDS  # one tuple of each row's fields, compared at once
+    fields = _SUMMARY_FIELDS  # the row's fields as a tuple, compared with the stored one at once
     return [
         r
         for r in rows
         if (old := stored.get(str(r["tax_account"]), {}).get(str(r["period"]))) is None
-        or fields(old) != fields(r)
+        or old != fields(r)
     ]
 
 
