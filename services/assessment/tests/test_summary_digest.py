@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from dataclasses import replace
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -26,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from test_consumer_batches import MIGRATIONS, _declaration, interleaved
 
 from assessment.accounts import repository, service
-from assessment.accounts.ledger import BalanceCache, balance_fingerprint
+from assessment.accounts.ledger import BalanceCache, PeriodBasis, balance_fingerprint
 from assessment.consumers import consumers
 from assessment.settings import AssessmentSettings
 from servicekit.consumer import EventConsumer
@@ -153,3 +154,39 @@ class TestDigest:
         assert BalanceCache(law=other).digest(history, day) != BalanceCache(law=RUNTIME.law).digest(
             history, day
         )
+
+    def test_a_period_digest_is_the_digest_of_its_history_whatever_was_memoized(self) -> None:
+        day = RUNTIME.today()
+        basis = PeriodBasis(
+            period="2025-01", due_date=day, basis="declaration", tax=Decimal("900.00"),
+            impact_fee=Decimal("0"), declaration_filed_on=day, books_kept=True, notice_on=None,
+            filings=[], estimate=None, superseded_estimate=None,
+        )  # fmt: skip
+        pieces = {"p1": (day, Decimal("100.00"))}
+        changed = [
+            (replace(basis, tax=Decimal("900.01")), pieces),
+            (replace(basis, tax=Decimal("900.0")), pieces),  # equal amount, other text: another history key
+            (replace(basis, impact_fee=Decimal("1.00")), pieces),
+            (replace(basis, due_date=day - timedelta(days=1)), pieces),
+            (replace(basis, declaration_filed_on=None), pieces),
+            (replace(basis, books_kept=False), pieces),
+            (replace(basis, notice_on=day), pieces),
+            (replace(basis, period="2025-02"), pieces),
+            (basis, {"p1": (day, Decimal("100.01"))}),
+            (basis, {"p2": (day, Decimal("100.00"))}),
+            (basis, {"p1": (day - timedelta(days=1), Decimal("100.00"))}),
+            (basis, {}),
+        ]
+        cache = BalanceCache(law=RUNTIME.law)
+        first = cache.period_digest(basis, "PR", pieces, day)
+        for b, p in changed:  # memoized one after the other: none answers for another
+            assert cache.period_digest(b, "PR", p, day) == cache.digest(b.history("PR", p), day)
+            assert cache.period_digest(b, "PR", p, day) != first
+        assert (
+            cache.period_digest(basis, "PR", pieces, day)
+            == first
+            == cache.digest(basis.history("PR", pieces), day)
+        )
+        assert cache.period_digest(basis, "PR", pieces, day + timedelta(days=1)) != first
+        assert cache.period_digest(basis, "VI", pieces, day) != first
+        assert BalanceCache(law=RUNTIME.law).period_digest(basis, "PR", pieces, day) == first

@@ -103,6 +103,10 @@ from taxcore.rules.balance import (
 Basis = Literal["declaration", "estimate"]
 
 BALANCE_CACHE_SIZE = 4096
+#: digests kept (:meth:`BalanceCache.digest`): a summary refresh takes one of every open period
+#: of the account, and a worker's batch refreshes hundreds of long accounts (a key and its
+#: digest: about 1 KB)
+DIGEST_CACHE_SIZE = 65536
 _HISTORY_FIELDS = tuple(AccountHistory.model_fields)
 _PAYMENT_FIELDS = tuple(PaymentIn.model_fields)
 _ADJUSTMENT_FIELDS = tuple(AdjustmentIn.model_fields)
@@ -127,6 +131,30 @@ def _history_key(history: AccountHistory, as_of: date) -> tuple[object, ...]:
     return tuple(parts)
 
 
+Pieces = dict[str, tuple[date, Decimal]]  # piece id -> (received, amount)
+
+
+def _basis_key(
+    basis: PeriodBasis, jurisdiction: str, pieces: Pieces, as_of: date
+) -> tuple[object, ...] | None:
+    """Everything :meth:`PeriodBasis.history` (no ``decided_by``) reads, and the date; amounts as
+    text (``_key_part``). None with adjustments (rare: the period's digest is not memoized)."""
+    if basis.adjustments:
+        return None
+    return (
+        as_of,
+        jurisdiction,
+        basis.period,
+        basis.due_date,
+        str(basis.tax),
+        str(basis.impact_fee),
+        basis.declaration_filed_on,
+        basis.books_kept,
+        basis.notice_on,
+        tuple((piece, on, str(amount)) for piece, (on, amount) in pieces.items()),
+    )
+
+
 class BalanceCache:
     """taxcore balances already computed, by period history and date (least recently used
        dropped past ``size``).
@@ -145,6 +173,9 @@ class BalanceCache:
         self.law = law
         self.size = size
         self._balances: OrderedDict[tuple[object, ...], Balance] = OrderedDict()
+        #: digests already computed, by the same key (the oldest dropped past ``digests``)
+        self._digests: dict[tuple[object, ...], bytes] = {}
+        self.digests = DIGEST_CACHE_SIZE
         self._lock = threading.Lock()  # a request may compute from a worker thread
 
     def balance(self, history: AccountHistory, as_of: date) -> Balance:
@@ -172,10 +203,27 @@ class BalanceCache:
         h.update(repr(_history_key(history, as_of)).encode())
         return h.digest()
 
+    def period_digest(self, basis: PeriodBasis, jurisdiction: str, pieces: Pieces, as_of: date) -> bytes:
+        """:meth:`digest` of the period's history (:meth:`PeriodBasis.history`, no ``decided_by``)
+        on ``as_of``, memoized by what the history is made of: a summary refresh takes the digest
+        of every open period of an account, which an event changes one or two of, and building
+        the history and its key was a third of a long account's recomputation."""
+        key = _basis_key(basis, jurisdiction, pieces, as_of)
+        found = self._digests.get(key) if key is not None else None
+        if found is None:
+            found = self.digest(basis.history(jurisdiction, pieces), as_of)
+            if key is not None:
+                with self._lock:
+                    self._digests[key] = found
+                    if len(self._digests) > self.digests:  # the oldest first
+                        self._digests.pop(next(iter(self._digests)), None)
+        return found
+
     def clear(self) -> None:
         """Forget every memoized balance (benchmarks measure the cold cost with it)."""
         with self._lock:
             self._balances.clear()
+            self._digests.clear()
 
     def __len__(self) -> int:
         return len(self._balances)
@@ -351,6 +399,13 @@ class AccountState:
     def history(self, period: str, *, decided_by: date | None = None) -> AccountHistory:
         return self.periods[period].history(
             self.jurisdiction, self.pieces.get(period, {}), decided_by=decided_by
+        )
+
+    def digest(self, period: str, as_of: date) -> bytes:
+        """The balance digest of :meth:`history` of ``period`` on ``as_of``
+        (:meth:`BalanceCache.period_digest`)."""
+        return self.balances.period_digest(
+            self.periods[period], self.jurisdiction, self.pieces.get(period, {}), as_of
         )
 
 

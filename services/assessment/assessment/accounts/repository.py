@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from sqlalchemy import ARRAY, BindParameter, Text, TextClause, any_, bindparam, func, select, text, union
 from sqlalchemy import inspect as sa_inspect
@@ -76,7 +76,7 @@ def law_of(session: AsyncSession) -> ParameterTree:
 _LOCKED = "assessment.locked"
 # session.info: (transaction, accounts it holds the lock of)
 _ABSENT = "assessment.absent"  # session.info: (transaction, ids known not recorded)
-_PREFETCHED = "assessment.prefetched"  # session.info: the batch's lodgings (kept in the identity map)
+_PREFETCHED = "assessment.prefetched"  # session.info: (transaction, the batch's lodgings)
 
 
 def _of_transaction(session: AsyncSession, key: str) -> set[tuple[str, str]]:
@@ -130,17 +130,19 @@ _LOCK_MANY = text(
     "count(pg_advisory_xact_lock(hashtext(a))) FROM "
     "(SELECT a FROM unnest(CAST(:a AS text[])) WITH ORDINALITY AS u(a, n) ORDER BY n) AS s"
 )
-_RECORDED = text(
-    "SELECT 'liability', declaration_id FROM liabilities WHERE declaration_id = ANY (CAST(:d AS text[])) "
-    "UNION ALL SELECT 'payment', payment_id FROM payments WHERE payment_id = ANY (CAST(:p AS text[]))"
-)
-
-
-_LATEST_OF_PERIODS = text(
-    "SELECT DISTINCT ON (tax_account, period, filing_id) tax_account, period, filing_id, version, tax, "
-    "impact_fee, filer_kind FROM liabilities WHERE (tax_account, period) IN "
-    "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
-    "ORDER BY tax_account, period, filing_id, version DESC"
+# What the batch's handlers ask of its events, in one statement: which of its declaration
+# versions (``k`` 0) and payments (1) are recorded, and the latest version of each filing of the
+# lodging-periods it declares (2: account, period, filing, version, tax, fee, filer kind).
+_RECORDED_AND_LATEST = text(
+    "SELECT 0 AS k, declaration_id AS a, NULL::text AS period, NULL::text AS filing_id, "
+    "NULL::integer AS version, NULL::numeric AS tax, NULL::numeric AS impact_fee, "
+    "NULL::text AS filer_kind FROM liabilities WHERE declaration_id = ANY (CAST(:d AS text[])) "
+    "UNION ALL SELECT 1, payment_id, NULL, NULL, NULL, NULL, NULL, NULL FROM payments "
+    "WHERE payment_id = ANY (CAST(:p AS text[])) "
+    "UNION ALL SELECT * FROM (SELECT DISTINCT ON (tax_account, period, filing_id) 2, tax_account, "
+    "period, filing_id, version, tax, impact_fee, filer_kind FROM liabilities "
+    "WHERE (tax_account, period) IN (SELECT * FROM unnest(CAST(:la AS text[]), CAST(:lp AS text[]))) "
+    "ORDER BY tax_account, period, filing_id, version DESC) AS latest"
 )
 
 
@@ -152,36 +154,44 @@ async def prepare_batch(
     payments: Sequence[str],
     periods: Sequence[tuple[str, str]] = (),
 ) -> None:
-    """A consumer batch's set-up, in four statements: lock its accounts (in sorted order) and
-    have the transaction's statements planned with their parameters (``_LOCK_MANY``),
-    learn which of its declaration versions and payments are not recorded yet, load
-    its lodgings (the handlers then find them in the session), and the latest version of
-    each filing of the lodging-periods it declares (``periods``: (account, period);
-    :func:`latest_period_amounts` and :func:`operator_filed` then answer from memory)."""
+    """A consumer batch's set-up, in three statements: lock its accounts (in sorted order) and
+    have the transaction's statements planned with their parameters (``_LOCK_MANY``); learn
+    which of its declaration versions and payments are not recorded yet, and the latest
+    version of each filing of the lodging-periods it declares (``periods``: (account, period);
+    :func:`latest_period_amounts` and :func:`operator_filed` then answer from memory), in one
+    (``_RECORDED_AND_LATEST``, after the locks: it reads what they guard); load its lodgings
+    (the handlers then find them in the session, :func:`lodgings_of` too)."""
     accounts = sorted(set(tax_accounts))
     if not accounts:
         return
     await session.execute(_LOCK_MANY, {"a": accounts})
     _of_transaction(session, _LOCKED).update(("account", a) for a in accounts)
-    recorded = await session.execute(_RECORDED, {"d": list(declarations), "p": list(payments)})
-    found = {(str(r[0]), str(r[1])) for r in recorded}
+    pairs = sorted({p for p in periods if p[0] in set(accounts)})
+    await write_held(session)
+    known = _held(session).latest
+    for pair in pairs:
+        known.setdefault(pair, {})
+    params = {
+        "d": list(declarations),
+        "p": list(payments),
+        "la": [a for a, _ in pairs],
+        "lp": [p for _, p in pairs],
+    }
+    found: set[tuple[str, str]] = set()
+    for k, key, period, filing, version, tax, fee, kind in await session.execute(
+        _RECORDED_AND_LATEST, params
+    ):
+        if k == 2:
+            known[(key, period)][filing] = _Version(version, tax, fee, kind)
+        else:
+            found.add(("liability" if k == 0 else "payment", key))
     wanted = {("liability", d) for d in declarations} | {("payment", p) for p in payments}
     _of_transaction(session, _ABSENT).update(wanted - found)
     views = await session.execute(
         select(LodgingView).where(LodgingView.tax_account == any_(_accounts_param(accounts)))
     )
-    session.info[_PREFETCHED] = list(views.scalars())
-    pairs = sorted({p for p in periods if p[0] in set(accounts)})
-    if pairs:
-        await write_held(session)
-        known = _held(session).latest
-        for pair in pairs:
-            known.setdefault(pair, {})
-        rows = await session.execute(
-            _LATEST_OF_PERIODS, {"a": [a for a, _ in pairs], "p": [p for _, p in pairs]}
-        )
-        for a, period, filing, version, tax, fee, kind in rows:
-            known[(a, period)][filing] = _Version(version, tax, fee, kind)
+    found_views = {v.tax_account: v for v in views.scalars()}
+    _prefetched(session).update({a: found_views.get(a) for a in accounts})
 
 
 def _known_absent(session: AsyncSession, kind: str, key: str) -> bool:
@@ -448,22 +458,27 @@ async def load_facts_many(
             out[row.tax_account].append(row)  # type: ignore[attr-defined]
         return out
 
-    if one:
-        view = await session.get(LodgingView, accounts[0])
-        lodgings = {accounts[0]: view} if view is not None else {}
-    else:
-        any_account = LodgingView.tax_account == any_(_accounts_param(accounts))
-        found = await session.execute(select(LodgingView).where(any_account))
-        lodgings = {v.tax_account: v for v in found.scalars()}
-    liabilities = await rows(Liability)
-    estimates = await rows(Estimate)
-    payments = await rows(Payment)
-    reversals = await rows(PaymentReversal)
-    notices = await rows(Notice)
-    refunds = await rows(Refund)
-    adjustments = await rows(AdjustmentFact)
-    adjustment_reversals = await rows(AdjustmentReversal)
-    refund_steps = await rows(RefundStep)
+    lodgings = await lodgings_of(session, accounts)
+    tables = [await rows(model) for model in _FACT_TABLES]
+    return _facts_of(session, accounts, lodgings, *tables)
+
+
+def _facts_of(
+    session: AsyncSession,
+    accounts: Sequence[str],
+    lodgings: Mapping[str, LodgingView],
+    liabilities: Mapping[str, list[Any]],
+    estimates: Mapping[str, list[Any]],
+    payments: Mapping[str, list[Any]],
+    reversals: Mapping[str, list[Any]],
+    notices: Mapping[str, list[Any]],
+    refunds: Mapping[str, list[Any]],
+    adjustments: Mapping[str, list[Any]],
+    adjustment_reversals: Mapping[str, list[Any]],
+    refund_steps: Mapping[str, list[Any]],
+) -> dict[str, Facts]:
+    """Each account's :class:`Facts` from its rows of each table (in ``_FACT_TABLES``' order),
+    for the accounts that have any (a lodging or a fact with a jurisdiction)."""
     out: dict[str, Facts] = {}
     balances = cache_of(session)
     for a in accounts:
@@ -491,66 +506,104 @@ async def load_facts_many(
     return out
 
 
-_Record = tuple[tuple[Any, ...], Callable[[Iterable[Any]], Any]]
-_RECORDS: dict[tuple[type[Any], bool], _Record] = {}
+_Record = tuple[TextClause, Callable[[Iterable[Any]], Any]]
+_RECORDS: dict[tuple[type[Any], bool, bool], _Record] = {}
 
 
-def _fact_record(model: type[Any], *, traces: bool) -> _Record:
-    """The columns of a fact table (``_LEAN``'s left out unless ``traces``) and the maker of a
-    row's named tuple: its fields named as the model's attributes (reading one costs a tenth of
-    a ``Row``'s attribute, and a statement reads thousands)."""
-    found = _RECORDS.get((model, traces))
+def _fact_record(model: type[Any], *, traces: bool, one: bool) -> _Record:
+    """The select of a fact table's columns (``_LEAN``'s left out unless ``traces``) by account
+    (``one``: ``= :a``, else ``= ANY (:a)``), as text: asyncpg's values as they come (the
+    model's column types add nothing to them: numeric is Decimal, jsonb parsed by the
+    connection's codec), at half the client CPU of the same Core select; and the maker of a
+    row's named tuple, its fields named as the model's attributes (reading one costs a tenth
+    of an ORM attribute, and a recomputation reads hundreds of thousands)."""
+    found = _RECORDS.get((model, traces, one))
     if found is None:
         lean = {c.key for c in _LEAN.get(model, ())} if not traces else set()
         attrs = [a for a in sa_inspect(model).column_attrs if a.key not in lean]
         record = namedtuple(f"{model.__name__}Record", [a.key for a in attrs])  # type: ignore[misc]  # noqa: PYI024
-        found = _RECORDS[(model, traces)] = (tuple(a.columns[0] for a in attrs), record._make)
+        columns = ", ".join(f'"{a.columns[0].name}"' for a in attrs)
+        match = "= :a" if one else "= ANY (CAST(:a AS text[]))"
+        stmt = text(f"SELECT {columns} FROM {model.__tablename__} WHERE tax_account {match}")
+        found = _RECORDS[(model, traces, one)] = (stmt, record._make)
     return found
 
 
 async def load_facts_read_only(session: AsyncSession, tax_account: str, *, traces: bool) -> Facts | None:
-    """The account's facts for a read (a statement): the same rows as :func:`load_facts`, from
-    Core selects of the columns, as named tuples instead of ORM objects.
+    """The account's facts for a read (a statement): :func:`load_records_many` of one account."""
+    return (await load_records_many(session, [tax_account], traces=traces)).get(tax_account)
+
+
+async def load_records_many(
+    session: AsyncSession, tax_accounts: Sequence[str], *, traces: bool = False
+) -> dict[str, Facts]:
+    """The facts of each of ``tax_accounts`` that has any, as :func:`load_facts_many` loads them
+    (the same rows, statements and lodgings), as named tuples instead of ORM objects.
 
     A record has the model's columns as attributes, by name, and nothing else: no identity map,
     no change tracking, read only. What only reads the facts (the ledger: ``account_state``,
-    ``period_statements``) takes them as it takes the models; nothing may add to or change
-    them (a refund or a recomputation loads :func:`load_facts`). ``traces=False`` leaves the
-    ``_LEAN`` JSONB columns in the database, as :func:`load_facts` does.
+    ``period_statements``; a recomputation of a consumer's batch:
+    ``service.recompute_accounts``) takes them as it takes the models; nothing may add to or
+    change them (a refund, a notice loads :func:`load_facts`). ``traces=False`` leaves the
+    ``_LEAN`` JSONB columns in the database, as :func:`load_facts` does. The session is
+    flushed first: these selects are not the ORM's, which would.
     """
-    has = (await session.execute(_HAS_FACTS, {"a": tax_account})).one()
+    await write_held(session)
+    await session.flush()
+    accounts = list(dict.fromkeys(tax_accounts))
+    if not accounts:
+        return {}
+    one = len(accounts) == 1
+    where = {"a": accounts[0]} if one else {"a": accounts}
+    has = (await session.execute(_HAS_FACTS if one else _HAS_FACTS_ANY, where)).one()
     present: dict[type[object], bool] = dict(zip(_FACT_TABLES, has, strict=True))
 
-    async def rows(model: type[_T]) -> list[_T]:
+    async def rows(model: type[_T]) -> dict[str, list[_T]]:
+        out: dict[str, list[_T]] = {a: [] for a in accounts}
         if not present[model]:
-            return []
-        columns, make = _fact_record(model, traces=traces)
-        stmt = select(*columns).where(model.tax_account == tax_account)  # type: ignore[attr-defined]
-        # a record named like the model reads as the model does (attributes only): see above
-        return cast("list[_T]", [make(r) for r in await session.execute(stmt)])
+            return out
+        stmt, make = _fact_record(model, traces=traces, one=one)
+        for r in await session.execute(stmt, where):
+            record = make(r)
+            out[record.tax_account].append(record)
+        return out
 
-    lodging = await session.get(LodgingView, tax_account)
-    liabilities, estimates, payments = await rows(Liability), await rows(Estimate), await rows(Payment)
-    notices = await rows(Notice)
-    known: list[str] = [lodging.jurisdiction] if lodging is not None else []
-    known += [x.jurisdiction for rs in (liabilities, estimates, payments, notices) for x in rs]
-    if not known:
-        return None
-    return Facts(
-        tax_account=tax_account,
-        jurisdiction=known[0],
-        lodging=lodging,
-        liabilities=liabilities,
-        estimates=estimates,
-        payments=payments,
-        reversals=await rows(PaymentReversal),
-        notices=notices,
-        refunds=await rows(Refund),
-        adjustments=await rows(AdjustmentFact),
-        adjustment_reversals=await rows(AdjustmentReversal),
-        refund_steps=await rows(RefundStep),
-        balances=cache_of(session),
-    )
+    lodgings = await lodgings_of(session, accounts)
+    tables = [await rows(model) for model in _FACT_TABLES]
+    return _facts_of(session, accounts, lodgings, *tables)
+
+
+def _prefetched(session: AsyncSession) -> dict[str, LodgingView | None]:
+    """The lodgings the consumer batch's set-up looked up (:func:`prepare_batch`): account ->
+    its lodging, None where it has none (the transaction's)."""
+    return transaction_state(session, _PREFETCHED, dict)
+
+
+async def lodgings_of(session: AsyncSession, tax_accounts: Sequence[str]) -> dict[str, LodgingView]:
+    """The accounts' lodgings: those the consumer batch's set-up looked up (found or not) as it
+    found them, the others in one statement. (A select of a lodging already in the session
+    gives the session's object as it is, so the set-up's are what it would give.)"""
+    prepared = _prefetched(session)
+    out: dict[str, LodgingView] = {}
+    rest: list[str] = []
+    for a in tax_accounts:
+        if a not in prepared:
+            rest.append(a)
+        elif (view := prepared[a]) is not None:
+            if sa_inspect(view).expired_attributes:  # refreshed by a write: read it again
+                rest.append(a)
+            else:
+                out[a] = view
+    if len(rest) == 1:
+        view = await session.get(LodgingView, rest[0])
+        if view is not None:
+            out[rest[0]] = view
+    elif rest:
+        found = await session.execute(
+            select(LodgingView).where(LodgingView.tax_account == any_(_accounts_param(rest)))
+        )
+        out |= {v.tax_account: v for v in found.scalars()}
+    return out
 
 
 def visible(principal: Principal, lodging: LodgingView | None) -> bool:
@@ -684,15 +737,21 @@ _STORED_SUMMARIES = text(
 )
 
 
+#: a stored summary row: the values of :data:`SUMMARY_FIELDS` in that order (a tuple: a
+#: recomputation reads every row of its accounts, and compares each with the one it computes)
+StoredSummary = tuple[object, ...]
+#: where each of :data:`SUMMARY_FIELDS` is in a :data:`StoredSummary`
+SUMMARY_INDEX = {name: i for i, name in enumerate(SUMMARY_FIELDS)}
+
+
 async def stored_summaries(
     session: AsyncSession, tax_accounts: Sequence[str]
-) -> dict[str, dict[str, dict[str, object]]]:
-    """The summary rows of ``tax_accounts`` as stored: account -> period -> row (the fields of
-    :data:`SUMMARY_FIELDS`)."""
-    out: dict[str, dict[str, dict[str, object]]] = {a: {} for a in tax_accounts}
+) -> dict[str, dict[str, StoredSummary]]:
+    """The summary rows of ``tax_accounts`` as stored: account -> period -> row."""
+    out: dict[str, dict[str, StoredSummary]] = {a: {} for a in tax_accounts}
     if tax_accounts:
         for r in await session.execute(_STORED_SUMMARIES, {"accounts": list(tax_accounts)}):
-            out[r[0]][r[1]] = dict(zip(SUMMARY_FIELDS, r, strict=True))
+            out[r[0]][r[1]] = tuple(r)
     return out
 
 

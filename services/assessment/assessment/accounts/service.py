@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 
 import pydantic_core
@@ -157,6 +158,8 @@ def collections_due(
 
 
 _FIGURES = ("principal", "total_assessed", "total_paid", "balance")
+_FIGURES_AT = [(name, repository.SUMMARY_INDEX[name]) for name in _FIGURES]  # in a stored row
+_DIGEST_AT = repository.SUMMARY_INDEX["balance_digest"]
 
 
 def summary_rows(
@@ -165,7 +168,7 @@ def summary_rows(
     *,
     state: AccountState | None = None,
     finals: dict[str, tuple[date, Balance]] | None = None,
-    stored: Mapping[str, Mapping[str, object]] | None = None,
+    stored: Mapping[str, repository.StoredSummary] | None = None,
 ) -> list[dict[str, object]]:
     """Per-period balances as of ``on``. A period settled by its last payment (``finals``)
     keeps that balance, so only open periods are walked to ``on``; and an open period whose
@@ -176,6 +179,12 @@ def summary_rows(
     finals = finals or {}
     stored = stored or {}
     rows: list[dict[str, object]] = []
+    account = {  # the same on every period's row (the class without a lodging sorts the returns)
+        "tax_account": facts.tax_account,
+        "jurisdiction": facts.jurisdiction,
+        "lodging_class": facts.lodging_class,
+        "operator_id": facts.lodging.operator_id if facts.lodging else None,
+    }
     for period, basis in state.periods.items():
         final = finals.get(period)
         digest: bytes | None = None
@@ -183,20 +192,19 @@ def summary_rows(
         if final is not None and final[0] <= on and settled(basis, final[0], final[1]):
             figures = _figures(final[1])
         else:
-            history = state.history(period)
-            digest = facts.balances.digest(history, on)
+            digest = state.digest(period, on)
             old = stored.get(period)
-            if old is not None and old["balance_digest"] == digest:
-                figures = {name: old[name] for name in _FIGURES}
+            if old is not None and old[_DIGEST_AT] == digest:
+                figures = {name: old[i] for name, i in _FIGURES_AT}
             else:
-                figures = _figures(facts.balances.balance(history, on))
+                figures = _figures(facts.balances.balance(state.history(period), on))
         rows.append(
             {
-                "tax_account": facts.tax_account,
+                "tax_account": account["tax_account"],
                 "period": period,
-                "jurisdiction": facts.jurisdiction,
-                "lodging_class": facts.lodging_class,
-                "operator_id": facts.lodging.operator_id if facts.lodging else None,
+                "jurisdiction": account["jurisdiction"],
+                "lodging_class": account["lodging_class"],
+                "operator_id": account["operator_id"],
                 "due_date": basis.due_date,
                 "basis": basis.basis,
                 **figures,
@@ -218,15 +226,19 @@ def _figures(bal: Balance) -> dict[str, object]:
 
 
 def changed_summaries(
-    rows: Sequence[Mapping[str, object]], stored: Mapping[str, Mapping[str, Mapping[str, object]]]
+    rows: Sequence[Mapping[str, object]], stored: Mapping[str, Mapping[str, repository.StoredSummary]]
 ) -> list[Mapping[str, object]]:
     """The rows that differ from the stored ones (``stored``: account -> period -> row)."""
+    fields = _SUMMARY_FIELDS  # the row's fields as a tuple, compared with the stored one at once
     return [
         r
         for r in rows
         if (old := stored.get(str(r["tax_account"]), {}).get(str(r["period"]))) is None
-        or any(old[name] != r[name] for name in repository.SUMMARY_FIELDS)
+        or old != fields(r)
     ]
+
+
+_SUMMARY_FIELDS = itemgetter(*repository.SUMMARY_FIELDS)
 
 
 async def refresh_summary(session: AsyncSession, *, facts: Facts, as_of: date) -> None:
@@ -256,8 +268,9 @@ async def recompute_accounts(
     session: AsyncSession, *, tax_accounts: Sequence[str], traces: BatchTraces | None = None
 ) -> None:
     """:func:`recompute` each account, with the same statements whatever their number: the
-    facts loaded per table, the postings, their events and the summaries written at once."""
-    loaded = await repository.load_facts_many(session, tax_accounts, traces=False)
+    facts loaded per table (read only: records, not ORM objects, as nothing here changes them),
+    the postings, their events and the summaries written at once."""
+    loaded = await repository.load_records_many(session, tax_accounts, traces=False)
     await _recompute_loaded(session, list(loaded.values()), traces=traces)
 
 

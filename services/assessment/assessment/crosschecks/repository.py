@@ -9,7 +9,7 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
 
-from sqlalchemy import Numeric, Select, and_, exists, func, select, text, tuple_
+from sqlalchemy import Select, and_, exists, func, select, text
 from sqlalchemy.dialects.postgresql import distinct_on
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -61,6 +61,18 @@ def _adr(inp: Mapping[str, Any]) -> Decimal | None:
         return None
     return (r / n).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
+
+#: the columns of a finding row the cross-checks read back (``FINDING_FIELDS``) and their types
+_FINDING_TYPES = {
+    "rule": "text",
+    "line": "text",
+    "message": "text",
+    "declared": "numeric",
+    "reported": "numeric",
+    "difference": "numeric",
+    "section": "text",
+    "parameters": "jsonb",
+}
 
 Pair = tuple[str, str]  # (tax account, period)
 Group = tuple[str, str, str]  # (jurisdiction, municipality, period): whose lodgings are peers
@@ -142,40 +154,40 @@ def prepared(session: AsyncSession) -> CheckState | None:
     return held[1]
 
 
-_FILINGS = text(
+# What the cross-checks of some lodging-periods read, in one statement (one round trip), each
+# row tagged by its part ``k`` (the three parts' columns side by side, NULL where not theirs):
+# 0. the latest version of each filing of each lodging-period;
+# 1. the lodging-periods' runs (the ADR findings of each, a row per finding), in write order;
+# 2. the peers of the groups: from the municipality's lodgings to their operator returns of the
+#    period by (tax account, period), so the cost follows the peers, not the period.
+_CHECK_STATE = text(
+    "SELECT 0 AS k, NULL::bigint AS n, tax_account, period, declaration_id, filing_id, version, "
+    "filer_kind, filed_on, input, NULL::text AS lodging_class, NULL::numeric AS adr, "
+    "NULL::text AS intermediaries_key, NULL::integer AS findings, "
+    + ", ".join(f"NULL::{t} AS f_{c}" for c, t in _FINDING_TYPES.items())
+    + ", 0::bigint AS o1, 0::bigint AS o2 FROM ("
     "SELECT DISTINCT ON (tax_account, period, filing_id) tax_account, period, declaration_id, filing_id, "
     "version, filer_kind, filed_on, input FROM liabilities WHERE (tax_account, period) IN "
     "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
-    "ORDER BY tax_account, period, filing_id, version DESC"
-).columns(
-    tax_account=Liability.tax_account.type,
-    period=Liability.period.type,
-    declaration_id=Liability.declaration_id.type,
-    filing_id=Liability.filing_id.type,
-    version=Liability.version.type,
-    filer_kind=Liability.filer_kind.type,
-    filed_on=Liability.filed_on.type,
-    input=Liability.input.type,
-)
-# the peers of the groups: from the municipality's lodgings to their operator returns of the
-# period by (tax account, period), so the cost follows the peers, not the period
-_PEERS = text(
-    "SELECT g.n, v.tax_account, v.filing_id, v.version, v.lodging_class, "
-    "CASE WHEN (v.input->>'room_nights')::numeric > 0 THEN "
-    "round((v.input->>'room_revenue')::numeric / (v.input->>'room_nights')::numeric, 2) END "
-    "FROM unnest(CAST(:j AS text[]), CAST(:m AS text[]), CAST(:p AS text[])) "
+    "ORDER BY tax_account, period, filing_id, version DESC) AS f "
+    "UNION ALL SELECT 1, NULL, r.tax_account, r.period, r.declaration_id, NULL, NULL, NULL, NULL, NULL, "
+    "NULL, NULL, r.intermediaries_key, r.findings, "
+    + ", ".join(f"f.{c}" for c in _FINDING_TYPES)
+    + ", r.seq, f.seq FROM crosscheck_runs r LEFT JOIN crosscheck_findings f "
+    "ON f.run_id = r.id AND f.rule = 'adr_outlier' WHERE (r.tax_account, r.period) IN "
+    "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
+    "UNION ALL SELECT 2, g.n, v.tax_account, NULL, NULL, v.filing_id, v.version, NULL, NULL, NULL, "
+    "v.lodging_class, CASE WHEN (v.input->>'room_nights')::numeric > 0 THEN "
+    "round((v.input->>'room_revenue')::numeric / (v.input->>'room_nights')::numeric, 2) END, "
+    "NULL, NULL, "
+    + ", ".join(f"NULL::{t}" for t in _FINDING_TYPES.values())
+    + ", 0, 0 FROM unnest(CAST(:j AS text[]), CAST(:m AS text[]), CAST(:gp AS text[])) "
     "WITH ORDINALITY AS g(j, m, p, n) "
     "JOIN lodgings l ON l.jurisdiction = g.j AND l.municipality = g.m "
     "CROSS JOIN LATERAL (SELECT DISTINCT ON (filing_id, lodging_class) tax_account, filing_id, version, "
     "lodging_class, input FROM liabilities WHERE tax_account = l.tax_account AND period = g.p "
-    "AND filer_kind = 'operator' ORDER BY filing_id, lodging_class, version DESC) AS v"
-).columns(
-    n=Liability.version.type,
-    tax_account=Liability.tax_account.type,
-    filing_id=Liability.filing_id.type,
-    version=Liability.version.type,
-    lodging_class=Liability.lodging_class.type,
-    adr=Numeric(),
+    "AND filer_kind = 'operator' ORDER BY filing_id, lodging_class, version DESC) AS v "
+    "ORDER BY k, o1, o2"
 )
 
 
@@ -183,55 +195,48 @@ async def load(
     session: AsyncSession, pairs: Iterable[Pair], lodgings: Mapping[str, LodgingView]
 ) -> CheckState:
     """What the cross-checks of ``pairs`` read (``lodgings``: their accounts' lodgings, for the
-    peers), in three statements whatever their number: the latest version of each filing of
-    each lodging-period, their runs (with the ADR findings of each), the peers' returns."""
+    peers), in one statement whatever their number (``_CHECK_STATE``): the latest version of
+    each filing of each lodging-period, their runs (with the ADR findings of each), the peers'
+    returns."""
     await accounts.write_held(session)
     await write_held_runs(session)
     state = CheckState(mark=len(accounts.added_liabilities(session)))
     wanted = sorted(set(pairs))
     if not wanted:
         return state
-    a, p = [x for x, _ in wanted], [y for _, y in wanted]
     for pair in wanted:
         state.filings[pair] = {}
-    for r in await session.execute(_FILINGS, {"a": a, "p": p}):
-        state.filings[(r.tax_account, r.period)][r.filing_id] = Filed(
-            r.declaration_id, r.filing_id, r.version, r.filer_kind, r.filed_on, r.input
-        )
-    runs = (
-        select(
-            CrosscheckRun.tax_account,
-            CrosscheckRun.period,
-            CrosscheckRun.declaration_id,
-            CrosscheckRun.intermediaries_key,
-            CrosscheckRun.findings,
-            CrosscheckFinding,
-        )
-        .outerjoin(
-            CrosscheckFinding,
-            and_(CrosscheckFinding.run_id == CrosscheckRun.id, CrosscheckFinding.rule == "adr_outlier"),
-        )
-        .where(tuple_(CrosscheckRun.tax_account, CrosscheckRun.period).in_(wanted))
-        .order_by(CrosscheckRun.seq, CrosscheckFinding.seq)
-    )
-    seen: set[tuple[str, str]] = set()
-    for account, period, declaration, key, count, finding in await session.execute(runs):
-        if (declaration, key) not in seen:  # the run's first row: it is the latest so far
-            seen.add((declaration, key))
-            state.earlier[declaration] = []
-            state.last_findings[(account, period)] = count
-        if finding is not None:
-            state.earlier[declaration].append(CrossFinding.model_validate(finding_fields(finding)))
-    state.runs = seen
     groups = sorted(
         {(v.jurisdiction, v.municipality, p) for a, p in wanted if (v := lodgings.get(a)) is not None}
     )
-    if groups:
-        params = {"j": [g[0] for g in groups], "m": [g[1] for g in groups], "p": [g[2] for g in groups]}
-        for group in groups:
-            state.peers[group] = []
-        for n, account, filing, version, lodging_class, adr in await session.execute(_PEERS, params):
-            state.peers[groups[n - 1]].append(_Peer(account, filing, version, lodging_class, adr))
+    for group in groups:
+        state.peers[group] = []
+    params = {
+        "a": [x for x, _ in wanted],
+        "p": [y for _, y in wanted],
+        "j": [g[0] for g in groups],
+        "m": [g[1] for g in groups],
+        "gp": [g[2] for g in groups],
+    }
+    seen: set[tuple[str, str]] = set()
+    for r in await session.execute(_CHECK_STATE, params):
+        if r.k == 0:
+            state.filings[(r.tax_account, r.period)][r.filing_id] = Filed(
+                r.declaration_id, r.filing_id, r.version, r.filer_kind, r.filed_on, r.input
+            )
+        elif r.k == 1:
+            run = (r.declaration_id, r.intermediaries_key)
+            if run not in seen:  # the run's first row: it is the latest so far
+                seen.add(run)
+                state.earlier[r.declaration_id] = []
+                state.last_findings[(r.tax_account, r.period)] = r.findings
+            if r.f_rule is not None:
+                finding = {c: getattr(r, f"f_{c}") for c in FINDING_FIELDS}
+                state.earlier[r.declaration_id].append(CrossFinding.model_validate(finding))
+        else:
+            peer = _Peer(r.tax_account, r.filing_id, r.version, r.lodging_class, r.adr)
+            state.peers[groups[r.n - 1]].append(peer)
+    state.runs = seen
     return state
 
 
@@ -243,7 +248,7 @@ async def prepare(session: AsyncSession, pairs: Sequence[Pair], lodgings: Mappin
 
 
 #: what a finding row keeps of taxcore's finding
-FINDING_FIELDS = ("rule", "line", "message", "declared", "reported", "difference", "section", "parameters")
+FINDING_FIELDS = tuple(_FINDING_TYPES)
 
 
 def finding_fields(finding: object) -> dict[str, Any]:
@@ -267,14 +272,7 @@ _FINDING_COLUMNS = {
     "tax_account": "text",
     "period": "text",
     "declaration_id": "text",
-    "rule": "text",
-    "line": "text",
-    "message": "text",
-    "declared": "numeric",
-    "reported": "numeric",
-    "difference": "numeric",
-    "section": "text",
-    "parameters": "jsonb",
+    **_FINDING_TYPES,
 }
 
 
