@@ -17,7 +17,7 @@ from sqlalchemy import text
 
 from servicekit import monitoring, outbox_api, telemetry
 from servicekit.auth import TokenIssuer, TokenVerifier
-from servicekit.db import TransactionalRoute, make_engine, make_sessionmaker
+from servicekit.db import DirectRoutes, TransactionalRoute, make_engine, make_sessionmaker
 from servicekit.errors import install_error_handlers
 from servicekit.limits import BodyLimitMiddleware
 from servicekit.logs import RequestContextMiddleware, configure_logging
@@ -139,6 +139,11 @@ def create_app(
         )
     app.state.ready_cache = (0.0, None)
     install_error_handlers(app)
+    app.add_middleware(  # the innermost: inside the body limits and the request context
+        DirectRoutes,
+        routes=[route for r in routers for route in r.routes],  # included without a prefix
+        exception_handlers=app.exception_handlers,
+    )
     app.add_middleware(
         BodyLimitMiddleware,
         max_body_bytes=settings.max_body_bytes,
