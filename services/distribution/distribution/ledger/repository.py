@@ -46,7 +46,7 @@ async def ensure_accounts(session: AsyncSession, specs: Sequence[AccountSpec]) -
 _ADD_ENTRY = text(
     """
 WITH entry AS (
-    INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, event_id, run_id,
+    INSERT INTO stored_journal_entries (jurisdiction, kind, effective_on, description, event_id, run_id,
         reverses_entry_id)
     VALUES (:jurisdiction, :kind, :effective_on, :description, :event_id, :run_id, :reverses_entry_id)
     RETURNING id
@@ -110,12 +110,12 @@ AS_POSTED = (
 # index by a subquery per row, where NOT EXISTS became a hash anti-join that read all of
 # ``collections`` for every batch: 7 ms a batch at 20,000 rows); each given its entry's id from
 # the entries' identity sequence, in the batch's order (a volatile function in the select list
-# is evaluated after the ORDER BY), so that the entries and the collection rows are written
-# from ``fresh`` alone, without joining on what an INSERT returned. An entry's two lines (debit
-# cash, credit pending) are derived from its collection row (the view ``journal_lines``,
-# migration 0009_derived_collection_lines), whose ``pending_section`` is the pending line's
-# citation. The references are checked at the statement's end, and so is the balance of every
-# entry (statement triggers).
+# is evaluated after the ORDER BY), so that the collection rows are written from ``fresh``
+# alone. A collection row IS its journal entry (view ``journal_entries``, migration
+# new_derived_collection_entries: it keeps the entry's id and description) and its entry's two
+# lines (debit cash, credit pending: view ``journal_lines``, migration
+# 0009_derived_collection_lines; ``pending_section`` is the pending line's citation). The
+# references are checked at the statement's end (statement trigger).
 _ADD_COLLECTIONS = text(
     """
 WITH new_accounts AS (
@@ -137,16 +137,14 @@ WITH new_accounts AS (
     WHERE (SELECT true FROM collections c WHERE c.posting_id = batch.posting_id LIMIT 1) IS NULL
     ORDER BY posting_id, ord
 ), fresh AS MATERIALIZED (
-    SELECT nextval(pg_get_serial_sequence('journal_entries', 'id')) AS entry_id, * FROM first ORDER BY ord
-), entries AS (
-    INSERT INTO journal_entries (id, jurisdiction, kind, effective_on, description, event_id)
-    SELECT entry_id, jurisdiction, 'collection', collected_on, description, event_id FROM fresh
+    SELECT nextval(pg_get_serial_sequence('stored_journal_entries', 'id')) AS entry_id, * FROM first
     ORDER BY ord
 )
 INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class,
-    period, component, amount, collected_on, section, entry_id, pending_section)
+    period, component, amount, collected_on, section, entry_id, pending_section, description,
+    entry_derived)
 SELECT posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class, period,
-    component, amount, collected_on, section, entry_id, pending_section
+    component, amount, collected_on, section, entry_id, pending_section, description, true
 FROM fresh ORDER BY ord
 """
 )
