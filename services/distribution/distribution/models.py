@@ -164,7 +164,8 @@ class Collection(Base):
         CheckConstraint(
             "NOT entry_derived OR (lines_derived AND description IS NOT NULL)", name="entry_with_lines"
         ),
-        Index("ix_collections_jurisdiction_collected_on", "jurisdiction", "collected_on"),
+        # a jurisdiction's entries in id order (migration new_derived_collection_entries)
+        Index("ix_collections_jurisdiction_entry_id", "jurisdiction", "entry_id"),
     )
 
 

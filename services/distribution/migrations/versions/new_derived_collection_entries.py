@@ -19,6 +19,12 @@ lines and collection rows refer to an entry that exists (the triggers read the v
 collection row written without ``entry_derived`` (the default) must refer to a stored entry.
 Each ``collection.posted`` writes one row (5 index entries) instead of two (9).
 
+The entries listing by jurisdiction read ``ix_journal_entries_jurisdiction`` of the stored
+entries; a derived entry's is the row's, so ``ix_collections_jurisdiction_collected_on`` becomes
+``ix_collections_jurisdiction_entry_id`` (as many index entries): a jurisdiction's page of entries
+is a range of it in id order, and what read the former index (a run's collections of a
+jurisdiction up to a day, a jurisdiction's balances) reads the same jurisdiction's range.
+
 Not possible any more: a stored reversal entry's ``reverses_entry_id`` foreign key cannot name a
 derived entry (nothing writes reversals today; one of a collection would need the key checked
 against the view, as the lines' references are).
@@ -74,6 +80,8 @@ UPGRADE = [
     "ALTER TABLE stored_journal_entries DISABLE TRIGGER journal_entries_append_only",
     "DELETE FROM stored_journal_entries e USING collections c WHERE c.entry_derived AND e.id = c.entry_id",
     "ALTER TABLE stored_journal_entries ENABLE TRIGGER journal_entries_append_only",
+    "DROP INDEX ix_collections_jurisdiction_collected_on",
+    "CREATE INDEX ix_collections_jurisdiction_entry_id ON collections (jurisdiction, entry_id)",
     ENTRIES_VIEW,
     "CREATE RULE journal_entries_insert AS ON INSERT TO journal_entries DO INSTEAD "
     "INSERT INTO stored_journal_entries (jurisdiction, kind, effective_on, description, event_id, run_id, "
@@ -98,6 +106,8 @@ def downgrade() -> None:
         "INSERT INTO journal_entries (id, jurisdiction, kind, effective_on, description, event_id, posted_at) "
         "SELECT entry_id, jurisdiction, 'collection', collected_on, description, event_id, received_at "
         "FROM collections WHERE entry_derived ORDER BY entry_id",
+        "DROP INDEX ix_collections_jurisdiction_entry_id",
+        "CREATE INDEX ix_collections_jurisdiction_collected_on ON collections (jurisdiction, collected_on)",
         "ALTER TABLE collections DROP CONSTRAINT ck_collections_entry_with_lines",
         "ALTER TABLE collections DROP COLUMN entry_derived, DROP COLUMN description",
     ]:
