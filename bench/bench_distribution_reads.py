@@ -47,7 +47,7 @@ from typing import Any
 
 import asyncpg
 from aiokafka import ConsumerRecord
-from bench_distribution import backend_cpu
+from bench_distribution import backend_cpu, post_july_run
 from httpx import AsyncClient
 from sqlalchemy import event as sa_event
 from sqlalchemy import text
@@ -248,21 +248,9 @@ async def child(args: argparse.Namespace) -> None:
             start = time.perf_counter()
             await populate(app, args.collections)
             populated = time.perf_counter() - start
-            await client.post(
-                "/v1/certifications",
-                headers=ADMIN,
-                json={
-                    "fiscal_year": 2027,
-                    "amount": "1200000.00",
-                    "certified_on": "2026-06-15",
-                    "document_reference": "bench",
-                },
-            )
-            start = time.perf_counter()
-            r = await client.post("/v1/runs", json={"jurisdiction": "PR", "month": "2026-07"}, headers=ADMIN)
-            posted = (time.perf_counter() - start) * 1000
-            assert r.status_code == 201, r.text
-            run = r.json()
+            response, took = await post_july_run(client)
+            posted = took * 1000
+            run = response.json()
             async with app.state.sessionmaker() as session:
                 ids = (await session.execute(text("SELECT min(id), max(id) FROM journal_entries"))).one()
                 await session.execute(text("ANALYZE"))

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+from bench_distribution import post_july_run
 from bench_distribution_reads import populate
 
 from distribution.app import build_app
@@ -177,24 +178,10 @@ async def fill(url: str, args: argparse.Namespace) -> None:
 
 async def fill_here(url: str, count: int) -> None:
     logging.disable(logging.WARNING)
-    from servicekit.testing import auth
-
     app = build_app(DistributionSettings(environment="test", database_url=url))
-    admin = auth("agency-admin")
     async with running_app(app) as client:
         await populate(app, count)
-        await client.post(
-            "/v1/certifications",
-            headers=admin,
-            json={
-                "fiscal_year": 2027,
-                "amount": "1200000.00",
-                "certified_on": "2026-06-15",
-                "document_reference": "x",
-            },
-        )
-        r = await client.post("/v1/runs", json={"jurisdiction": "PR", "month": "2026-07"}, headers=admin)
-        assert r.status_code == 201, r.text
+        await post_july_run(client)
 
 
 if __name__ == "__main__":
