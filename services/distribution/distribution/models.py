@@ -164,8 +164,9 @@ class Collection(Base):
         CheckConstraint(
             "NOT entry_derived OR (lines_derived AND description IS NOT NULL)", name="entry_with_lines"
         ),
-        # a jurisdiction's entries in id order (migration new_derived_collection_entries)
+        # a jurisdiction's, a lodging's entries in id order (migration new_derived_collection_entries)
         Index("ix_collections_jurisdiction_entry_id", "jurisdiction", "entry_id"),
+        Index("ix_collections_tax_account_entry_id", "tax_account", "entry_id"),
     )
 
 

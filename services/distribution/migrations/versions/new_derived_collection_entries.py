@@ -23,7 +23,11 @@ The entries listing by jurisdiction read ``ix_journal_entries_jurisdiction`` of 
 entries; a derived entry's is the row's, so ``ix_collections_jurisdiction_collected_on`` becomes
 ``ix_collections_jurisdiction_entry_id`` (as many index entries): a jurisdiction's page of entries
 is a range of it in id order, and what read the former index (a run's collections of a
-jurisdiction up to a day, a jurisdiction's balances) reads the same jurisdiction's range.
+jurisdiction up to a day, a jurisdiction's balances) reads the same jurisdiction's range. A
+lodging's entries (``?tax_account=``) scanned every collection row, now wider by the entry's
+description (2.2 -> 3.1 ms at 20,000 rows): ``ix_collections_tax_account_entry_id`` makes them a
+range in id order too (one index entry more per collection: 6 in all, against 9 for a row and a
+stored entry).
 
 Not possible any more: a stored reversal entry's ``reverses_entry_id`` foreign key cannot name a
 derived entry (nothing writes reversals today; one of a collection would need the key checked
@@ -82,6 +86,7 @@ UPGRADE = [
     "ALTER TABLE stored_journal_entries ENABLE TRIGGER journal_entries_append_only",
     "DROP INDEX ix_collections_jurisdiction_collected_on",
     "CREATE INDEX ix_collections_jurisdiction_entry_id ON collections (jurisdiction, entry_id)",
+    "CREATE INDEX ix_collections_tax_account_entry_id ON collections (tax_account, entry_id)",
     ENTRIES_VIEW,
     "CREATE RULE journal_entries_insert AS ON INSERT TO journal_entries DO INSTEAD "
     "INSERT INTO stored_journal_entries (jurisdiction, kind, effective_on, description, event_id, run_id, "
@@ -106,6 +111,7 @@ def downgrade() -> None:
         "INSERT INTO journal_entries (id, jurisdiction, kind, effective_on, description, event_id, posted_at) "
         "SELECT entry_id, jurisdiction, 'collection', collected_on, description, event_id, received_at "
         "FROM collections WHERE entry_derived ORDER BY entry_id",
+        "DROP INDEX ix_collections_tax_account_entry_id",
         "DROP INDEX ix_collections_jurisdiction_entry_id",
         "CREATE INDEX ix_collections_jurisdiction_collected_on ON collections (jurisdiction, collected_on)",
         "ALTER TABLE collections DROP CONSTRAINT ck_collections_entry_with_lines",
