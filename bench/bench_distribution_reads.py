@@ -9,14 +9,17 @@ tree), each on a scratch database of its own, populated alike through the servic
 ``collection.posted`` events, PR but every 100th VI, 500 lodgings, half collected in July 2026
 and half in August; then the PR July run is posted over the HTTP API (timed: the month's run,
 once per tree). Then ``--rounds`` rounds, the trees alternating which goes first; in a round
-each tree times every read below (``--repeats`` requests in-process over HTTP, the median):
+each tree warms every read once, then times it (``--repeats`` requests in-process over HTTP and
+at least 0.3 s of them: the median wall time, and the CPU per request of the process and the
+database's backends from /proc):
 
 * the entries listing: first page, a page after a cursor in the middle, by jurisdiction (PR with a
   cursor, VI), by tax account, by run;
 * balances (``account_totals``): the trial balance with and without ``as_of`` and by
   jurisdiction, the fund balances (a fund statement) with and without ``as_of``;
 * reports: the fiscal-year summary, the allocations by month, a run's report and its CSV;
-* the month's run: a preview of PR August (every undistributed collection read and computed);
+* the month's run: a preview of PR August (every undistributed collection read and computed),
+  and the same run posted then rolled back (its run_collections rows, entry, lines, triggers);
 * reconciliation: every page of the entries listing (500 a page, with their lines) and the
   trial balance, as ``tests/test_platform_month.py::test_ledger_reconciles`` reads them.
 
