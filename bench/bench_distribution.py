@@ -43,7 +43,7 @@ from pathlib import Path
 
 import asyncpg
 from aiokafka import ConsumerRecord
-from httpx import AsyncClient
+from httpx import AsyncClient, Response
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -288,8 +288,8 @@ def compare(args: argparse.Namespace) -> None:
         )
 
 
-async def month_run(client: AsyncClient) -> None:
-    """A PR month's run over every collection booked, through the HTTP API."""
+async def post_july_run(client: AsyncClient) -> tuple[Response, float]:
+    """The bank's FY2027 certification, then the PR 2026-07 run posted: the response and its seconds."""
     admin = auth("agency-admin")
     await client.post(
         "/v1/certifications",
@@ -305,6 +305,13 @@ async def month_run(client: AsyncClient) -> None:
     r = await client.post("/v1/runs", json={"jurisdiction": "PR", "month": "2026-07"}, headers=admin)
     took = time.perf_counter() - start
     assert r.status_code == 201, r.text
+    return r, took
+
+
+async def month_run(client: AsyncClient) -> None:
+    """A PR month's run over every collection booked, through the HTTP API."""
+    admin = auth("agency-admin")
+    r, took = await post_july_run(client)
     print(
         f"\nrun over {r.json()['inputs']['collections']} collections: {took * 1000:.0f} ms "
         f"(collected {r.json()['collected']})"

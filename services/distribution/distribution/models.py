@@ -77,6 +77,12 @@ class Run(Base):
 
 
 class JournalEntry(Base):
+    """A journal entry, as the view ``journal_entries`` shows it: the stored entries (table
+    ``stored_journal_entries``: runs, reversals, collections booked before their entries were
+    derived) and one entry per collection row with ``entry_derived`` (migration
+    new_derived_collection_entries). Read it; write entries into ``stored_journal_entries`` (or
+    through the view, whose rule does that)."""
+
     __tablename__ = "journal_entries"
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     jurisdiction: Mapped[str] = mapped_column(Text, index=True)
@@ -130,7 +136,9 @@ class Collection(Base):
     ``entry_id`` refers to an entry that exists (trigger ``collections_refer``). With
     ``lines_derived`` the row is also its entry's two lines (view ``journal_lines``): debit
     ``cash:<jurisdiction>`` ``amount`` citing ``section``, credit ``pending:<jurisdiction>`` the
-    same, citing ``pending_section``; the trigger checks both accounts exist."""
+    same, citing ``pending_section``; the trigger checks both accounts exist. With
+    ``entry_derived`` it is also the entry itself (view ``journal_entries``: id ``entry_id``,
+    kind ``collection``, effective on ``collected_on``, ``description``, ``event_id``)."""
 
     __tablename__ = "collections"
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
@@ -149,9 +157,16 @@ class Collection(Base):
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     pending_section: Mapped[str | None] = mapped_column(Text)
     lines_derived: Mapped[bool] = mapped_column(Boolean, server_default="true")
+    description: Mapped[str | None] = mapped_column(Text)
+    entry_derived: Mapped[bool] = mapped_column(Boolean, server_default="false")
     __table_args__ = (
         CheckConstraint("amount <> 0", name="amount_nonzero"),
-        Index("ix_collections_jurisdiction_collected_on", "jurisdiction", "collected_on"),
+        CheckConstraint(
+            "NOT entry_derived OR (lines_derived AND description IS NOT NULL)", name="entry_with_lines"
+        ),
+        # a jurisdiction's, a lodging's entries in id order (migration new_derived_collection_entries)
+        Index("ix_collections_jurisdiction_entry_id", "jurisdiction", "entry_id"),
+        Index("ix_collections_tax_account_entry_id", "tax_account", "entry_id"),
     )
 
 

@@ -2,12 +2,27 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from sqlalchemy import func, select, text
+from sqlalchemy import (
+    Executable,
+    Integer,
+    bindparam,
+    column,
+    func,
+    literal,
+    not_,
+    null,
+    or_,
+    select,
+    table,
+    text,
+    union_all,
+)
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -46,7 +61,7 @@ async def ensure_accounts(session: AsyncSession, specs: Sequence[AccountSpec]) -
 _ADD_ENTRY = text(
     """
 WITH entry AS (
-    INSERT INTO journal_entries (jurisdiction, kind, effective_on, description, event_id, run_id,
+    INSERT INTO stored_journal_entries (jurisdiction, kind, effective_on, description, event_id, run_id,
         reverses_entry_id)
     VALUES (:jurisdiction, :kind, :effective_on, :description, :event_id, :run_id, :reverses_entry_id)
     RETURNING id
@@ -110,12 +125,12 @@ AS_POSTED = (
 # index by a subquery per row, where NOT EXISTS became a hash anti-join that read all of
 # ``collections`` for every batch: 7 ms a batch at 20,000 rows); each given its entry's id from
 # the entries' identity sequence, in the batch's order (a volatile function in the select list
-# is evaluated after the ORDER BY), so that the entries and the collection rows are written
-# from ``fresh`` alone, without joining on what an INSERT returned. An entry's two lines (debit
-# cash, credit pending) are derived from its collection row (the view ``journal_lines``,
-# migration 0009_derived_collection_lines), whose ``pending_section`` is the pending line's
-# citation. The references are checked at the statement's end, and so is the balance of every
-# entry (statement triggers).
+# is evaluated after the ORDER BY), so that the collection rows are written from ``fresh``
+# alone. A collection row IS its journal entry (view ``journal_entries``, migration
+# new_derived_collection_entries: it keeps the entry's id and description) and its entry's two
+# lines (debit cash, credit pending: view ``journal_lines``, migration
+# 0009_derived_collection_lines; ``pending_section`` is the pending line's citation). The
+# references are checked at the statement's end (statement trigger).
 _ADD_COLLECTIONS = text(
     """
 WITH new_accounts AS (
@@ -137,16 +152,14 @@ WITH new_accounts AS (
     WHERE (SELECT true FROM collections c WHERE c.posting_id = batch.posting_id LIMIT 1) IS NULL
     ORDER BY posting_id, ord
 ), fresh AS MATERIALIZED (
-    SELECT nextval(pg_get_serial_sequence('journal_entries', 'id')) AS entry_id, * FROM first ORDER BY ord
-), entries AS (
-    INSERT INTO journal_entries (id, jurisdiction, kind, effective_on, description, event_id)
-    SELECT entry_id, jurisdiction, 'collection', collected_on, description, event_id FROM fresh
+    SELECT nextval(pg_get_serial_sequence('stored_journal_entries', 'id')) AS entry_id, * FROM first
     ORDER BY ord
 )
 INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class,
-    period, component, amount, collected_on, section, entry_id, pending_section)
+    period, component, amount, collected_on, section, entry_id, pending_section, description,
+    entry_derived)
 SELECT posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class, period,
-    component, amount, collected_on, section, entry_id, pending_section
+    component, amount, collected_on, section, entry_id, pending_section, description, true
 FROM fresh ORDER BY ord
 """
 )
@@ -185,26 +198,141 @@ async def add_collections(
     return int(getattr(result, "rowcount", 0))
 
 
+# the stored tables behind the views ``journal_entries`` and ``journal_lines`` (migrations
+# 0009_derived_collection_lines and new_derived_collection_entries)
+_STORED_ENTRIES = table(
+    "stored_journal_entries",
+    *(
+        column(name)
+        for name in (
+            "id jurisdiction kind effective_on description event_id run_id reverses_entry_id posted_at"
+        ).split()
+    ),
+)
+_STORED_LINES = table("stored_journal_lines", column("entry_id"), column("account_code"), column("amount"))
+
+
 async def account_totals(
     session: AsyncSession, *, jurisdiction: str | None, as_of: date | None
 ) -> list[tuple[Account, Decimal, Decimal]]:
-    """Each account with its total debits and credits (credits positive) up to ``as_of``."""
-    debit = func.coalesce(func.sum(func.greatest(JournalLine.amount, 0)), 0)
-    credit = func.coalesce(func.sum(func.greatest(-JournalLine.amount, 0)), 0)
-    joined = JournalLine.__table__.join(JournalEntry.__table__, JournalLine.entry_id == JournalEntry.id)
-    sums = select(JournalLine.account_code.label("code"), debit.label("debit"), credit.label("credit"))
-    sums = sums.select_from(joined)
+    """Each account with its total debits and credits (credits positive) up to ``as_of``.
+
+    What the view ``journal_lines`` joined to ``journal_entries`` gives, summed without joining
+    the two views (a union each: the planner scanned every collection row to hash one side):
+
+    * the stored lines (runs, reversals, collections booked before their lines were derived),
+      with ``as_of`` each line's entry looked up by id where it is (stored, or a collection row
+      that is its entry);
+    * the lines derived from the collection rows, summed per jurisdiction straight from the rows
+      in one pass (cash debited the amount, pending credited it), on their entry's day (the row's
+      ``collected_on`` when the row is its entry, else its stored entry's ``effective_on``). The
+      two accounts a row's lines name are ``cash:<j>`` and ``pending:<j>`` of the row's
+      jurisdiction (``add_collections`` refuses others), so a jurisdiction's accounts need only
+      its rows (a range of ``ix_collections_jurisdiction_entry_id``)."""
+    lines, entries, c = _STORED_LINES.c, _STORED_ENTRIES.c, Collection
+    stored = select(
+        lines.account_code.label("code"),
+        func.greatest(lines.amount, 0).label("debit"),
+        func.greatest(-lines.amount, 0).label("credit"),
+    )
+    own_day = select(c.jurisdiction, c.amount).where(c.lines_derived, c.entry_derived)
+    stored_day = (
+        select(c.jurisdiction, c.amount)
+        .join(_STORED_ENTRIES, entries.id == c.entry_id)
+        .where(c.lines_derived, not_(c.entry_derived))
+    )
     if as_of is not None:
-        sums = sums.where(JournalEntry.effective_on <= as_of)
-    sub = sums.group_by(JournalLine.account_code).subquery()
+        stored = stored.where(
+            or_(
+                select(entries.id)
+                .where(entries.id == lines.entry_id, entries.effective_on <= as_of)
+                .exists(),
+                select(c.id)
+                .where(c.entry_id == lines.entry_id, c.entry_derived, c.collected_on <= as_of)
+                .exists(),
+            )
+        )
+        own_day = own_day.where(c.collected_on <= as_of)
+        stored_day = stored_day.where(entries.effective_on <= as_of)
+    if jurisdiction is not None:
+        own_day = own_day.where(c.jurisdiction == jurisdiction)
+        stored_day = stored_day.where(c.jurisdiction == jurisdiction)
+    rows = union_all(own_day, stored_day).subquery()
+    derived = (
+        select(
+            rows.c.jurisdiction.label("j"),
+            func.sum(func.greatest(rows.c.amount, 0)).label("positive"),
+            func.sum(func.greatest(-rows.c.amount, 0)).label("negative"),
+        )
+        .group_by(rows.c.jurisdiction)
+        .cte("derived")
+    )
+    cash = select((literal("cash:") + derived.c.j).label("code"), derived.c.positive, derived.c.negative)
+    pending = select(
+        (literal("pending:") + derived.c.j).label("code"), derived.c.negative, derived.c.positive
+    )
+    every = union_all(stored, cash, pending).subquery()
+    sums = (
+        select(
+            every.c.code,
+            func.coalesce(func.sum(every.c.debit), 0).label("debit"),
+            func.coalesce(func.sum(every.c.credit), 0).label("credit"),
+        )
+        .group_by(every.c.code)
+        .subquery()
+    )
     stmt = (
-        select(Account, func.coalesce(sub.c.debit, 0), func.coalesce(sub.c.credit, 0))
-        .outerjoin(sub, sub.c.code == Account.code)
+        select(Account, func.coalesce(sums.c.debit, 0), func.coalesce(sums.c.credit, 0))
+        .outerjoin(sums, sums.c.code == Account.code)
         .order_by(Account.jurisdiction, Account.kind, Account.code)
     )
     if jurisdiction is not None:
         stmt = stmt.where(Account.jurisdiction == jurisdiction)
-    return [(a, Decimal(d), Decimal(c)) for a, d, c in (await session.execute(stmt)).all()]
+    return [(a, Decimal(d), Decimal(k)) for a, d, k in (await session.execute(stmt)).all()]
+
+
+@functools.cache
+def _entries_page(*, jurisdiction: bool, run: bool, tax_account: bool, after: bool) -> Executable:
+    """A page of ``journal_entries`` in id order, read as the stored entries' page and the
+    derived entries' page merged (each its own ``ORDER BY ... LIMIT``, so each is an index scan:
+    over the view the planner sorted all of ``collections`` for every page). Built once per
+    combination of filters (bound parameters ``jurisdiction``, ``run_id``, ``tax_account``,
+    ``after``, ``size``): building the union cost more than its planning."""
+    entries, c = _STORED_ENTRIES.c, Collection
+    size = bindparam("size", type_=Integer)
+    stored = select(*_STORED_ENTRIES.c)
+    if jurisdiction:
+        stored = stored.where(entries.jurisdiction == bindparam("jurisdiction"))
+    if run:
+        stored = stored.where(entries.run_id == bindparam("run_id"))
+    if tax_account:  # a lodging's collections (runs net every lodging together)
+        stored = stored.where(  # a probe per stored entry (few: runs, and older collections)
+            select(c.id).where(c.entry_id == entries.id, c.tax_account == bindparam("tax_account")).exists()
+        )
+    if after:
+        stored = stored.where(entries.id > bindparam("after"))
+    pages = [stored.order_by(entries.id).limit(size)]
+    if not run:  # a derived entry is a collection's, never a run's
+        derived = select(
+            c.entry_id.label("id"),
+            c.jurisdiction,
+            literal("collection").label("kind"),
+            c.collected_on.label("effective_on"),
+            c.description,
+            c.event_id,
+            null().label("run_id"),
+            null().label("reverses_entry_id"),
+            c.received_at.label("posted_at"),
+        ).where(c.entry_derived)
+        if jurisdiction:
+            derived = derived.where(c.jurisdiction == bindparam("jurisdiction"))
+        if tax_account:
+            derived = derived.where(c.tax_account == bindparam("tax_account"))
+        if after:
+            derived = derived.where(c.entry_id > bindparam("after"))
+        pages.append(derived.order_by(c.entry_id).limit(size))
+    merged = union_all(*pages).subquery()
+    return select(JournalEntry).from_statement(select(merged).order_by(merged.c.id).limit(size))
 
 
 async def list_entries(
@@ -216,18 +344,16 @@ async def list_entries(
     limit: int,
     tax_account: str | None = None,
 ) -> Sequence[JournalEntry]:
-    stmt = select(JournalEntry).order_by(JournalEntry.id).limit(limit + 1)
-    if jurisdiction is not None:
-        stmt = stmt.where(JournalEntry.jurisdiction == jurisdiction)
-    if run_id is not None:
-        stmt = stmt.where(JournalEntry.run_id == run_id)
-    if tax_account is not None:  # a lodging's collections (runs net every lodging together)
-        stmt = stmt.where(
-            JournalEntry.id.in_(select(Collection.entry_id).where(Collection.tax_account == tax_account))
-        )
-    if after is not None:
-        stmt = stmt.where(JournalEntry.id > after)
-    return (await session.execute(stmt)).scalars().all()
+    """Up to ``limit + 1`` entries in id order after ``after`` (see :func:`_entries_page`)."""
+    given = {"jurisdiction": jurisdiction, "run_id": run_id, "tax_account": tax_account, "after": after}
+    stmt = _entries_page(
+        jurisdiction=jurisdiction is not None,
+        run=run_id is not None,
+        tax_account=tax_account is not None,
+        after=after is not None,
+    )
+    params = {k: v for k, v in given.items() if v is not None}
+    return (await session.execute(stmt, {**params, "size": limit + 1})).scalars().all()
 
 
 async def lines_of(session: AsyncSession, entry_ids: Sequence[int]) -> dict[int, list[JournalLine]]:

@@ -7,6 +7,7 @@ from datetime import date
 
 from sqlalchemy import select, text
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import load_only
 
 from distribution.models import Collection, JournalEntry, Run, RunCollection
 
@@ -29,10 +30,14 @@ async def latest(session: AsyncSession, jurisdiction: str) -> Run | None:
 
 
 async def undistributed(session: AsyncSession, jurisdiction: str, through: date) -> Sequence[Collection]:
-    """Collections of ``jurisdiction`` collected on or before ``through`` that no run distributed yet."""
+    """Collections of ``jurisdiction`` collected on or before ``through`` that no run distributed
+    yet, with only what a run reads of them (a month's run loads every such row: the rows'
+    descriptions and citations are most of their bytes; any other attribute raises)."""
     taken = select(RunCollection.collection_id).where(RunCollection.collection_id == Collection.id)
+    c = Collection
     stmt = (
         select(Collection)
+        .options(load_only(c.id, c.jurisdiction, c.component, c.collected_on, c.amount, raiseload=True))
         .where(Collection.jurisdiction == jurisdiction, Collection.collected_on <= through, ~taken.exists())
         .order_by(Collection.id)
     )
