@@ -80,7 +80,7 @@ class JournalEntry(Base):
     """A journal entry, as the view ``journal_entries`` shows it: the stored entries (table
     ``stored_journal_entries``: runs, reversals, collections booked before their entries were
     derived) and one entry per collection row with ``entry_derived`` (migration
-    new_derived_collection_entries). Read it; write entries into ``stored_journal_entries`` (or
+    0010_derived_collection_entries). Read it; write entries into ``stored_journal_entries`` (or
     through the view, whose rule does that)."""
 
     __tablename__ = "journal_entries"
@@ -164,7 +164,7 @@ class Collection(Base):
         CheckConstraint(
             "NOT entry_derived OR (lines_derived AND description IS NOT NULL)", name="entry_with_lines"
         ),
-        # a jurisdiction's, a lodging's entries in id order (migration new_derived_collection_entries)
+        # a jurisdiction's, a lodging's entries in id order (migration 0010_derived_collection_entries)
         Index("ix_collections_jurisdiction_entry_id", "jurisdiction", "entry_id"),
         Index("ix_collections_tax_account_entry_id", "tax_account", "entry_id"),
     )

@@ -1,4 +1,4 @@
-"""The ledger's reads over stored and derived entries alike (migration new_derived_collection_entries).
+"""The ledger's reads over stored and derived entries alike (migration 0010_derived_collection_entries).
 
 A collection booked now is its own journal entry (the collection row); runs, and collections
 booked before their entries or lines were derived, keep stored entries and lines. The listing

@@ -233,8 +233,7 @@ def changed_summaries(
     return [
         r
         for r in rows
-        if (old := stored.get(str(r["tax_account"]), {}).get(str(r["period"]))) is None
-        or old != fields(r)
+        if (old := stored.get(str(r["tax_account"]), {}).get(str(r["period"]))) is None or old != fields(r)
     ]
 
 

@@ -127,7 +127,7 @@ AS_POSTED = (
 # the entries' identity sequence, in the batch's order (a volatile function in the select list
 # is evaluated after the ORDER BY), so that the collection rows are written from ``fresh``
 # alone. A collection row IS its journal entry (view ``journal_entries``, migration
-# new_derived_collection_entries: it keeps the entry's id and description) and its entry's two
+# 0010_derived_collection_entries: it keeps the entry's id and description) and its entry's two
 # lines (debit cash, credit pending: view ``journal_lines``, migration
 # 0009_derived_collection_lines; ``pending_section`` is the pending line's citation). The
 # references are checked at the statement's end (statement trigger).
@@ -199,7 +199,7 @@ async def add_collections(
 
 
 # the stored tables behind the views ``journal_entries`` and ``journal_lines`` (migrations
-# 0009_derived_collection_lines and new_derived_collection_entries)
+# 0009_derived_collection_lines and 0010_derived_collection_entries)
 _STORED_ENTRIES = table(
     "stored_journal_entries",
     *(

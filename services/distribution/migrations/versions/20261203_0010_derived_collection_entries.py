@@ -38,13 +38,13 @@ Upgrade: every collection with derived lines whose stored entry is exactly what 
 other collection row, not reversed) gets the entry's description and ``entry_derived``, and the
 stored entry is removed. Downgrade stores those entries again with their ids.
 
-Revision ID: new_derived_collection_entries
+Revision ID: 0010_derived_collection_entries
 Revises: 0009_derived_collection_lines
 """
 
 from alembic import op
 
-revision: str = "new_derived_collection_entries"
+revision: str = "0010_derived_collection_entries"
 down_revision: str | None = "0009_derived_collection_lines"
 branch_labels = None
 depends_on = None
