@@ -631,10 +631,10 @@ async def view(session: AsyncSession, *, facts: Facts, plan: PaymentPlan, on: da
 
 
 async def request_view(session: AsyncSession, *, req: PlanRequest) -> PlanRequestOut:
-    return (await request_views(session, [req]))[0]
+    return (await request_views(session, reqs=[req]))[0]
 
 
-async def request_views(session: AsyncSession, reqs: Sequence[PlanRequest]) -> list[PlanRequestOut]:
+async def request_views(session: AsyncSession, *, reqs: Sequence[PlanRequest]) -> list[PlanRequestOut]:
     """Each request as it stands, in two queries whatever their number."""
     ids = [r.id for r in reqs]
     plans = await repository.plans_of_requests(session, ids)
@@ -647,12 +647,12 @@ async def request_views(session: AsyncSession, reqs: Sequence[PlanRequest]) -> l
 
 async def account_request_views(session: AsyncSession, *, tax_account: str) -> list[PlanRequestOut]:
     """The account's plan requests, each as it stands."""
-    return await request_views(session, await repository.account_requests(session, tax_account))
+    return await request_views(session, reqs=await repository.account_requests(session, tax_account))
 
 
 async def queue_views(session: AsyncSession) -> list[PlanRequestOut]:
     """The agency's queue: the oldest requests neither granted nor declined."""
-    return await request_views(session, await repository.pending_requests(session))
+    return await request_views(session, reqs=await repository.pending_requests(session))
 
 
 async def timeline_entries(session: AsyncSession, *, facts: Facts) -> list[Happened]:
