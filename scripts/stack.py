@@ -438,6 +438,10 @@ def test(args: list[str]) -> int:
         # modules share two lanes (conftest.py), and every worker gets its own databases
         # (suffix _gwN).
         args = ["-n", os.environ.get("ROOMTAX_TEST_WORKERS", "4"), "--dist", "loadgroup", *args]
+    elif "no:xdist" not in args and not any(a.startswith("--dist") for a in args):
+        # a worker count of one's own keeps the modules whole too (a step-by-step module split
+        # over two workers runs its later steps before its first)
+        args = ["--dist", "loadgroup", *args]
     server_url, embedded = postgres_url()
     env = dict(os.environ, ROOMTAX_TEST_PG=server_url)
     try:
