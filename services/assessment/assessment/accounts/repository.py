@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import namedtuple
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -32,9 +32,6 @@ from servicekit.auth import Principal
 from servicekit.consumer import once_per_batch
 from servicekit.runtime import Runtime
 from taxcore.parameters import ParameterTree
-
-_T = TypeVar("_T")
-
 
 #: where :func:`attach` keeps the cache in a sessionmaker's ``info`` (each session sees it)
 BALANCES = "assessment.balances"
@@ -438,24 +435,39 @@ async def load_facts_many(
     """The facts of each of ``tax_accounts`` that has any, by account, with one query per
     fact table that holds rows of them (one round trip tells which do: a fresh account has
     one or two), whatever the number of accounts."""
+
+    async def models(model: type[Any], accounts: list[str], where: dict[str, Any]) -> Iterable[Any]:
+        column = model.tax_account
+        match = column == where["a"] if len(accounts) == 1 else column == any_(_accounts_param(accounts))
+        stmt = select(model).where(match)
+        if not traces and model in _LEAN:
+            stmt = stmt.options(*(defer(c, raiseload=True) for c in _LEAN[model]))
+        return (await session.execute(stmt)).scalars()
+
+    return await _load_many(session, tax_accounts, models)
+
+
+_Rows = Callable[[type[Any], list[str], dict[str, Any]], Awaitable[Iterable[Any]]]
+
+
+async def _load_many(session: AsyncSession, tax_accounts: Sequence[str], rows_of: _Rows) -> dict[str, Facts]:
+    """:func:`load_facts_many` and :func:`load_records_many`: which fact tables hold rows of
+    the accounts (one round trip), then ``rows_of`` each of those tables (its rows of the
+    accounts, as models or as records: each has the model's ``tax_account``)."""
     await write_held(session)
     accounts = list(dict.fromkeys(tax_accounts))
+    if not accounts:
+        return {}
     one = len(accounts) == 1
     where = {"a": accounts[0]} if one else {"a": accounts}
     has = (await session.execute(_HAS_FACTS if one else _HAS_FACTS_ANY, where)).one()
     present: dict[type[object], bool] = dict(zip(_FACT_TABLES, has, strict=True))
 
-    async def rows(model: type[_T]) -> dict[str, list[_T]]:
-        out: dict[str, list[_T]] = {a: [] for a in accounts}
-        if not present[model]:
-            return out
-        column = model.tax_account  # type: ignore[attr-defined]
-        match = column == accounts[0] if one else column == any_(_accounts_param(accounts))
-        stmt = select(model).where(match)
-        if not traces and model in _LEAN:
-            stmt = stmt.options(*(defer(c, raiseload=True) for c in _LEAN[model]))
-        for row in (await session.execute(stmt)).scalars():
-            out[row.tax_account].append(row)  # type: ignore[attr-defined]
+    async def rows(model: type[Any]) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {a: [] for a in accounts}
+        if present[model]:
+            for row in await rows_of(model, accounts, where):
+                out[row.tax_account].append(row)
         return out
 
     lodgings = await lodgings_of(session, accounts)
@@ -548,29 +560,14 @@ async def load_records_many(
     ``_LEAN`` JSONB columns in the database, as :func:`load_facts` does. The session is
     flushed first: these selects are not the ORM's, which would.
     """
-    await write_held(session)
+    await write_held(session)  # in the order the ORM's selects would: the held rows, then a flush
     await session.flush()
-    accounts = list(dict.fromkeys(tax_accounts))
-    if not accounts:
-        return {}
-    one = len(accounts) == 1
-    where = {"a": accounts[0]} if one else {"a": accounts}
-    has = (await session.execute(_HAS_FACTS if one else _HAS_FACTS_ANY, where)).one()
-    present: dict[type[object], bool] = dict(zip(_FACT_TABLES, has, strict=True))
 
-    async def rows(model: type[_T]) -> dict[str, list[_T]]:
-        out: dict[str, list[_T]] = {a: [] for a in accounts}
-        if not present[model]:
-            return out
-        stmt, make = _fact_record(model, traces=traces, one=one)
-        for r in await session.execute(stmt, where):
-            record = make(r)
-            out[record.tax_account].append(record)
-        return out
+    async def records(model: type[Any], accounts: list[str], where: dict[str, Any]) -> Iterable[Any]:
+        stmt, make = _fact_record(model, traces=traces, one=len(accounts) == 1)
+        return map(make, await session.execute(stmt, where))
 
-    lodgings = await lodgings_of(session, accounts)
-    tables = [await rows(model) for model in _FACT_TABLES]
-    return _facts_of(session, accounts, lodgings, *tables)
+    return await _load_many(session, tax_accounts, records)
 
 
 def _prefetched(session: AsyncSession) -> dict[str, LodgingView | None]:
