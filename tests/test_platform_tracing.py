@@ -255,9 +255,25 @@ async def test_one_payment_is_one_trace_across_filing_assessment_and_distributio
             None,
         )
 
-    leaf = await eventually(distribution_span, timeout=60)
+    # each service exports its spans on its own schedule: the leaf can arrive before one of its
+    # ancestors does, so the path is awaited whole (it ends at a span whose parent is missing
+    # until then). A broken path never completes: the failure lists the spans that came.
+    async def whole_path() -> list[Span] | None:
+        leaf = await distribution_span()
+        if leaf is None:
+            return None
+        path = chain(collector.of_trace(trace_id), leaf)
+        return path if path[-1].parent_id == client_span else None
+
+    try:
+        path = await eventually(whole_path, timeout=60)
+    except AssertionError as exc:  # which spans came: a lost export or a broken trace
+        in_trace = sorted(
+            (s.service, s.kind, s.name, s.span_id[:8], s.parent_id[:8])
+            for s in collector.of_trace(trace_id).values()
+        )
+        raise AssertionError(f"{exc}; trace {trace_id[:8]}: {in_trace}") from exc
     spans = collector.of_trace(trace_id)
-    path = chain(spans, leaf)
     # the root of what the services exported is filing's request span, child of the client's span
     assert path[-1].parent_id == client_span
     assert (path[-1].service, path[-1].kind) == ("roomtax-filing", 2)  # SPAN_KIND_SERVER
