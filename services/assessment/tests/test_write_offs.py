@@ -16,6 +16,7 @@ from assessment_factories import Bus, new_account, rows, statement
 from casework_factories import MAKER, disputed, today_is
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.casework import repository as casework_repository
 from servicekit.testing import auth
 
 DB = async_sessionmaker[AsyncSession]
@@ -115,3 +116,37 @@ class TestWriteOff:
             "SELECT count(*) FROM proposals WHERE action = 'write_off.approve' AND tax_account = :a",
             a=account,
         ) == [(0,)]
+
+
+class TestProposalListing:
+    async def test_the_status_is_filtered_before_the_limit(
+        self, client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 6, 1))
+        account = new_account("VI")
+        await bus.lodging(account, jurisdiction="VI")
+        made = []
+        for period in ("2025-01", "2025-02", "2025-03"):
+            await bus.declare(account, period, jurisdiction="VI", room_revenue="8000.00")
+            r = await client.post(
+                f"/v1/accounts/{account}/write-offs", json={**WRITE_OFF, "period": period}, headers=MAKER
+            )
+            assert r.status_code == 201, r.text
+            made.append(r.json()["id"])
+        ok = await client.post(f"/v1/proposals/{made[0]}/approve", json={}, headers=ADMIN_CHECKER)
+        assert ok.status_code == 200, ok.text
+
+        async def listed(**params: str) -> list[tuple[str, str]]:
+            r = await client.get("/v1/proposals", params={"tax_account": account, **params}, headers=MAKER)
+            assert r.status_code == 200, r.text
+            return [(p["id"], p["status"]) for p in r.json()]
+
+        assert await listed(status="pending") == [(made[1], "pending"), (made[2], "pending")]
+        assert await listed(status="approved") == [(made[0], "approved")]
+        assert await listed(status="rejected") == []
+        # pending first, oldest first; then the reviewed ones, newest first
+        assert await listed() == [(made[1], "pending"), (made[2], "pending"), (made[0], "approved")]
+        # the first proposal made is reviewed: a limit taken before the filter left none pending
+        monkeypatch.setattr(casework_repository, "QUEUE_LIMIT", 1)
+        assert await listed(status="pending") == [(made[1], "pending")]
+        assert await listed(status="approved") == [(made[0], "approved")]

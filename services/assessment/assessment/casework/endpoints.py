@@ -31,7 +31,7 @@ async def get_proposal(
 ProposalDep = Annotated[Proposal, Depends(get_proposal)]
 
 
-@router.get("", summary="Proposals (agency), pending first")
+@router.get("", summary="Proposals (agency): pending oldest first, then reviewed newest first")
 async def list_proposals(
     session: SessionDep,
     principal: AgencyReadDep,
@@ -39,10 +39,9 @@ async def list_proposals(
     tax_account: Annotated[str | None, Query()] = None,
     status: Annotated[str | None, Query(pattern="^(pending|approved|rejected)$")] = None,
 ) -> list[ProposalOut]:
-    rows = await repository.recent_proposals(session, tax_account=tax_account, limit=500)
+    rows = await repository.listed_proposals(session, tax_account=tax_account, status=status)
     reviews = await repository.reviews_of(session, [p.id for p in rows])
-    items = [ProposalOut.of(p, reviews.get(p.id), settings) for p in rows]
-    return [i for i in items if status is None or i.status == status]
+    return [ProposalOut.of(p, reviews.get(p.id), settings) for p in rows]
 
 
 @router.get("/{proposal_id}", responses=ERRORS, summary="One proposal")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import case, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from assessment.casework.models import (
@@ -92,11 +92,26 @@ async def account_abatement_decisions(session: AsyncSession, tax_account: str) -
     return list((await session.execute(stmt)).scalars().all())
 
 
-async def recent_proposals(session: AsyncSession, *, tax_account: str | None, limit: int) -> list[Proposal]:
-    """The first ``limit`` proposals in the order made (of one account when ``tax_account`` is set)."""
-    stmt = select(Proposal).order_by(Proposal.seq).limit(limit)
+QUEUE_LIMIT = 500  # a listing shows this many proposals, as the other work queues do
+
+
+async def listed_proposals(
+    session: AsyncSession, *, tax_account: str | None, status: str | None
+) -> list[Proposal]:
+    """At most ``QUEUE_LIMIT`` proposals (of one account when ``tax_account`` is set), filtered
+    by ``status`` in the query: the pending ones oldest first (the maker-checker queue), then
+    the reviewed ones newest first. Filtering after the limit would hide every proposal made
+    after the first ``QUEUE_LIMIT``."""
+    reviewed = ProposalReview.proposal_id.is_not(None)
+    stmt = select(Proposal).outerjoin(ProposalReview, ProposalReview.proposal_id == Proposal.id)
     if tax_account:
         stmt = stmt.where(Proposal.tax_account == tax_account)
+    if status == "pending":
+        stmt = stmt.where(~reviewed)
+    elif status is not None:
+        stmt = stmt.where(ProposalReview.outcome == status)
+    order = case((reviewed, -Proposal.seq), else_=Proposal.seq)
+    stmt = stmt.order_by(reviewed, order).limit(QUEUE_LIMIT)
     return list((await session.execute(stmt)).scalars().all())
 
 
