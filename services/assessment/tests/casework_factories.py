@@ -20,7 +20,7 @@ def today_is(monkeypatch: pytest.MonkeyPatch, day: date) -> None:
 
 
 async def disputed(
-    client: httpx.AsyncClient, bus: Bus, operator_id: str = "op-c"
+    client: httpx.AsyncClient, bus: Bus, operator_id: str = "op-c", responded_on: str = "2025-03-10"
 ) -> tuple[str, dict[str, Any]]:
     account = new_account()
     await bus.lodging(account, operator_id=operator_id)
@@ -38,7 +38,7 @@ async def disputed(
         json={
             "kind": "dispute",
             "disputed_amount": "5000.00",
-            "responded_on": "2025-03-10",
+            "responded_on": responded_on,
             "statement": "comps",
         },
         headers=auth("operator", operator_id=operator_id),

@@ -10,6 +10,7 @@ from assessment_factories import Bus
 from casework_factories import MAKER, disputed, today_is
 from test_refunds import overpaid
 
+from assessment.worklists import repository
 from servicekit.testing import auth
 
 CHECKER = auth("agency-officer", user_id="u-checker")
@@ -111,3 +112,58 @@ class TestRefusalsInSpanish:
             assert (r.json()["detail"], r.json()["errors"][0]["pointer"]) == (detail, "#/body/amount")
         r = await client.get(f"/v1/accounts/{account}/refunds", headers=operator)
         assert r.json() == []  # refused twice, nothing stored
+
+
+class TestFinishedWorkLeavesTheQueue:
+    """The queues take their oldest rows after leaving the finished ones out: cases decided and
+    refunds paid or denied long ago must not fill a queue's limit and hide what waits."""
+
+    async def test_the_open_case_shows_behind_older_decided_ones(
+        self, client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        today_is(monkeypatch, date(2025, 3, 20))
+        cases = []
+        for i in range(3):  # opened on three days (a case opens on its dispute's day), oldest first
+            _, case = await disputed(client, bus, operator_id=f"op-wq5{i}", responded_on=f"2025-03-1{i}")
+            assert case["opened_on"] == f"2025-03-1{i}"
+            cases.append(case["id"])
+        for case_id in cases[:2]:
+            assert (await client.post(f"/v1/cases/{case_id}/review", headers=MAKER)).status_code == 200
+            r = await client.post(
+                f"/v1/cases/{case_id}/decision",
+                json={"outcome": "sustain", "reasons": "the comps were taxable"},
+                headers=MAKER,
+            )
+            assert r.status_code == 200, r.text
+        monkeypatch.setattr(repository, "QUEUE_LIMIT", 1)  # two candidates read, one row shown
+        r = await client.get("/v1/worklists/cases", headers=MAKER)
+        assert r.status_code == 200, r.text
+        assert [(c["id"], c["status"]) for c in r.json()] == [(cases[2], "filed")]
+        decided = await client.get("/v1/worklists/cases", params={"status": "decided"}, headers=MAKER)
+        assert [(c["id"], c["status"]) for c in decided.json()] == [(cases[0], "decided")]
+
+    async def test_the_open_refund_shows_behind_older_denied_ones(
+        self, client: httpx.AsyncClient, bus: Bus, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        refunds = []
+        for i in range(3):  # requested on three days, the oldest first
+            today_is(monkeypatch, date(2025, 3, 1 + i))
+            operator = f"op-wq6{i}"
+            account = await overpaid(client, bus, operator)
+            r = await client.post(
+                f"/v1/accounts/{account}/refunds",
+                json={"amount": "1000.00"},
+                headers=auth("operator", operator_id=operator),
+            )
+            assert r.status_code == 201, r.text
+            refunds.append(r.json()["refund_id"])
+        for refund_id in refunds[:2]:
+            assert (await client.post(f"/v1/refunds/{refund_id}/review", headers=MAKER)).status_code == 200
+            r = await client.post(
+                f"/v1/refunds/{refund_id}/decision", json={"outcome": "deny", "reasons": "x"}, headers=MAKER
+            )
+            assert r.status_code == 200, r.text
+        monkeypatch.setattr(repository, "QUEUE_LIMIT", 1)
+        r = await client.get("/v1/worklists/refunds", headers=MAKER)
+        assert r.status_code == 200, r.text
+        assert [(x["refund_id"], x["status"]) for x in r.json()] == [(refunds[2], "requested")]

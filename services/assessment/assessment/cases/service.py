@@ -17,6 +17,7 @@ actions on the period (the bond draw) wait.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
@@ -68,6 +69,18 @@ def _conflict(detail: str, pointer: str = "#/case/status") -> Conflict:
     return approvals.conflict(detail, pointer)
 
 
+#: steps whose status depends on their proposal's review (a rejected one is passed over)
+_REVIEWED_STEPS = ("decision_proposed", "appeal_decision_proposed")
+
+
+def steps_never_in(statuses: Collection[str]) -> frozenset[str]:
+    """The steps that, as a case's latest, give it a status outside ``statuses`` whatever was
+    reviewed (:func:`view`): a query may leave those cases out before looking closer."""
+    return frozenset(
+        step for step, status in _STATUS.items() if status not in statuses and step not in _REVIEWED_STEPS
+    )
+
+
 async def view(session: AsyncSession, *, case: Case, on: date) -> CaseView:
     """The case as of ``on`` (the caller's today, or an earlier day): its steps, status, decision
     and pending proposal."""
@@ -82,7 +95,7 @@ async def view(session: AsyncSession, *, case: Case, on: date) -> CaseView:
     status = "filed"
     decision: CaseStep | None = None
     for s in steps:
-        if s.step in ("decision_proposed", "appeal_decision_proposed"):
+        if s.step in _REVIEWED_STEPS:
             review = reviews.get(str(s.details.get("proposal_id")))
             if review is not None and review.outcome == "rejected":
                 continue  # a rejected proposal leaves the case where it was

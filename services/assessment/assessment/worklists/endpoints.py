@@ -41,7 +41,10 @@ async def open_cases(
     wanted = set(status or OPEN_CASE)
     today = runtime.today()
     out: list[CaseOut] = []
-    for case in await repository.cases_by_age(session):
+    candidates = await repository.cases_by_age(
+        session, on=today, last_step_not_in=cases_service.steps_never_in(wanted)
+    )
+    for case in candidates:
         current = await cases_service.view(session, case=case, on=today)
         if current.status not in wanted:
             continue
