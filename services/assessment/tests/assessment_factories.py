@@ -213,6 +213,21 @@ class Bus:
         assert await self.send(event) == "applied"
         return event
 
+    async def amend(self, version: CloudEvent, **fields: Any) -> CloudEvent:
+        """The next version of ``version``'s filing (its account, period and filer), superseding it;
+        ``fields`` as :meth:`declare`'s."""
+        data = version.data
+        fields = {"filer_kind": data["filer_kind"], "filer_id": data["filer_id"]} | fields
+        return await self.declare(
+            data["tax_account"],
+            data["period"],
+            jurisdiction=data["jurisdiction"],
+            version=data["version"] + 1,
+            filing_id=data["filing_id"],
+            supersedes=data["declaration_id"],
+            **fields,
+        )
+
     async def pay(
         self,
         tax_account: str,

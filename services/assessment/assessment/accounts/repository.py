@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from sqlalchemy import ARRAY, BindParameter, Text, TextClause, any_, bindparam, func, select, text, union
 from sqlalchemy import inspect as sa_inspect
@@ -519,35 +519,67 @@ def _facts_of(
 
 
 _Record = tuple[TextClause, Callable[[Iterable[Any]], Any]]
-_RECORDS: dict[tuple[type[Any], bool, bool], _Record] = {}
+#: which columns a record has: every column, every column but ``_LEAN``'s, or only those a
+#: recomputation reads (``_RECOMPUTED``)
+RecordColumns = Literal["all", "lean", "recompute"]
+_RECORDS: dict[tuple[type[Any], RecordColumns, bool], _Record] = {}
+
+# The liabilities' columns that a consumer batch's recomputation (``service.recompute_accounts``)
+# reads, and nothing else: 11 of 26. The readers: ``_facts_of`` (tax_account, jurisdiction),
+# ``ledger.period_bases`` (period, filed_on, filing_id, version, filer_kind, tax, impact_fee,
+# books_kept), ``ledger.refundable_until`` (period, filed_on), ``ledger.latest_fact_date``
+# (filed_on) and ``Facts.lodging_class`` of an account without a lodging (filed_on,
+# lodging_class). What is left out (the JSONB ``input``/``findings``/``trace``, the declared
+# amounts, the ids, ``created_at``) only a statement or the cross-checks read: a long account's
+# batch decoded 15,000 such rows, their numerics as Decimals, for nothing. A reader that comes to
+# need another column fails on the record's missing attribute (AttributeError), never silently;
+# ``services/assessment/tests/test_recompute_columns.py`` compares the recomputation from these
+# records with the one from the ORM's full rows.
+_RECOMPUTED: dict[type[Any], tuple[str, ...]] = {
+    Liability: (
+        "tax_account", "jurisdiction", "lodging_class", "period", "filing_id", "version",
+        "filer_kind", "filed_on", "books_kept", "tax", "impact_fee",
+    ),
+}  # fmt: skip
 
 
-def _fact_record(model: type[Any], *, traces: bool, one: bool) -> _Record:
-    """The select of a fact table's columns (``_LEAN``'s left out unless ``traces``) by account
-    (``one``: ``= :a``, else ``= ANY (:a)``), as text: asyncpg's values as they come (the
-    model's column types add nothing to them: numeric is Decimal, jsonb parsed by the
-    connection's codec), at half the client CPU of the same Core select; and the maker of a
-    row's named tuple, its fields named as the model's attributes (reading one costs a tenth
-    of an ORM attribute, and a recomputation reads hundreds of thousands)."""
-    found = _RECORDS.get((model, traces, one))
+def _record_attrs(model: type[Any], columns: RecordColumns) -> list[Any]:
+    """The model's column attributes a record of ``columns`` has, in the table's order."""
+    attrs = list(sa_inspect(model).column_attrs)
+    if columns == "recompute" and model in _RECOMPUTED:
+        return [a for a in attrs if a.key in _RECOMPUTED[model]]
+    if columns == "all":
+        return attrs
+    lean = {c.key for c in _LEAN.get(model, ())}
+    return [a for a in attrs if a.key not in lean]
+
+
+def _fact_record(model: type[Any], *, columns: RecordColumns, one: bool) -> _Record:
+    """The select of a fact table's ``columns`` (:func:`_record_attrs`) by account (``one``:
+    ``= :a``, else ``= ANY (:a)``), as text: asyncpg's values as they come (the model's column
+    types add nothing to them: numeric is Decimal, jsonb parsed by the connection's codec), at
+    half the client CPU of the same Core select; and the maker of a row's named tuple, its
+    fields named as the model's attributes (reading one costs a tenth of an ORM attribute, and a
+    recomputation reads hundreds of thousands)."""
+    found = _RECORDS.get((model, columns, one))
     if found is None:
-        lean = {c.key for c in _LEAN.get(model, ())} if not traces else set()
-        attrs = [a for a in sa_inspect(model).column_attrs if a.key not in lean]
+        attrs = _record_attrs(model, columns)
         record = namedtuple(f"{model.__name__}Record", [a.key for a in attrs])  # type: ignore[misc]  # noqa: PYI024
-        columns = ", ".join(f'"{a.columns[0].name}"' for a in attrs)
+        selected = ", ".join(f'"{a.columns[0].name}"' for a in attrs)
         match = "= :a" if one else "= ANY (CAST(:a AS text[]))"
-        stmt = text(f"SELECT {columns} FROM {model.__tablename__} WHERE tax_account {match}")
-        found = _RECORDS[(model, traces, one)] = (stmt, record._make)
+        stmt = text(f"SELECT {selected} FROM {model.__tablename__} WHERE tax_account {match}")
+        found = _RECORDS[(model, columns, one)] = (stmt, record._make)
     return found
 
 
 async def load_facts_read_only(session: AsyncSession, tax_account: str, *, traces: bool) -> Facts | None:
     """The account's facts for a read (a statement): :func:`load_records_many` of one account."""
-    return (await load_records_many(session, [tax_account], traces=traces)).get(tax_account)
+    columns: RecordColumns = "all" if traces else "lean"
+    return (await load_records_many(session, [tax_account], columns=columns)).get(tax_account)
 
 
 async def load_records_many(
-    session: AsyncSession, tax_accounts: Sequence[str], *, traces: bool = False
+    session: AsyncSession, tax_accounts: Sequence[str], *, columns: RecordColumns = "lean"
 ) -> dict[str, Facts]:
     """The facts of each of ``tax_accounts`` that has any, as :func:`load_facts_many` loads them
     (the same rows, statements and lodgings), as named tuples instead of ORM objects.
@@ -556,15 +588,17 @@ async def load_records_many(
     no change tracking, read only. What only reads the facts (the ledger: ``account_state``,
     ``period_statements``; a recomputation of a consumer's batch:
     ``service.recompute_accounts``) takes them as it takes the models; nothing may add to or
-    change them (a refund, a notice loads :func:`load_facts`). ``traces=False`` leaves the
-    ``_LEAN`` JSONB columns in the database, as :func:`load_facts` does. The session is
-    flushed first: these selects are not the ORM's, which would.
+    change them (a refund, a notice loads :func:`load_facts`). ``columns``: "all"; "lean"
+    leaves the ``_LEAN`` JSONB columns in the database, as :func:`load_facts` with
+    ``traces=False`` does; "recompute" loads of the liabilities only what the recomputation
+    reads (``_RECOMPUTED``: not enough for a statement). The session is flushed first: these
+    selects are not the ORM's, which would.
     """
     await write_held(session)  # in the order the ORM's selects would: the held rows, then a flush
     await session.flush()
 
     async def records(model: type[Any], accounts: list[str], where: dict[str, Any]) -> Iterable[Any]:
-        stmt, make = _fact_record(model, traces=traces, one=len(accounts) == 1)
+        stmt, make = _fact_record(model, columns=columns, one=len(accounts) == 1)
         return map(make, await session.execute(stmt, where))
 
     return await _load_many(session, tax_accounts, records)

@@ -267,9 +267,10 @@ async def recompute_accounts(
     session: AsyncSession, *, tax_accounts: Sequence[str], traces: BatchTraces | None = None
 ) -> None:
     """:func:`recompute` each account, with the same statements whatever their number: the
-    facts loaded per table (read only: records, not ORM objects, as nothing here changes them),
-    the postings, their events and the summaries written at once."""
-    loaded = await repository.load_records_many(session, tax_accounts, traces=False)
+    facts loaded per table (read only: records, not ORM objects, as nothing here changes them;
+    of the liabilities only the columns read here), the postings, their events and the
+    summaries written at once."""
+    loaded = await repository.load_records_many(session, tax_accounts, columns="recompute")
     await _recompute_loaded(session, list(loaded.values()), traces=traces)
 
 
