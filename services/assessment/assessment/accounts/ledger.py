@@ -458,8 +458,11 @@ def _period_law(tree: ParameterTree, jurisdiction: str, period: str) -> tuple[da
     return found
 
 
-def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
-    """The liability of every period known on ``as_of`` (None: every fact)."""
+def period_bases(facts: Facts, as_of: date | None, *, fast: bool = True) -> dict[str, PeriodBasis]:
+    """The liability of every period known on ``as_of`` (None: every fact). A period of one
+    declaration version (most of them: a long account's every period an operator filed once)
+    takes :func:`_one_version`; ``fast=False`` takes the general path for every period (the
+    reference the tests compare the shortcut with, ``tests/test_period_bases_fast.py``)."""
     by_period: dict[str, list[Liability]] = defaultdict(list)
     for row in facts.liabilities:
         if _known(row.filed_on, as_of):
@@ -470,11 +473,15 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
         if _known(n.issued_on, as_of):
             notices[n.period] = min(notices.get(n.period, n.issued_on), n.issued_on)
     out: dict[str, PeriodBasis] = {}
-    adjustments = adjustments_known(facts, as_of)
-    for period in sorted(set(by_period) | set(estimates)):
+    adjustments = adjustments_known(facts, as_of) if facts.adjustments else {}
+    for period in sorted(by_period.keys() | estimates.keys()):
         due, filers = _period_law(facts.law, facts.jurisdiction, period)
-        versions = by_period.get(period, [])
-        if versions:
+        versions = by_period.get(period)
+        if versions and fast and len(versions) == 1:
+            out[period] = _one_version(
+                versions[0], due, filers, notices.get(period), estimates.get(period), adjustments.get(period)
+            )
+        elif versions:
             latest: dict[str, Liability] = {}
             for row in versions:
                 if row.filing_id not in latest or row.version > latest[row.filing_id].version:
@@ -514,6 +521,36 @@ def period_bases(facts: Facts, as_of: date | None) -> dict[str, PeriodBasis]:
                 adjustments=adjustments.get(period, []),
             )
     return out
+
+
+def _one_version(
+    row: Liability,
+    due: date,
+    filers: frozenset[str],
+    notice_on: date | None,
+    estimate: Estimate | None,
+    adjustments: list[AdjustmentIn] | None,
+) -> PeriodBasis:
+    """:func:`period_bases`' general path for a period known by one declaration version ``row``,
+    without its steps over versions and filings: the only filing is ``row`` (the latest of its
+    filing), the sums over filings its amounts added to ``ZERO`` as ``sum`` does (so the
+    exponent is the sum's: ``0.00 + 1.0`` is ``1.00``, and the digest keys on the text), the
+    declaration filed on its day if its filer meets the obligation (``earliest_filed_by`` of
+    one), the books kept as ``all`` of one says."""
+    return PeriodBasis(
+        period=row.period,
+        due_date=due,
+        basis="declaration",
+        tax=ZERO + row.tax,
+        impact_fee=ZERO + row.impact_fee,
+        declaration_filed_on=row.filed_on if row.filer_kind in filers else None,
+        books_kept=bool(row.books_kept),
+        notice_on=notice_on,
+        filings=[row],
+        estimate=None,
+        superseded_estimate=estimate,
+        adjustments=[] if adjustments is None else adjustments,
+    )
 
 
 def _pieces(facts: Facts, as_of: date | None) -> list[Piece]:
