@@ -116,6 +116,37 @@ async def test_stored_figures_are_those_of_the_full_recomputation() -> None:
         again = await stored_rows(sm)
         assert sorted(walked) == sorted(r[1] for r in again if r[0] == account and r[12] is not None)
         assert [r[:-1] for r in again] == [r[:-1] for r in now]
+
+        # a stored row of a period the account does not know is dropped; rows of the same digest
+        # that differ outside their figures (another operator, another day) are written again;
+        # the others are left as they were, refreshed_at too
+        mine = [r for r in again if r[0] == account and r[12] is not None]
+        assert len(mine) >= 2
+        (_, first, *_), (_, second, *_) = mine[0], mine[1]
+        async with sm() as s, s.begin():
+            fields = ", ".join(repository.SUMMARY_FIELDS)
+            copy = fields.replace("period", "'2001-01'", 1)
+            await s.execute(
+                text(f"INSERT INTO account_summaries ({fields}) SELECT {copy} FROM account_summaries "
+                     "WHERE tax_account = :a AND period = :p"),
+                {"a": account, "p": first},
+            )  # fmt: skip
+            other = (
+                "UPDATE account_summaries SET operator_id = 'op-other' WHERE tax_account = :a AND period = :p"
+            )
+            await s.execute(text(other), {"a": account, "p": first})
+            earlier = "UPDATE account_summaries SET as_of = as_of - 1 WHERE tax_account = :a AND period = :p"
+            await s.execute(text(earlier), {"a": account, "p": second})
+        touched = await stored_rows(sm)
+        assert len(touched) == len(again) + 1
+        async with sm() as s, s.begin():
+            await service.recompute_accounts(s, tax_accounts=[account])
+        fixed = await stored_rows(sm)
+        assert [r[:-1] for r in fixed] == [r[:-1] for r in again]
+        rewritten = {(account, first), (account, second)}
+        assert [r for r in fixed if r[:2] not in rewritten] == [r for r in again if r[:2] not in rewritten]
+        was = {r[:2]: r[-1] for r in touched}
+        assert [r[:2] for r in fixed if r[-1] > was[r[:2]]] == sorted(rewritten)
     finally:
         cache.__dict__.pop("balance", None)
         await engine.dispose()

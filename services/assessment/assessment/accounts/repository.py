@@ -723,14 +723,14 @@ _SUMMARY_COLUMNS: dict[str, str] = {
 #: a summary row: its key and :data:`_SUMMARY_COLUMNS`, as ``service.summary_rows`` makes it
 SUMMARY_FIELDS = ("tax_account", *_SUMMARY_COLUMNS)
 _SET_SUMMARY = [c for c in _SUMMARY_COLUMNS if c != "period"]
-# One statement, the same text whatever the number of accounts and periods (prepared
-# once per connection): drop the periods no longer known of the accounts (``kept``: the
-# periods known), upsert the rows given, and of those only the ones that differ. The two
-# parts touch disjoint rows, so running them in one statement's snapshot is safe.
-_UPSERT_SUMMARIES = text(
-    "WITH gone AS (DELETE FROM account_summaries WHERE tax_account = ANY (CAST(:accounts AS text[])) "
-    "AND NOT ((tax_account, period) IN (SELECT * FROM unnest(CAST(:kept_account AS text[]), "
-    "CAST(:kept_period AS text[]))))) "
+_PAIRS = "SELECT * FROM unnest(CAST(:{0}_account AS text[]), CAST(:{0}_period AS text[]))"
+# Upsert the rows given, and of those only the ones that differ, after dropping the summaries of
+# the accounts' periods no longer known: given the periods known (``_UPSERT_SUMMARIES``: every
+# other row of the accounts is dropped) or the rows to drop (``_UPSERT_SUMMARIES_GONE``). One
+# statement, the same text whatever the number of accounts and periods (prepared once per
+# connection). The two parts touch disjoint rows, so running them in one statement's snapshot
+# is safe.
+_UPSERT_ROWS = (
     f"INSERT INTO account_summaries ({', '.join(SUMMARY_FIELDS)}) "
     f"SELECT {', '.join(f'u.{c}' for c in SUMMARY_FIELDS)} FROM unnest("
     "CAST(:tax_account AS text[]), "
@@ -742,6 +742,14 @@ _UPSERT_SUMMARIES = text(
     + f"({', '.join(f'account_summaries.{c}' for c in _SET_SUMMARY)}) IS DISTINCT FROM "
     + f"({', '.join(f'excluded.{c}' for c in _SET_SUMMARY)})"
 )
+_UPSERT_SUMMARIES = text(
+    "WITH gone AS (DELETE FROM account_summaries WHERE tax_account = ANY (CAST(:accounts AS text[])) "
+    f"AND NOT ((tax_account, period) IN ({_PAIRS.format('kept')}))) " + _UPSERT_ROWS
+)
+_UPSERT_SUMMARIES_GONE = text(
+    f"WITH gone AS (DELETE FROM account_summaries WHERE (tax_account, period) IN ({_PAIRS.format('gone')})) "
+    + _UPSERT_ROWS
+)
 
 
 async def upsert_summaries(
@@ -749,15 +757,26 @@ async def upsert_summaries(
     rows: Sequence[Mapping[str, object]],
     tax_accounts: str | Sequence[str],
     *,
-    kept: Sequence[tuple[str, str]] | None = None,
+    gone: Sequence[tuple[str, str]] | None = None,
 ) -> None:
     """Make the per-period summaries of ``tax_accounts`` ``rows`` (one round trip): the
-    account-periods not in ``kept`` (by default: ``rows``') are dropped, ``rows`` upserted
-    (a row equal to the stored one is left as it is, ``refreshed_at`` too)."""
+    account-periods not in ``rows`` are dropped, ``rows`` upserted (a row equal to the stored
+    one is left as it is, ``refreshed_at`` too).
+
+    ``gone``: the account-periods to drop instead, as the caller found them among the rows it
+    read in this transaction under the accounts' locks (:func:`stored_summaries`: a batch's
+    recomputation, whose ``rows`` are then only those that changed). Nothing to drop and no
+    row: no statement (a long account's steady batch sent the 15,000 keys it kept for
+    PostgreSQL to anti-join with the accounts' every row, to drop none)."""
     accounts = [tax_accounts] if isinstance(tax_accounts, str) else list(tax_accounts)
     assert {r["tax_account"] for r in rows} <= set(accounts)
     params: dict[str, object] = {c: [r[c] for r in rows] for c in SUMMARY_FIELDS}
-    keys = [(str(r["tax_account"]), str(r["period"])) for r in rows] if kept is None else kept
+    if gone is not None:
+        if rows or gone:
+            params |= {"gone_account": [a for a, _ in gone], "gone_period": [p for _, p in gone]}
+            await session.execute(_UPSERT_SUMMARIES_GONE, params)
+        return
+    keys = [(str(r["tax_account"]), str(r["period"])) for r in rows]
     params |= {"kept_account": [a for a, _ in keys], "kept_period": [p for _, p in keys]}
     await session.execute(_UPSERT_SUMMARIES, {"accounts": accounts, **params})
 
