@@ -134,15 +134,26 @@ def worker_health(path: str = HEARTBEAT_FILE, *, max_age: float = 60.0) -> dict[
     return health
 
 
+#: a worker's collector thresholds (:func:`settle_heap`): a consumer's batch holds its facts while
+#: it recomputes (a batch of 100 accounts of 150 periods: 15,000 liability records, 15,000 stored
+#: summaries, their Decimals and 15,000 period bases), so a young collection every 700
+#: allocations (the default) walked them again and again as they were promoted: ~15% of the
+#: batch's recomputation CPU (bench/profile_wide.py: the collector 240-300 us of 1,650-1,840 per
+#: account; 167 at these thresholds, the API's). What the batch leaves dies by reference count.
+WORKER_GC_THRESHOLDS = (20_000, 20, 50)
+
+
 def settle_heap() -> None:
     """Once started: what is alive now (modules, the law's parameters, models, compiled
     statements) lives as long as the process, so it goes to the collector's permanent
     generation (``gc.freeze``) and a full collection no longer walks it. A worker holds
     ~210,000 such objects; walking them made the collector a fifth to a third of a
     consumer's CPU (bench/bench_consumer_batches.py). Cycles among them are never freed,
-    which is what they never were."""
+    which is what they never were. Then the collector runs less often
+    (:data:`WORKER_GC_THRESHOLDS`)."""
     gc.collect()
     gc.freeze()
+    gc.set_threshold(*WORKER_GC_THRESHOLDS)
 
 
 #: the API process's collector thresholds: a request's objects die by reference count, so a
