@@ -58,7 +58,7 @@ def body(slot: int, lodgings: int) -> bytes:
 
 
 async def main(args: argparse.Namespace) -> None:
-    url = await fresh_database(f"roomtax_bench_inprocess_{os.getpid()}", b.MIGRATIONS)
+    url = await fresh_database(args.db, b.MIGRATIONS)
     await b.seed(url.replace("postgresql+asyncpg://", "postgresql://"), args.lodgings)
     os.environ.update(FILING_DATABASE_URL=url, ROOMTAX_LOG_LEVEL="WARNING")
     from filing.app import build_app
@@ -156,6 +156,7 @@ if __name__ == "__main__":
     parser.add_argument("--warm", type=int, default=700)
     parser.add_argument("--lodgings", type=int, default=2000)
     parser.add_argument("--callgrind", action="store_true")
+    parser.add_argument("--db", default="roomtax_bench_inprocess", help="another name for two runs at once")
     import uvloop
 
     uvloop.run(main(parser.parse_args()))
