@@ -9,8 +9,10 @@ never call ``commit()``; they ``flush()`` when they need an id.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Mapping
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -28,7 +30,10 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.pool import AsyncAdaptedQueuePool, ConnectionPoolEntry
 from sqlalchemy.util import greenlet_spawn
+from sqlalchemy.util import queue as sqla_queue
+from sqlalchemy.util.concurrency import await_
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -66,6 +71,91 @@ class Created:
 #: seconds after which a pooled connection is replaced (instead of a ping on every checkout)
 POOL_RECYCLE_SECONDS = 1800
 
+_T = TypeVar("_T")
+
+
+def _expire(waiter: asyncio.Future[Any]) -> None:
+    if not waiter.done():
+        waiter.set_exception(sqla_queue.Empty())
+
+
+class FairQueue(sqla_queue.QueueCommon[_T]):
+    """The pool's idle connections, handed to the requests waiting for one in the order they
+    came (issue 12: the p99 of ``POST /v1/declarations`` at 32 connections).
+
+    SQLAlchemy's asyncio queue is an ``asyncio.Queue``, which is not fair: a returned
+    connection wakes the first waiter, but any request arriving before that waiter runs
+    finds the connection idle and takes it, and the woken waiter, finding none, queues again
+    *at the back*. Under a load above the pool size most requests got a connection at once
+    and a few waited again and again: at 32 connections on a pool of 10, checkout waits of
+    p50 0.1 ms, p90 165 ms, p99 464 ms, max 894 ms (the slowest 1% of requests spent 94% of
+    their time there). Here a returned connection goes straight to the first waiter (its
+    future resolved with it), so no newcomer can take it, and a request finds an idle
+    connection only when nobody is waiting. A waiter that times out (the pool timeout: a
+    503) or is cancelled leaves the line; one cancelled after it was handed a connection
+    gives it to the next."""
+
+    def __init__(self, maxsize: int = 0, use_lifo: bool = False) -> None:
+        self.maxsize = maxsize
+        self.use_lifo = use_lifo
+        self._idle: deque[_T] = deque()
+        self._waiters: deque[asyncio.Future[_T]] = deque()
+
+    def empty(self) -> bool:
+        return not self._idle
+
+    def full(self) -> bool:
+        return 0 < self.maxsize <= len(self._idle)
+
+    def qsize(self) -> int:
+        return len(self._idle)
+
+    def put_nowait(self, item: _T) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():  # else timed out or cancelled
+                waiter.set_result(item)
+                return
+        if self.full():
+            raise sqla_queue.Full()
+        self._idle.append(item)
+
+    def put(self, item: _T, block: bool = True, timeout: float | None = None) -> None:
+        self.put_nowait(item)  # the pool never holds more than maxsize: a put never waits
+
+    def get_nowait(self) -> _T:
+        if not self._idle:
+            raise sqla_queue.Empty()
+        return self._idle.pop() if self.use_lifo else self._idle.popleft()
+
+    def get(self, block: bool = True, timeout: float | None = None) -> _T:
+        if self._idle or not block:  # an idle connection means nobody is waiting
+            return self.get_nowait()
+        return await_(self._wait(timeout))
+
+    async def _wait(self, timeout: float | None) -> _T:
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[_T] = loop.create_future()
+        self._waiters.append(waiter)
+        timer = None if timeout is None else loop.call_later(timeout, _expire, waiter)
+        try:
+            return await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self.put_nowait(waiter.result())  # handed a connection, then cancelled
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
+
+class FairQueuePool(AsyncAdaptedQueuePool):
+    """SQLAlchemy's asyncio pool with :class:`FairQueue`: first come, first served."""
+
+    _queue_class: type[sqla_queue.QueueCommon[ConnectionPoolEntry]] = FairQueue
+
 
 def make_engine(
     database_url: str,
@@ -90,6 +180,7 @@ def make_engine(
     (a database restart) SQLAlchemy sees the disconnect, invalidates that connection
     and every older one in the pool, so only the requests in flight at the outage fail.
 
+    Requests waiting for a connection are served in the order they came (:class:`FairQueue`).
     A request that waits ``pool_timeout`` seconds for a connection gets a 503 with
     ``Retry-After`` (:mod:`servicekit.errors`), not a 500: the process is busy, the
     request changed nothing and can be sent again.
@@ -100,6 +191,7 @@ def make_engine(
         max_overflow=max_overflow,
         pool_timeout=pool_timeout,
         pool_recycle=POOL_RECYCLE_SECONDS,
+        poolclass=FairQueuePool,
         connect_args={"server_settings": {"application_name": application_name}},
     )
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import os
 import sys
 import time
-import uuid
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -71,7 +71,8 @@ class RequestContextMiddleware:
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        rid = headers.get(b"x-request-id", b"").decode("latin-1")[:100] or uuid.uuid4().hex
+        # 32 random hex digits like uuid4().hex, at a fifth of its cost (0.5 vs 2.5 us)
+        rid = headers.get(b"x-request-id", b"").decode("latin-1")[:100] or os.urandom(16).hex()
         token = request_id_var.set(rid)
         start = time.perf_counter()
         status = 500
@@ -99,7 +100,7 @@ class RequestContextMiddleware:
                 )
             children[0].inc()
             children[1].observe(elapsed)
-            if path not in ("/healthz", "/readyz", "/metrics"):
+            if path not in ("/healthz", "/readyz", "/metrics") and self.log.isEnabledFor(logging.INFO):
                 self.log.info(
                     "%s %s %s",
                     scope["method"],

@@ -147,6 +147,14 @@ QUEUE_CTES = (
     "CAST(:p AS text[]), CAST(:tp AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, tp, n) ORDER BY n) "
 )
 _INSERT_MANY = text(QUEUE_CTES + "SELECT 1")
+#: :data:`QUEUE_CTES` for exactly ONE event (parameters: :func:`queue_one_params`): its columns
+#: as plain parameters, as :func:`emit` writes them, not six one-element arrays that the
+#: driver encodes and the server unnests and sorts (issue 12: the declaration POST's insert)
+QUEUE_ONE_CTES = (
+    _NOTIFY.removesuffix(" ")
+    + ", queued AS (INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+    "SELECT :e, :t, :k, :y, CAST(:p AS jsonb), :tp FROM notified) "
+)
 
 
 async def emit(
@@ -298,6 +306,12 @@ def queue_params(service: str, events: Sequence[OutboxEvent]) -> dict[str, Any]:
     """The bind parameters of :data:`QUEUE_CTES` for ``events`` (in order) of ``service``
     (:func:`service_of` a session)."""
     return _params(_rows(service, events))
+
+
+def queue_one_params(service: str, event: OutboxEvent) -> dict[str, Any]:
+    """The bind parameters of :data:`QUEUE_ONE_CTES` for ``event`` of ``service``: the row
+    :func:`queue_params` would write for it alone."""
+    return {**_rows(service, (event,))[0], "c": CHANNEL}
 
 
 def _params(rows: Sequence[Mapping[str, str | None]]) -> dict[str, Any]:

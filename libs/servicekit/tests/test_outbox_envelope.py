@@ -3,10 +3,12 @@ CloudEvent model gives (``CloudEvent(...).model_dump_json(exclude_none=True)``).
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
+import asyncpg
 import pytest
 
 from servicekit import outbox
@@ -66,3 +68,54 @@ def test_envelope_is_the_models_json(
         data=payload,
     ).model_dump_json(exclude_none=True)
     assert row["p"] == expected
+
+
+def _positional(sql: str) -> tuple[str, list[str]]:
+    """``sql`` with its ``:name`` parameters as ``$1, $2, ...``, and the names in that order."""
+    names: list[str] = []
+    for name in re.findall(r"(?<![:\w]):(\w+)", sql):
+        if name not in names:
+            names.append(name)
+    return re.sub(r"(?<![:\w]):(\w+)", lambda m: f"${names.index(m[1]) + 1}", sql), names
+
+
+class TestQueueOneEvent:
+    """``QUEUE_ONE_CTES`` (one event, plain parameters) writes the row ``QUEUE_CTES`` writes."""
+
+    async def test_the_same_outbox_row_as_the_arrays(
+        self, monkeypatch: pytest.MonkeyPatch, chassis_db: str
+    ) -> None:
+        class Clock(datetime):
+            @classmethod
+            def now(cls, tz: Any = None) -> datetime:  # type: ignore[override]
+                return datetime(2026, 12, 3, 14, 0, tzinfo=UTC)
+
+        monkeypatch.setattr(outbox, "datetime", Clock)
+        written = [
+            (
+                outbox.QUEUE_CTES,
+                outbox.queue_params("filing", [outbox.OutboxEvent.of(PAYMENT, key="k", event_id="e-0")]),
+            ),
+            (
+                outbox.QUEUE_ONE_CTES,
+                outbox.queue_one_params("filing", outbox.OutboxEvent.of(PAYMENT, key="k", event_id="e-1")),
+            ),
+        ]
+        conn = await asyncpg.connect(chassis_db.replace("postgresql+asyncpg://", "postgresql://"))
+        try:
+            tx = conn.transaction()
+            await tx.start()
+            for ctes, params in written:
+                sql, names = _positional(ctes + "SELECT 1")
+                await conn.execute(sql, *[params[n] for n in names])
+            rows = await conn.fetch(
+                "SELECT event_id, topic, key, event_type, payload, traceparent FROM outbox "
+                "WHERE event_id IN ('e-0', 'e-1') ORDER BY event_id"
+            )
+            await tx.rollback()
+        finally:
+            await conn.close()
+        arrays, one = (dict(r) for r in rows)
+        assert (arrays.pop("event_id"), one.pop("event_id")) == ("e-0", "e-1")
+        assert one.pop("payload").replace('"e-1"', '"e-0"') == arrays.pop("payload")
+        assert one == arrays

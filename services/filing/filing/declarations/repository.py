@@ -28,7 +28,7 @@ from sqlalchemy.orm import aliased
 
 from filing.models import Declaration, Lodging
 from servicekit.auth import Principal
-from servicekit.outbox import QUEUE_CTES, OutboxEvent, queue_params
+from servicekit.outbox import QUEUE_ONE_CTES, OutboxEvent, queue_one_params
 from taxcore.periods import Period
 
 _Newer = aliased(Declaration)
@@ -164,10 +164,10 @@ def loaded(cls: type[_T], values: Mapping[str, Any]) -> _T:
 _TABLE: Table = Declaration.__table__  # type: ignore[assignment]
 #: the columns a new version is inserted with (the server fills ``seq`` and ``created_at``)
 _INSERTED = [c.name for c in _TABLE.columns if c.name not in ("seq", "created_at")]
-#: one statement: the declaration row and its events (servicekit's outbox CTEs, NOTIFY
+#: one statement: the declaration row and its event (servicekit's outbox CTEs, NOTIFY
 #: included), returning what the server filled in: ONE round trip per new version
-_INSERT_WITH_EVENTS = DriverStatement(
-    QUEUE_CTES
+_INSERT_WITH_EVENT = DriverStatement(
+    QUEUE_ONE_CTES
     + f"INSERT INTO declarations ({', '.join(_INSERTED)}) "
     + f"VALUES ({', '.join(':' + c for c in _INSERTED)}) RETURNING seq, created_at"
 )
@@ -180,16 +180,16 @@ def _json(value: Any) -> str:
 
 
 async def insert_one(
-    conn: asyncpg.Connection, row: dict[str, Any], events: Sequence[OutboxEvent], *, service: str
+    conn: asyncpg.Connection, row: dict[str, Any], event: OutboxEvent, *, service: str
 ) -> Declaration:
-    """Insert one declaration row and queue ``service``'s events in one statement, on the
+    """Insert one declaration row and queue ``service``'s event in one statement, on the
     asyncpg connection (:func:`driver`, or a direct route's pool connection); the row comes
     back as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other
     column what was inserted (no second round trip, no ORM identity map)."""
-    params = {**queue_params(service, events), **row}
+    params = {**queue_one_params(service, event), **row}
     for name in _JSON_COLUMNS:
         params[name] = _json(row[name])
-    stored = await conn.fetchrow(_INSERT_WITH_EVENTS.sql, *_INSERT_WITH_EVENTS.args(params))
+    stored = await conn.fetchrow(_INSERT_WITH_EVENT.sql, *_INSERT_WITH_EVENT.args(params))
     assert stored is not None
     return loaded(Declaration, {**row, "seq": stored[0], "created_at": stored[1]})
 

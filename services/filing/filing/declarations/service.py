@@ -284,7 +284,7 @@ async def store_one(conn: asyncpg.Connection, *, service: str, version: NewVersi
     """Insert one version (returned as stored) and queue its event, in one statement (on its
     own, or in the connection's transaction)."""
     with _concurrent_versions():
-        return await repository.insert_one(conn, version.row, [version.event], service=service)
+        return await repository.insert_one(conn, version.row, version.event, service=service)
 
 
 async def file_declaration(
