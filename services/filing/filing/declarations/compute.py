@@ -25,7 +25,7 @@ from datetime import date
 from typing import Any
 
 from filing.declarations.schemas import DeclaredFigures, DeclaredLines, built
-from filing.models import Lodging
+from filing.models import AnyLodging
 from taxcore.events.registry import attributes_in
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period
@@ -55,7 +55,7 @@ class Recomputed:
 
 def recompute(
     *,
-    lodging: Lodging,
+    lodging: AnyLodging,
     period: Period,
     lines: DeclaredLines,
     declared: DeclaredFigures,

@@ -23,7 +23,7 @@ from filing.declarations import repository
 from filing.declarations.compute import Recomputed, recompute
 from filing.declarations.schemas import DeclarationAmend, DeclarationCreate, DeclaredFigures, Filer
 from filing.lodging_periods import filing_id
-from filing.models import Declaration, Lodging
+from filing.models import AnyLodging, Declaration, Lodging
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, DomainError, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
@@ -35,7 +35,7 @@ from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
 
-def period_problem(lodging: Lodging, period: Period, filed_on: date) -> str | None:
+def period_problem(lodging: AnyLodging, period: Period, filed_on: date) -> str | None:
     """Why ``lodging`` cannot file for ``period`` on ``filed_on`` (the day the return is
     received: today, or a paper return's day), or None.
 
@@ -117,7 +117,7 @@ class NewVersion:
 
 def declaration_row(
     *,
-    lodging: Lodging,
+    lodging: AnyLodging,
     period: Period,
     rec: Recomputed,
     declared: DeclaredFigures,
