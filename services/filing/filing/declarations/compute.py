@@ -83,8 +83,11 @@ def recompute(
         "casino": in_force.casino,
         "period": str(period),
     }
-    for name in LINE_FIELDS:
-        values[name] = getattr(lines, name)
+    if type(lines) is DeclaredLines:  # a schedule row's: its fields are the lines, in their order
+        values.update(vars(lines))
+    else:  # a request's body: the lines, then its own fields
+        for name in LINE_FIELDS:
+            values[name] = getattr(lines, name)
     values["comp_rooms"] = list(values["comp_rooms"])  # a model's own lists, as validated
     values["exempt"] = exempt  # in its place among the lines
     inp = built(DeclarationInput, values)
