@@ -10,12 +10,13 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from pydantic_core import to_json
 from test_response_bytes import BODY as GOLDEN_BODY
 from test_response_bytes import EXTRA
 
 from filing.declarations import compute
 from filing.declarations.repository import loaded
-from filing.declarations.schemas import DeclarationCreate, DeclaredFigures, DeclaredLines, built
+from filing.declarations.schemas import DeclarationCreate, DeclaredFigures, DeclaredLines, built, json_values
 from filing.models import Lodging
 from filing.schedules.schemas import ScheduleRow
 from taxcore.parameters import default_tree
@@ -137,7 +138,11 @@ def test_the_input_and_figures_are_those_validation_builds(
     expected_figures = check.DeclaredFigures(**declared.model_dump())
     assert figures == expected_figures
     assert figures.model_dump_json() == expected_figures.model_dump_json()
-    assert rec.submitted == lines.model_dump(mode="json", include=set(DeclaredLines.model_fields))
+    submitted = lines.model_dump(mode="json", include=set(DeclaredLines.model_fields))
+    assert to_json(rec.submitted) == to_json(submitted)  # the same keys in the same order
+    assert to_json(json_values(inp)) == to_json(inp.model_dump(mode="json"))
+    for finding in review(inp, figures, today=date(2026, 12, 1)).findings:
+        assert to_json(json_values(finding)) == to_json(finding.model_dump(mode="json"))
 
 
 def test_an_uncertified_exemption_loses_its_evidence_in_the_input_only() -> None:

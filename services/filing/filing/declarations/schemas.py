@@ -49,6 +49,16 @@ def built(cls: type[_M], values: dict[str, Any], fields_set: set[str] | None = N
     return instance
 
 
+def json_values(model: BaseModel, include: set[str] | None = None) -> dict[str, Any]:
+    """``model.model_dump(mode="json", include=include)``, by the model's serializer itself:
+    ``model_dump`` passes its fifteen keywords on in Python (~1 us a call; a schedule row
+    dumps three models)."""
+    values: dict[str, Any] = type(model).__pydantic_serializer__.to_python(
+        model, mode="json", include=include
+    )
+    return values
+
+
 PeriodStr = Annotated[str, Field(pattern=r"^\d{4}-\d{2}$", examples=["2026-10"])]
 FilerKind = Literal["operator", "facilitator"]
 Status = Literal["on_time", "late", "flagged"]

@@ -21,7 +21,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.declarations import repository
 from filing.declarations.compute import Recomputed, recompute
-from filing.declarations.schemas import DeclarationAmend, DeclarationCreate, DeclaredFigures, Filer
+from filing.declarations.schemas import (
+    DeclarationAmend,
+    DeclarationCreate,
+    DeclaredFigures,
+    Filer,
+    json_values,
+)
 from filing.lodging_periods import filing_id
 from filing.models import AnyLodging, Declaration, Lodging
 from servicekit.auth import Principal
@@ -156,7 +162,7 @@ def declaration_row(
         "flagged": bool(rec.findings),
         "books_kept": inp.books_kept,
         "submitted": rec.submitted,
-        "input": inp.model_dump(mode="json"),
+        "input": json_values(inp),
         "gross_receipts": r.gross_receipts,
         "exempt_total": r.exempt_total,
         "taxable_base": r.taxable_base,
