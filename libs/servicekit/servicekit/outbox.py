@@ -94,7 +94,10 @@ def _envelope(
         if event_type not in CONTRACTS:
             raise ValueError(f"no topic registered for event type {event_type!r}")
         topic = CONTRACTS[event_type][0]
-    payload = data.model_dump(mode="json") if isinstance(data, BaseModel) else dict(data)
+    if isinstance(data, BaseModel):
+        payload: Mapping[str, Any] = data.model_dump(mode="json")
+    else:  # encoded below and not kept: a dict as it is (a schedule's 10,000 payloads)
+        payload = data if type(data) is dict else dict(data)
     eid = event_id or str(uuid.uuid4())
     # built from typed values here (the payload already validated by its contract, or JSON
     # values): no model, the JSON ``CloudEvent(...).model_dump_json(exclude_none=True)`` gives

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import (
     BigInteger,
@@ -51,6 +51,36 @@ class Lodging(LodgingColumns, Base):
     jurisdiction: Mapped[str] = mapped_column(Text, index=True)
     municipality: Mapped[str] = mapped_column(Text)
     as_of: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class LodgingRow(NamedTuple):
+    """A lodging as a remittance schedule reads it: the ``lodgings`` row's columns in the
+    table's order, as plain attributes (``schedules.repository.lodgings_for_facilitator``).
+
+    Only read, never written: a tuple, not an ORM instance, because a schedule reads some 14
+    attributes of each of up to 50,000 lodgings, and an instrumented attribute costs ~0.26 us
+    to read (a tuple's ~0.02), an instance ~2.7 us to build (a tuple ~0.5)."""
+
+    jurisdiction: str
+    municipality: str
+    as_of: datetime
+    lodging_id: str
+    tax_account: str
+    lodging_class: str
+    casino: bool
+    name: str
+    operator_id: str
+    registered_on: date
+    statuses: list[dict[str, Any]]
+    attributes: list[dict[str, Any]]
+
+
+assert LodgingRow._fields == tuple(c.name for c in Lodging.__table__.columns), (
+    "LodgingRow: the table's columns"
+)
+
+#: a lodging as the declaration rules read it: the ORM's, or a schedule's row
+AnyLodging = Lodging | LodgingRow
 
 
 class Authorization(AuthorizationColumns, Base):

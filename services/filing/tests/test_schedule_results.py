@@ -310,6 +310,97 @@ class TestMixedScheduleExactly:
         return stored
 
 
+class TestZeroLines:
+    async def test_a_row_with_zero_lines_stores_exactly_these_json_columns(
+        self, client: httpx.AsyncClient, db: DB
+    ) -> None:
+        """A zero line left out, sent as "0" and sent as "0.00": ``submitted`` writes every
+        money line with two decimals; ``input`` (taxcore's ``DeclarationInput``) writes the
+        Decimal as it is, so an omitted line (taxcore's default) is "0" and a sent one "0.00".
+        Written out literally, as jsonb gives the columns back as text, and the event's copy
+        (its input compared as a dict: the outbox's payload is jsonb too)."""
+        fac = new_id("fac")
+        hotel = await make_lodging(db, name="Zero lines")
+        await authorize(db, hotel, fac)
+        row = {
+            "tax_account": hotel.tax_account,
+            "room_revenue": "100.00",
+            "paid_unused_rooms": "0",
+            "room_penalties": "0.00",
+            "room_nights": 1,
+            "declared_tax": "9.00",
+            "declared_total": "9.00",
+        }
+        r = await client.post(
+            "/v1/remittance-schedules", json={"period": "2026-10", "rows": [row]}, headers=as_facilitator(fac)
+        )
+        assert r.status_code == 201, r.text
+        (result,) = r.json()["results"]
+        assert (result["status"], result["tax"], result["total_due"], result["flagged"]) == (
+            "accepted",
+            "9.00",
+            "9.00",
+            True,  # the taxable base left blank
+        )
+        async with db() as session:
+            stored = (
+                await session.execute(
+                    text(
+                        "SELECT CAST(submitted AS text), CAST(input AS text), CAST(findings AS text), "
+                        "CAST(taxable_base AS text), CAST(declared_impact_fee AS text) "
+                        "FROM declarations WHERE id = :id"
+                    ),
+                    {"id": result["declaration_id"]},
+                )
+            ).one()
+        assert stored[0] == (
+            '{"exempt": [], "books_kept": true, "comp_rooms": [], "room_nights": 1, '
+            '"room_revenue": "100.00", "tax_itemized": true, "room_penalties": "0.00", '
+            '"paid_unused_rooms": "0.00", "intermediary_retained": "0.00", '
+            '"resort_and_other_fees": "0.00", "timeshare_owner_unit_days": 0, '
+            '"all_inclusive_global_charges": "0.00", "surcharges_and_service_charges": "0.00"}'
+        )
+        assert stored[1] == (
+            '{"casino": false, "exempt": [], "period": "2026-10", "books_kept": true, '
+            '"comp_rooms": [], "room_nights": 1, "jurisdiction": "PR", "room_revenue": "100.00", '
+            '"tax_itemized": true, "lodging_class": "hotel", "room_penalties": "0.00", '
+            '"paid_unused_rooms": "0.00", "intermediary_retained": "0", "resort_and_other_fees": "0", '
+            '"timeshare_owner_unit_days": 0, "all_inclusive_global_charges": "0", '
+            '"surcharges_and_service_charges": "0"}'
+        )
+        assert stored[2] == (
+            '[{"code": "omission", "line": "taxable_base", "message": "taxable base left blank", '
+            '"section": "§2(18)(iii)", "computed": "100.00", "declared": null}]'
+        )
+        assert stored[3:] == ("100.00", None)
+        events = await _events(db, [result["declaration_id"]])
+        data = events[result["declaration_id"]]["payload"]["data"]
+        assert data["input"] == json.loads(
+            '{"jurisdiction": "PR", "lodging_class": "hotel", "casino": false, "period": "2026-10", '
+            '"room_revenue": "100.00", "paid_unused_rooms": "0.00", "room_penalties": "0.00", '
+            '"resort_and_other_fees": "0", "surcharges_and_service_charges": "0", '
+            '"intermediary_retained": "0", "all_inclusive_global_charges": "0", "comp_rooms": [], '
+            '"exempt": [], "room_nights": 1, "timeshare_owner_unit_days": 0, "tax_itemized": true, '
+            '"books_kept": true}'
+        )
+        assert (data["taxable_base"], data["tax"], data["impact_fee"], data["declared_total"]) == (
+            "100.00",
+            "9.00",
+            "0.00",
+            "9.00",
+        )
+        assert data["findings"] == [
+            {
+                "code": "omission",
+                "line": "taxable_base",
+                "message": "taxable base left blank",
+                "declared": None,
+                "computed": "100.00",
+                "section": "§2(18)(iii)",
+            }
+        ]
+
+
 class TestChunkFailure:
     async def test_a_chunk_that_cannot_be_written_leaves_nothing_of_the_document(
         self, client: httpx.AsyncClient, db: DB, monkeypatch: pytest.MonkeyPatch

@@ -109,6 +109,8 @@ def attributes_in(lodging: LodgingHistory, period: Period) -> AttributePeriod:
     a 10,000-row schedule would build them for nothing)."""
     history = [AttributePeriod.model_validate(a) for a in lodging.attributes]
     on = period.last_day
+    if len(history) == 1 and history[0].effective_from <= on:
+        return history[0]  # what attributes_on gives for one entry in force (most lodgings)
     if any(entry.effective_from <= on for entry in history):
         return attributes_on(history, on, default=history[0])  # the default is not reached
     return AttributePeriod(

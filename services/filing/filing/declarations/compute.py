@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from filing.declarations.schemas import DeclaredFigures, DeclaredLines
-from filing.models import Lodging
+from filing.declarations.schemas import DeclaredFigures, DeclaredLines, built, json_values
+from filing.models import AnyLodging
 from taxcore.events.registry import attributes_in
 from taxcore.parameters import ParameterTree
 from taxcore.periods import Period
@@ -37,6 +37,12 @@ CERTIFIED_EXEMPTIONS = frozenset({"pr_film_production"})
 
 #: Every field of the return as filed, in the order of ``DeclaredLines`` (taxcore ``DeclarationInput``).
 LINE_FIELDS: tuple[str, ...] = tuple(DeclaredLines.model_fields)
+#: the lines' own fields (a request's body has more), built once: ``include`` of every dump
+_SUBMITTED = set(LINE_FIELDS)
+#: ``DeclarationInput``'s fields: the lodging's and the period's, then the lines in their order
+assert ("jurisdiction", "lodging_class", "casino", "period", *LINE_FIELDS) == tuple(
+    DeclarationInput.model_fields
+), "DeclarationInput is built from the lines in their order"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +55,7 @@ class Recomputed:
 
 def recompute(
     *,
-    lodging: Lodging,
+    lodging: AnyLodging,
     period: Period,
     lines: DeclaredLines,
     declared: DeclaredFigures,
@@ -59,7 +65,10 @@ def recompute(
 ) -> Recomputed:
     """Taxcore's figures and findings for one return. Raises taxcore ``InvalidInput``
     (naming the field) for input the statute cannot apply to at all."""
-    submitted = lines.model_dump(mode="json", include=set(LINE_FIELDS))
+    # ``lines`` is validated (the request's body, a schedule's row): its values are what
+    # validating them for taxcore's models gives, so the input and the figures are built
+    # without validating them again (``built``: the same instances, ~5 us less per return)
+    submitted = json_values(lines, _SUBMITTED)
     exempt = list(lines.exempt)
     unverified: dict[str, str] = {}
     for i, ex in enumerate(exempt):
@@ -68,26 +77,35 @@ def recompute(
             unverified[f"exempt[{i}].evidence"] = evidence
             exempt[i] = ex.model_copy(update={"evidence": None})
     in_force = attributes_in(lodging, period)  # the period's class and licence, not today's
-    inp = DeclarationInput(
-        jurisdiction=lodging.jurisdiction,
-        lodging_class=in_force.lodging_class,
-        casino=in_force.casino,
-        period=str(period),
-        **{f: getattr(lines, f) for f in LINE_FIELDS if f != "exempt"},
-        exempt=exempt,
-    )
-    figures = check.DeclaredFigures(
-        taxable_base=declared.taxable_base,
-        tax=declared.tax,
-        impact_fee=declared.impact_fee,
-        total=declared.total,
-        line_total=declared.line_total,
+    values: dict[str, Any] = {
+        "jurisdiction": lodging.jurisdiction,
+        "lodging_class": in_force.lodging_class,
+        "casino": in_force.casino,
+        "period": str(period),
+    }
+    if type(lines) is DeclaredLines:  # a schedule row's: its fields are the lines, in their order
+        values.update(vars(lines))
+    else:  # a request's body: the lines, then its own fields
+        for name in LINE_FIELDS:
+            values[name] = getattr(lines, name)
+    values["comp_rooms"] = list(values["comp_rooms"])  # a model's own lists, as validated
+    values["exempt"] = exempt  # in its place among the lines
+    inp = built(DeclarationInput, values)
+    figures = built(
+        check.DeclaredFigures,
+        {
+            "taxable_base": declared.taxable_base,
+            "tax": declared.tax,
+            "impact_fee": declared.impact_fee,
+            "total": declared.total,
+            "line_total": declared.line_total,
+        },
     )
     review = check.review_declaration(inp, figures, parameters=parameters, today=today)
     result = review.result
     findings = []
     for f in review.findings:
-        item = f.model_dump(mode="json")
+        item = json_values(f)
         if f.line in unverified:
             item["message"] = (
                 f"certificate {unverified[f.line]!r} is not a {inp.jurisdiction} certification issued "

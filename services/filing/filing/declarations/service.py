@@ -21,9 +21,15 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from filing.declarations import repository
 from filing.declarations.compute import Recomputed, recompute
-from filing.declarations.schemas import DeclarationAmend, DeclarationCreate, DeclaredFigures, Filer
+from filing.declarations.schemas import (
+    DeclarationAmend,
+    DeclarationCreate,
+    DeclaredFigures,
+    Filer,
+    json_values,
+)
 from filing.lodging_periods import filing_id
-from filing.models import Declaration, Lodging
+from filing.models import AnyLodging, Declaration, Lodging
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, DomainError, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
@@ -35,7 +41,7 @@ from taxcore.parameters import ParameterTree
 from taxcore.periods import Period, due_date
 
 
-def period_problem(lodging: Lodging, period: Period, filed_on: date) -> str | None:
+def period_problem(lodging: AnyLodging, period: Period, filed_on: date) -> str | None:
     """Why ``lodging`` cannot file for ``period`` on ``filed_on`` (the day the return is
     received: today, or a paper return's day), or None.
 
@@ -117,7 +123,7 @@ class NewVersion:
 
 def declaration_row(
     *,
-    lodging: Lodging,
+    lodging: AnyLodging,
     period: Period,
     rec: Recomputed,
     declared: DeclaredFigures,
@@ -156,7 +162,7 @@ def declaration_row(
         "flagged": bool(rec.findings),
         "books_kept": inp.books_kept,
         "submitted": rec.submitted,
-        "input": inp.model_dump(mode="json"),
+        "input": json_values(inp),
         "gross_receipts": r.gross_receipts,
         "exempt_total": r.exempt_total,
         "taxable_base": r.taxable_base,

@@ -13,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import defer
 
 from filing.declarations.repository import DriverStatement, driver, loaded
-from filing.models import Declaration, Lodging, RemittanceSchedule
+from filing.models import Declaration, Lodging, LodgingRow, RemittanceSchedule
 from taxcore.periods import Period
 
 
@@ -73,10 +73,10 @@ _LODGINGS_FOR_FACILITATOR = DriverStatement(
 
 async def lodgings_for_facilitator(
     session: AsyncSession, *, facilitator_id: str, accounts: Sequence[str], period: Period
-) -> dict[str, tuple[Lodging, bool]]:
+) -> dict[str, tuple[LodgingRow, bool]]:
     """Tax account -> (lodging, authorized on ``period``) for the lodgings that ever authorized
     the facilitator: :func:`filing.projection.repository.lodgings_for_facilitator`'s answer,
-    the lodgings built as the ORM loads them but without a session (they are only read)."""
+    each lodging a :class:`~filing.models.LodgingRow` (only read)."""
     if not accounts:
         return {}
     params = {
@@ -87,13 +87,13 @@ async def lodgings_for_facilitator(
     }
     conn = await driver(session)
     n = len(_LODGING_COLUMNS)
-    found: dict[str, tuple[Lodging, bool]] = {}
+    found: dict[str, tuple[LodgingRow, bool]] = {}
     for record in await conn.fetch(_LODGINGS_FOR_FACILITATOR.sql, *_LODGINGS_FOR_FACILITATOR.args(params)):
         values = list(record)
         for i in _JSON_LODGING_AT:
             if values[i] is not None:
                 values[i] = from_json(values[i])
-        lodging = loaded(Lodging, dict(zip(_LODGING_COLUMNS, values[:n], strict=True)))
+        lodging = LodgingRow._make(values[:n])
         found[lodging.tax_account] = (lodging, bool(values[n]))
     return found
 

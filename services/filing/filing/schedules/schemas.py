@@ -12,12 +12,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from filing.declarations.schemas import DeclaredFigures, DeclaredLines, ExemptIn, Money, PeriodStr
+from filing.declarations.schemas import DeclaredFigures, DeclaredLines, ExemptIn, Money, PeriodStr, built
 from taxcore.lines import ReturnLines
 from taxcore.rules.declaration import LINES
 
 #: The return fields a schedule row carries: taxcore's money lines and the counts.
-_LINE_FIELDS: tuple[str, ...] = (*LINES, "room_nights", "timeshare_owner_unit_days", "tax_itemized")
+_COUNT_FIELDS: tuple[str, ...] = ("room_nights", "timeshare_owner_unit_days", "tax_itemized")
+_LINE_FIELDS: tuple[str, ...] = (*LINES, *_COUNT_FIELDS)
 
 ROW_COLUMNS: tuple[str, ...] = (
     "tax_account",
@@ -64,21 +65,33 @@ class ScheduleRow(ReturnLines, _RowAccount):  # bases in this order: tax_account
                     }
                 )
             )
-        data = {f: getattr(self, f) for f in _LINE_FIELDS}
-        # a copy of the blank lines with the row's (what ``model_construct`` builds, at ~60% of
-        # its cost: its loop over the fields is pydantic's Python)
-        return _NO_LINES.model_copy(update={**data, "exempt": exempt, "comp_rooms": [], "books_kept": True})
+        values: dict[str, Any] = {f: getattr(self, f) for f in LINES}
+        values["comp_rooms"] = []
+        values["exempt"] = exempt
+        for f in _COUNT_FIELDS:
+            values[f] = getattr(self, f)
+        values["books_kept"] = True
+        return built(DeclaredLines, values)
 
     def declared(self) -> DeclaredFigures:
-        return DeclaredFigures(
-            taxable_base=self.declared_taxable_base,
-            tax=self.declared_tax,
-            impact_fee=self.declared_impact_fee,
-            total=self.declared_total,
+        """The row's own figures (validated as ``Money``: built without validating them again;
+        a row has no line total, left unset as ``DeclaredFigures(...)`` of the four leaves it)."""
+        return built(
+            DeclaredFigures,
+            {
+                "taxable_base": self.declared_taxable_base,
+                "tax": self.declared_tax,
+                "impact_fee": self.declared_impact_fee,
+                "total": self.declared_total,
+                "line_total": None,
+            },
+            {"taxable_base", "tax", "impact_fee", "total"},
         )
 
 
-_NO_LINES = DeclaredLines()
+assert (*LINES, "comp_rooms", "exempt", *_COUNT_FIELDS, "books_kept") == tuple(DeclaredLines.model_fields), (
+    "ScheduleRow.lines builds DeclaredLines in its fields' order"
+)
 
 
 class ScheduleCreate(BaseModel):

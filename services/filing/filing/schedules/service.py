@@ -33,7 +33,7 @@ from filing.declarations.service import (
 )
 from filing.ids import random_ids
 from filing.lodging_periods import filing_id
-from filing.models import Lodging, RemittanceSchedule
+from filing.models import LodgingRow, RemittanceSchedule
 from filing.projection import repository as projection
 from filing.schedules import repository
 from filing.schedules.schemas import ScheduleRow
@@ -99,18 +99,18 @@ def _parse(
 
 def _screen(
     parsed: list[tuple[int, ScheduleRow]],
-    lodgings: dict[str, tuple[Lodging, bool]],
+    lodgings: dict[str, tuple[LodgingRow, bool]],
     period: Period,
     received_on: date,
     results: dict[int, dict[str, Any]],
     first_row: dict[str, int],
-) -> list[tuple[int, ScheduleRow, Lodging]]:
+) -> list[tuple[int, ScheduleRow, LodgingRow]]:
     """Rows whose lodging authorized the facilitator for the period and may file for it
     (``first_row``: tax account -> the first row naming it, over the chunks so far).
 
     An unknown lodging and one that never authorized the facilitator get the same
     reason, so a schedule cannot be used to learn which tax accounts exist."""
-    candidates: list[tuple[int, ScheduleRow, Lodging]] = []
+    candidates: list[tuple[int, ScheduleRow, LodgingRow]] = []
     for i, row in parsed:
         account = row.tax_account
         found = lodgings.get(account)
@@ -148,7 +148,7 @@ def _screen(
 
 
 def _compute(
-    candidates: list[tuple[int, ScheduleRow, Lodging]],
+    candidates: list[tuple[int, ScheduleRow, LodgingRow]],
     *,
     filer: Filer,
     period: Period,
@@ -255,7 +255,7 @@ class _Chunk:
     start: int
     stop: int
     results: dict[int, dict[str, Any]]  # the chunk's results so far, by 0-based row
-    candidates: list[tuple[int, ScheduleRow, Lodging]]
+    candidates: list[tuple[int, ScheduleRow, LodgingRow]]
     certificates: dict[str, set[tuple[str, str]]]
     filing_ids: dict[str, str]  # lodging id -> the facilitator's filing for the period
     previous: dict[str, tuple[str, int]]
