@@ -263,6 +263,26 @@ class TestAppendOnlyLedger:
                 "collections refer to journal entry -1, which does not exist",
                 id="collection-of-no-entry",
             ),
+            pytest.param(
+                "INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, "
+                "lodging_class, period, component, amount, collected_on, section, entry_id, pending_section, "
+                "description, entry_derived) VALUES "
+                "('p-ok', 'evt-ok', 'pay', 'PR-1', 'PR', 'hotel', '2026-07', 'tax', 1, '2026-07-03', '§28', "
+                "nextval(pg_get_serial_sequence('stored_journal_entries', 'id')), '§28', 'ok', true), "
+                "('p-bad', 'evt-bad', 'pay', 'PR-1', 'PR', 'hotel', '2026-07', 'tax', 1, '2026-07-03', "
+                "'§28', -1, NULL, NULL, false)",
+                "collections refer to journal entry -1, which does not exist",
+                id="collection-of-no-entry-next-to-one-that-is-its-entry",
+            ),
+            pytest.param(
+                "INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, "
+                "lodging_class, period, component, amount, collected_on, section, entry_id, pending_section, "
+                "description, entry_derived) VALUES "
+                "('p-bad', 'evt-bad', 'pay', 'XX-1', 'XX', 'hotel', '2026-07', 'tax', 1, '2026-07-03', "
+                "'§28', nextval(pg_get_serial_sequence('stored_journal_entries', 'id')), '§28', 'bad', true)",
+                "collections refer to account cash:XX, which does not exist",
+                id="collection-that-is-its-entry-on-no-account",
+            ),
         ],
     )
     async def test_a_reference_to_nothing_is_refused_by_its_statement(
