@@ -66,6 +66,29 @@ class TestCollectionPosted:
         assert await scalar(db, "SELECT count(*) FROM collections") == 1
         assert await scalar(db, "SELECT count(*) FROM journal_entries") == 1
 
+    async def test_a_posting_booked_is_refused_again_by_the_database(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """What keeps a posting from being booked twice besides the inbox (``event_id`` is not
+        unique: migration 0012): ``uq_collections_posting_id``, whatever the event id."""
+        event = collection_event(amount="100.00", collected_on=date(2026, 7, 1), posting_id="p-1")
+        assert await collect(db, event=event) == "applied"
+        columns = (
+            "posting_id event_id payment_id tax_account jurisdiction lodging_class period component amount "
+            "collected_on section entry_id pending_section description entry_derived"
+        ).split()
+        values = {"posting_id": "'p-1'", "event_id": "'evt-other'", "entry_derived": "true"}
+        values["entry_id"] = "nextval(pg_get_serial_sequence('stored_journal_entries', 'id'))"
+        again = (
+            f"INSERT INTO collections ({', '.join(columns)}) "
+            f"SELECT {', '.join(values.get(c, c) for c in columns)} FROM collections"
+        )
+        async with db() as session:
+            with pytest.raises(IntegrityError, match="uq_collections_posting_id"):
+                async with session.begin():
+                    await session.execute(text(again))
+        assert await scalar(db, "SELECT count(*) FROM collections") == 1
+
     async def test_negative_delta_books_the_opposite_entry(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
     ) -> None:
