@@ -156,6 +156,42 @@ class TestCollectionsInBatches:
             ],
         ]
 
+    async def test_each_entry_describes_its_posting_in_words(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """The view ``collection_entries`` writes the sentence from the row (migration
+        0013_derived_descriptions): the amount as the event's cents, two decimals, signed."""
+        events = [
+            collection_event(
+                amount=amount, collected_on=date(2026, 7, 2), posting_id=f"p-{i}", refund_id=refund
+            )
+            for i, (amount, refund) in enumerate(
+                [
+                    ("100", None),
+                    ("-40.5", None),
+                    ("0.01", None),
+                    ("9999999999999999.99", None),
+                    ("-3.10", "r-9"),
+                ]
+            )
+        ]
+        consumer = collections_consumer(db)
+        await consumer.handle_records([collection_record(e, i) for i, e in enumerate(events)])
+        r = await client.get("/v1/ledger/entries", headers=AUDITOR)
+        assert [e["description"] for e in r.json()["items"]] == [
+            f"collection p-{i} of payment {e.data['payment_id']}: tax {amount} for {e.data['tax_account']} "
+            f"2026-07{tail}"
+            for i, (e, amount, tail) in enumerate(
+                zip(
+                    events,
+                    ["100.00", "-40.50", "0.01", "9999999999999999.99", "-3.10"],
+                    ["", "", "", "", " (give-back of refund r-9)"],
+                    strict=True,
+                )
+            )
+        ]
+        assert await scalar(db, "SELECT count(*) FROM collections WHERE description IS NULL") == 5
+
     async def test_a_batch_books_each_new_posting_once_in_order(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
     ) -> None:
