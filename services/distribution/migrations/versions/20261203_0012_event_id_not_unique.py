@@ -15,9 +15,10 @@ twice, each a constraint of the database:
 So the unique index on ``event_id`` could never be the constraint that refuses a row on that
 path: an event id repeated reaches the collections only through the inbox, which refuses it
 first. It cost an index entry per collection at a random place of the index (event ids are
-UUIDs): backend CPU of the batch statement ~7 us per collection of ~30 (scratch database, 20,000
-collections, load 2-3, medians of 5-9 rounds of 3,000). ``event_id`` stays a column of every
-collection row and of its derived journal entry, so each entry still names its event.
+UUIDs): backend CPU of the batch statement alone 1.3-3.6 us per collection of ~20 (scratch
+database of 20,000+ analyzed collections, medians of 9 rounds of 3,000, load ~3), up to ~7 where
+the indexes carried the dead entries of many rolled-back rounds. ``event_id`` stays a column of
+every collection row and of its derived journal entry, so each entry still names its event.
 
 Downgrade creates the constraint again (it fails if two rows came to share an event id).
 
