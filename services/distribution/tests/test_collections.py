@@ -89,6 +89,25 @@ class TestCollectionPosted:
                     await session.execute(text(again))
         assert await scalar(db, "SELECT count(*) FROM collections") == 1
 
+    async def test_a_row_that_is_its_entry_without_its_lines_is_refused(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """An entry derived from a row balances only through the row's two derived lines
+        (``ck_collections_entry_with_lines``; its description needs nothing stored since 0013)."""
+        async with db() as session:
+            with pytest.raises(IntegrityError, match="ck_collections_entry_with_lines"):
+                async with session.begin():
+                    await session.execute(
+                        text(
+                            "INSERT INTO collections (posting_id, event_id, payment_id, tax_account, "
+                            "jurisdiction, lodging_class, period, component, amount, collected_on, section, "
+                            "entry_id, lines_derived, entry_derived) VALUES ('p-bad', 'evt-bad', 'pay', "
+                            "'PR-1', 'PR', 'hotel', '2026-07', 'tax', 1, '2026-07-03', '§28', "
+                            "nextval(pg_get_serial_sequence('stored_journal_entries', 'id')), false, true)"
+                        )
+                    )
+        assert await scalar(db, "SELECT count(*) FROM collections") == 0
+
     async def test_negative_delta_books_the_opposite_entry(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
     ) -> None:
