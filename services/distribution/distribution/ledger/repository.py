@@ -125,7 +125,9 @@ AS_POSTED = (
 # ``collections`` for every batch: 7 ms a batch at 20,000 rows); each given its entry's id from
 # the entries' identity sequence, in the batch's order (a volatile function in the select list
 # is evaluated after the ORDER BY), so that the collection rows are written from ``fresh``
-# alone. A collection row IS its journal entry (view ``journal_entries``, migration
+# alone; the sequence is looked up once per statement (an InitPlan: ``pg_get_serial_sequence``
+# called per row read the catalog's dependencies 200 times a batch, 2.5-10 us a row, and cast its
+# text to ``regclass`` each time). A collection row IS its journal entry (view ``journal_entries``, migration
 # 0010_derived_collection_entries: it keeps the entry's id; the view ``collection_entries`` writes
 # its description from the row, 0013_derived_descriptions) and its entry's two
 # lines (debit cash, credit pending: view ``journal_lines``, migration
@@ -152,7 +154,8 @@ WITH new_accounts AS (
     WHERE (SELECT true FROM collections c WHERE c.posting_id = batch.posting_id LIMIT 1) IS NULL
     ORDER BY posting_id, ord
 ), fresh AS MATERIALIZED (
-    SELECT nextval(pg_get_serial_sequence('stored_journal_entries', 'id')) AS entry_id, * FROM first
+    SELECT nextval((SELECT CAST(pg_get_serial_sequence('stored_journal_entries', 'id') AS regclass)))
+        AS entry_id, * FROM first
     ORDER BY ord
 )
 INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class,
