@@ -98,15 +98,15 @@ async def nothing(session: AsyncSession, e: CloudEvent) -> None:
 
 
 def backend_cpu(pids: Sequence[int]) -> float:
-    """CPU seconds (user + system) the PostgreSQL backends ``pids`` have used (/proc)."""
+    """CPU seconds the PostgreSQL backends ``pids`` have run (/proc/<pid>/schedstat, in ns: the
+    clock ticks of /proc/<pid>/stat, 10 ms, came to 3 us per event over a round of 3,000)."""
     total = 0
     for pid in pids:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(Path(f"/proc/{pid}/schedstat").read_text().split()[0])
         except OSError:
             continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    return total / 1e9
 
 
 async def backends(sm: async_sessionmaker[AsyncSession]) -> list[int]:

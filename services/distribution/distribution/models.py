@@ -138,12 +138,15 @@ class Collection(Base):
     ``cash:<jurisdiction>`` ``amount`` citing ``section``, credit ``pending:<jurisdiction>`` the
     same, citing ``pending_section``; the trigger checks both accounts exist. With
     ``entry_derived`` it is also the entry itself (view ``journal_entries``: id ``entry_id``,
-    kind ``collection``, effective on ``collected_on``, ``description``, ``event_id``)."""
+    kind ``collection``, effective on ``collected_on``, ``event_id``, a description written from
+    the row by the view ``collection_entries`` unless the row stored one)."""
 
     __tablename__ = "collections"
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
     posting_id: Mapped[str] = mapped_column(Text, unique=True)
-    event_id: Mapped[str] = mapped_column(Text, unique=True)
+    # not unique: the inbox (same transaction) and posting_id keep an event from booking twice
+    # (migration 0012_event_id_not_unique)
+    event_id: Mapped[str] = mapped_column(Text)
     payment_id: Mapped[str] = mapped_column(Text)
     tax_account: Mapped[str] = mapped_column(Text)
     jurisdiction: Mapped[str] = mapped_column(Text)
@@ -157,13 +160,14 @@ class Collection(Base):
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     pending_section: Mapped[str | None] = mapped_column(Text)
     lines_derived: Mapped[bool] = mapped_column(Boolean, server_default="true")
+    # stored by the rows booked before 0013_derived_descriptions; since, the view
+    # ``collection_entries`` writes it from the row's columns
     description: Mapped[str | None] = mapped_column(Text)
     entry_derived: Mapped[bool] = mapped_column(Boolean, server_default="false")
+    refund_id: Mapped[str | None] = mapped_column(Text)  # a give-back: the paid refund
     __table_args__ = (
         CheckConstraint("amount <> 0", name="amount_nonzero"),
-        CheckConstraint(
-            "NOT entry_derived OR (lines_derived AND description IS NOT NULL)", name="entry_with_lines"
-        ),
+        CheckConstraint("NOT entry_derived OR lines_derived", name="entry_with_lines"),
         # a jurisdiction's, a lodging's entries in id order (migration 0010_derived_collection_entries)
         Index("ix_collections_jurisdiction_entry_id", "jurisdiction", "entry_id"),
         Index("ix_collections_tax_account_entry_id", "tax_account", "entry_id"),

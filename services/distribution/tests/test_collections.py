@@ -66,6 +66,48 @@ class TestCollectionPosted:
         assert await scalar(db, "SELECT count(*) FROM collections") == 1
         assert await scalar(db, "SELECT count(*) FROM journal_entries") == 1
 
+    async def test_a_posting_booked_is_refused_again_by_the_database(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """What keeps a posting from being booked twice besides the inbox (``event_id`` is not
+        unique: migration 0012): ``uq_collections_posting_id``, whatever the event id."""
+        event = collection_event(amount="100.00", collected_on=date(2026, 7, 1), posting_id="p-1")
+        assert await collect(db, event=event) == "applied"
+        columns = (
+            "posting_id event_id payment_id tax_account jurisdiction lodging_class period component amount "
+            "collected_on section entry_id pending_section description entry_derived"
+        ).split()
+        values = {"posting_id": "'p-1'", "event_id": "'evt-other'", "entry_derived": "true"}
+        values["entry_id"] = "nextval(pg_get_serial_sequence('stored_journal_entries', 'id'))"
+        again = (
+            f"INSERT INTO collections ({', '.join(columns)}) "
+            f"SELECT {', '.join(values.get(c, c) for c in columns)} FROM collections"
+        )
+        async with db() as session:
+            with pytest.raises(IntegrityError, match="uq_collections_posting_id"):
+                async with session.begin():
+                    await session.execute(text(again))
+        assert await scalar(db, "SELECT count(*) FROM collections") == 1
+
+    async def test_a_row_that_is_its_entry_without_its_lines_is_refused(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """An entry derived from a row balances only through the row's two derived lines
+        (``ck_collections_entry_with_lines``; its description needs nothing stored since 0013)."""
+        async with db() as session:
+            with pytest.raises(IntegrityError, match="ck_collections_entry_with_lines"):
+                async with session.begin():
+                    await session.execute(
+                        text(
+                            "INSERT INTO collections (posting_id, event_id, payment_id, tax_account, "
+                            "jurisdiction, lodging_class, period, component, amount, collected_on, section, "
+                            "entry_id, lines_derived, entry_derived) VALUES ('p-bad', 'evt-bad', 'pay', "
+                            "'PR-1', 'PR', 'hotel', '2026-07', 'tax', 1, '2026-07-03', '§28', "
+                            "nextval(pg_get_serial_sequence('stored_journal_entries', 'id')), false, true)"
+                        )
+                    )
+        assert await scalar(db, "SELECT count(*) FROM collections") == 0
+
     async def test_negative_delta_books_the_opposite_entry(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
     ) -> None:
@@ -132,6 +174,42 @@ class TestCollectionsInBatches:
                 ("pending:PR", "-9.00", "collection.posted", None),
             ],
         ]
+
+    async def test_each_entry_describes_its_posting_in_words(
+        self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """The view ``collection_entries`` writes the sentence from the row (migration
+        0013_derived_descriptions): the amount as the event's cents, two decimals, signed."""
+        events = [
+            collection_event(
+                amount=amount, collected_on=date(2026, 7, 2), posting_id=f"p-{i}", refund_id=refund
+            )
+            for i, (amount, refund) in enumerate(
+                [
+                    ("100", None),
+                    ("-40.5", None),
+                    ("0.01", None),
+                    ("9999999999999999.99", None),
+                    ("-3.10", "r-9"),
+                ]
+            )
+        ]
+        consumer = collections_consumer(db)
+        await consumer.handle_records([collection_record(e, i) for i, e in enumerate(events)])
+        r = await client.get("/v1/ledger/entries", headers=AUDITOR)
+        assert [e["description"] for e in r.json()["items"]] == [
+            f"collection p-{i} of payment {e.data['payment_id']}: tax {amount} for {e.data['tax_account']} "
+            f"2026-07{tail}"
+            for i, (e, amount, tail) in enumerate(
+                zip(
+                    events,
+                    ["100.00", "-40.50", "0.01", "9999999999999999.99", "-3.10"],
+                    ["", "", "", "", " (give-back of refund r-9)"],
+                    strict=True,
+                )
+            )
+        ]
+        assert await scalar(db, "SELECT count(*) FROM collections WHERE description IS NULL") == 5
 
     async def test_a_batch_books_each_new_posting_once_in_order(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
@@ -262,6 +340,26 @@ class TestAppendOnlyLedger:
                 "'§28', -1)",
                 "collections refer to journal entry -1, which does not exist",
                 id="collection-of-no-entry",
+            ),
+            pytest.param(
+                "INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, "
+                "lodging_class, period, component, amount, collected_on, section, entry_id, pending_section, "
+                "description, entry_derived) VALUES "
+                "('p-ok', 'evt-ok', 'pay', 'PR-1', 'PR', 'hotel', '2026-07', 'tax', 1, '2026-07-03', '§28', "
+                "nextval(pg_get_serial_sequence('stored_journal_entries', 'id')), '§28', 'ok', true), "
+                "('p-bad', 'evt-bad', 'pay', 'PR-1', 'PR', 'hotel', '2026-07', 'tax', 1, '2026-07-03', "
+                "'§28', -1, NULL, NULL, false)",
+                "collections refer to journal entry -1, which does not exist",
+                id="collection-of-no-entry-next-to-one-that-is-its-entry",
+            ),
+            pytest.param(
+                "INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, "
+                "lodging_class, period, component, amount, collected_on, section, entry_id, pending_section, "
+                "description, entry_derived) VALUES "
+                "('p-bad', 'evt-bad', 'pay', 'XX-1', 'XX', 'hotel', '2026-07', 'tax', 1, '2026-07-03', "
+                "'§28', nextval(pg_get_serial_sequence('stored_journal_entries', 'id')), '§28', 'bad', true)",
+                "collections refer to account cash:XX, which does not exist",
+                id="collection-that-is-its-entry-on-no-account",
             ),
         ],
     )

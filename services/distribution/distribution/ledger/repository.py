@@ -16,7 +16,6 @@ from sqlalchemy import (
     func,
     literal,
     not_,
-    null,
     or_,
     select,
     table,
@@ -116,7 +115,7 @@ async def add_entry(
 #: the columns of a collection row that are the posting's own
 AS_POSTED = (
     "posting_id payment_id tax_account jurisdiction lodging_class period component amount "
-    "collected_on section"
+    "collected_on section refund_id"
 ).split()
 
 
@@ -126,8 +125,11 @@ AS_POSTED = (
 # ``collections`` for every batch: 7 ms a batch at 20,000 rows); each given its entry's id from
 # the entries' identity sequence, in the batch's order (a volatile function in the select list
 # is evaluated after the ORDER BY), so that the collection rows are written from ``fresh``
-# alone. A collection row IS its journal entry (view ``journal_entries``, migration
-# 0010_derived_collection_entries: it keeps the entry's id and description) and its entry's two
+# alone; the sequence is looked up once per statement (an InitPlan: ``pg_get_serial_sequence``
+# called per row read the catalog's dependencies 200 times a batch, 2.5-10 us a row, and cast its
+# text to ``regclass`` each time). A collection row IS its journal entry (view ``journal_entries``, migration
+# 0010_derived_collection_entries: it keeps the entry's id; the view ``collection_entries`` writes
+# its description from the row, 0013_derived_descriptions) and its entry's two
 # lines (debit cash, credit pending: view ``journal_lines``, migration
 # 0009_derived_collection_lines; ``pending_section`` is the pending line's citation). The
 # references are checked at the statement's end (statement trigger).
@@ -144,22 +146,23 @@ WITH new_accounts AS (
         CAST(:tax_account AS text[]), CAST(:jurisdiction AS text[]), CAST(:lodging_class AS text[]),
         CAST(:period AS text[]), CAST(:component AS text[]),
         CAST(CAST(:amount AS text[]) AS numeric[]), CAST(:collected_on AS date[]),
-        CAST(:section AS text[]), CAST(:description AS text[]), CAST(:pending_section AS text[])
+        CAST(:section AS text[]), CAST(:refund_id AS text[]), CAST(:pending_section AS text[])
     ) WITH ORDINALITY AS b(event_id, posting_id, payment_id, tax_account, jurisdiction, lodging_class,
-        period, component, amount, collected_on, section, description, pending_section, ord)
+        period, component, amount, collected_on, section, refund_id, pending_section, ord)
 ), first AS (
     SELECT DISTINCT ON (posting_id) * FROM batch
     WHERE (SELECT true FROM collections c WHERE c.posting_id = batch.posting_id LIMIT 1) IS NULL
     ORDER BY posting_id, ord
 ), fresh AS MATERIALIZED (
-    SELECT nextval(pg_get_serial_sequence('stored_journal_entries', 'id')) AS entry_id, * FROM first
+    SELECT nextval((SELECT CAST(pg_get_serial_sequence('stored_journal_entries', 'id') AS regclass)))
+        AS entry_id, * FROM first
     ORDER BY ord
 )
 INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class,
-    period, component, amount, collected_on, section, entry_id, pending_section, description,
+    period, component, amount, collected_on, section, entry_id, pending_section, refund_id,
     entry_derived)
 SELECT posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class, period,
-    component, amount, collected_on, section, entry_id, pending_section, description, true
+    component, amount, collected_on, section, entry_id, pending_section, refund_id, true
 FROM fresh ORDER BY ord
 """
 )
@@ -169,14 +172,12 @@ async def add_collections(
     session: AsyncSession,
     postings: Sequence[tuple[str, CollectionPosted]],
     *,
-    descriptions: Sequence[str],
     pending_sections: Sequence[str | None],
     accounts: Mapping[str, tuple[AccountSpec, AccountSpec]],
 ) -> int:
-    """Book ``(event id, posting)`` pairs in order, each with its entry's description and
-    pending line's section, on its jurisdiction's ``(cash, pending)`` accounts (created if
-    missing; see ``_ADD_COLLECTIONS``); returns how many were new. Column by column: a batch
-    is sent as one array per column."""
+    """Book ``(event id, posting)`` pairs in order, each with its pending line's section, on its
+    jurisdiction's ``(cash, pending)`` accounts (created if missing; see ``_ADD_COLLECTIONS``);
+    returns how many were new. Column by column: a batch is sent as one array per column."""
     if not postings:
         return 0
     columns: dict[str, Sequence[object]] = {
@@ -186,7 +187,6 @@ async def add_collections(
     # at ~1.7 us, a str at ~0.75 (bench/README.md, session 9)
     columns["amount"] = [str(p.amount) for _, p in postings]
     columns["event_id"] = [event_id for event_id, _ in postings]
-    columns["description"] = descriptions
     columns["pending_section"] = pending_sections
     for j, (cash, pending) in accounts.items():  # the codes the view ``journal_lines`` derives
         if (cash.code, pending.code) != (f"cash:{j}", f"pending:{j}"):
@@ -199,7 +199,8 @@ async def add_collections(
 
 
 # the stored tables behind the views ``journal_entries`` and ``journal_lines`` (migrations
-# 0009_derived_collection_lines and 0010_derived_collection_entries)
+# 0009_derived_collection_lines and 0010_derived_collection_entries), and the view of the entries
+# that are collection rows, each with its lodging (0013_derived_descriptions)
 _STORED_ENTRIES = table(
     "stored_journal_entries",
     *(
@@ -210,6 +211,9 @@ _STORED_ENTRIES = table(
     ),
 )
 _STORED_LINES = table("stored_journal_lines", column("entry_id"), column("account_code"), column("amount"))
+_COLLECTION_ENTRIES = table(
+    "collection_entries", *(column(name) for name in [*_STORED_ENTRIES.c.keys(), "tax_account"])
+)
 
 
 async def account_totals(
@@ -313,24 +317,15 @@ def _entries_page(*, jurisdiction: bool, run: bool, tax_account: bool, after: bo
         stored = stored.where(entries.id > bindparam("after"))
     pages = [stored.order_by(entries.id).limit(size)]
     if not run:  # a derived entry is a collection's, never a run's
-        derived = select(
-            c.entry_id.label("id"),
-            c.jurisdiction,
-            literal("collection").label("kind"),
-            c.collected_on.label("effective_on"),
-            c.description,
-            c.event_id,
-            null().label("run_id"),
-            null().label("reverses_entry_id"),
-            c.received_at.label("posted_at"),
-        ).where(c.entry_derived)
+        d = _COLLECTION_ENTRIES.c
+        derived = select(*(d[name] for name in _STORED_ENTRIES.c.keys()))
         if jurisdiction:
-            derived = derived.where(c.jurisdiction == bindparam("jurisdiction"))
+            derived = derived.where(d.jurisdiction == bindparam("jurisdiction"))
         if tax_account:
-            derived = derived.where(c.tax_account == bindparam("tax_account"))
+            derived = derived.where(d.tax_account == bindparam("tax_account"))
         if after:
-            derived = derived.where(c.entry_id > bindparam("after"))
-        pages.append(derived.order_by(c.entry_id).limit(size))
+            derived = derived.where(d.id > bindparam("after"))
+        pages.append(derived.order_by(d.id).limit(size))
     merged = union_all(*pages).subquery()
     return select(JournalEntry).from_statement(select(merged).order_by(merged.c.id).limit(size))
 

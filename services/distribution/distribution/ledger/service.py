@@ -59,11 +59,6 @@ async def book_collections(
     return await repository.add_collections(
         session,
         rows,
-        descriptions=[
-            f"collection {p.posting_id} of payment {p.payment_id}: {p.component} {p.amount} for "
-            f"{p.tax_account} {p.period}" + (f" (give-back of refund {p.refund_id})" if p.refund_id else "")
-            for _, p in rows
-        ],
         pending_sections=[sections[(p.jurisdiction, p.collected_on)] for _, p in rows],
         accounts={
             j: (accounts.cash(j), accounts.pending(j)) for j in sorted({p.jurisdiction for _, p in rows})
