@@ -14,6 +14,17 @@ from servicekit.settings import ServiceSettings
 from servicekit.testing import BrokerProcess, free_port
 
 
+async def reported(path: Path, broker: str, timeout: float = 10) -> dict[str, object]:
+    """The heartbeat file once it reports ``broker``: the first beat waits for the broker
+    probe, which takes longer than a beat's interval on a loaded machine (a fixed 0.5 s read
+    a file not yet written in CI)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while (health := cli.worker_health(str(path))).get("broker") != broker:
+        assert asyncio.get_running_loop().time() < deadline, f"no beat with broker {broker!r}: {health}"
+        await asyncio.sleep(0.05)
+    return health
+
+
 class TestHeartbeat:
     async def test_touches_while_alive_and_stops_when_a_task_dies(self, tmp_path: Path) -> None:
         path = tmp_path / "beat"
@@ -42,8 +53,7 @@ class TestHeartbeat:
         beat = asyncio.create_task(
             cli.heartbeat([alive], stop, str(path), bootstrap=broker.bootstrap, interval=0.1)  # type: ignore[list-item]
         )
-        await asyncio.sleep(0.5)
-        health = cli.worker_health(str(path))
+        health = await reported(path, "ok")
         assert (health["broker"], health["tasks"], health["fresh"]) == ("ok", 1, True)
         assert REGISTRY.get_sample_value("roomtax_worker_broker_up") == 1
         stop.set()
@@ -55,9 +65,9 @@ class TestHeartbeat:
         beat = asyncio.create_task(
             cli.heartbeat([alive], stop2, str(path), bootstrap=f"127.0.0.1:{free_port()}", interval=0.1)  # type: ignore[list-item]
         )
-        await asyncio.sleep(0.5)
+        assert (await reported(path, "unavailable"))["broker"] == "unavailable"
+        await asyncio.sleep(0.3)  # three more beats' time
         assert not beat.done()  # a broker outage is reported, not a reason to be restarted
-        assert cli.worker_health(str(path))["broker"] == "unavailable"
         assert REGISTRY.get_sample_value("roomtax_worker_broker_up") == 0
         stop2.set()
         await beat
