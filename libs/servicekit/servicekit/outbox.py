@@ -135,16 +135,15 @@ def typed(event: EventData) -> tuple[str, str]:
 #: trip per emit instead of two. PostgreSQL delivers the notification at commit, once per
 #: transaction however many statements raised it.
 _NOTIFY = "WITH notified AS (SELECT pg_notify(:c, '')) "
-_INSERT_ONE = text(
-    _NOTIFY + "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
-    "SELECT :e, :t, :k, :y, CAST(:p AS jsonb), :tp FROM notified"
-)
+_INTO = "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+#: one event's row, its columns as plain parameters (:func:`emit`, :data:`QUEUE_ONE_CTES`)
+_ONE_ROW = _INTO + "SELECT :e, :t, :k, :y, CAST(:p AS jsonb), :tp FROM notified"
+_INSERT_ONE = text(_NOTIFY + _ONE_ROW)
 #: The CTEs that queue events and NOTIFY, to put in front of another statement so that a
 #: row and its events are written in ONE round trip (parameters: :func:`queue_params`).
 #: PostgreSQL runs a data-modifying CTE whether or not the statement reads it.
 QUEUE_CTES = (
-    _NOTIFY.removesuffix(" ")
-    + ", queued AS (INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
+    _NOTIFY.removesuffix(" ") + f", queued AS ({_INTO}"
     "SELECT e, t, k, y, CAST(p AS jsonb), tp FROM notified, unnest("
     "CAST(:e AS text[]), CAST(:t AS text[]), CAST(:k AS text[]), CAST(:y AS text[]), "
     "CAST(:p AS text[]), CAST(:tp AS text[])) WITH ORDINALITY AS u(e, t, k, y, p, tp, n) ORDER BY n) "
@@ -153,11 +152,7 @@ _INSERT_MANY = text(QUEUE_CTES + "SELECT 1")
 #: :data:`QUEUE_CTES` for exactly ONE event (parameters: :func:`queue_one_params`): its columns
 #: as plain parameters, as :func:`emit` writes them, not six one-element arrays that the
 #: driver encodes and the server unnests and sorts (issue 12: the declaration POST's insert)
-QUEUE_ONE_CTES = (
-    _NOTIFY.removesuffix(" ")
-    + ", queued AS (INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
-    "SELECT :e, :t, :k, :y, CAST(:p AS jsonb), :tp FROM notified) "
-)
+QUEUE_ONE_CTES = _NOTIFY.removesuffix(" ") + f", queued AS ({_ONE_ROW}) "
 
 
 async def emit(
