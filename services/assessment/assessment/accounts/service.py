@@ -180,10 +180,10 @@ def summary_rows(
     from the same :meth:`~assessment.accounts.ledger.BalanceCache.digest` (the same history,
     day, law and taxcore) keeps that row's figures: the walk would give them again.
 
-    ``changed_only``: only the rows that differ from the stored ones (:func:`changed_summaries`
-    of all of them). A row of the same digest as the stored one has the stored figures and
-    digest, so it is the stored row when its other fields are: they are compared without
-    building the row (a long account's batch keeps nearly all of its 15,000 rows)."""
+    ``changed_only``: only the rows that differ from the stored ones (field for field). A row
+    of the same digest as the stored one has the stored figures and digest, so it is the
+    stored row when its other fields are: they are compared without building the row (a long
+    account's batch keeps nearly all of its 15,000 rows)."""
     state = state or account_state(facts, on)
     finals = finals or {}
     stored = stored or {}
@@ -238,18 +238,7 @@ def _figures(bal: Balance) -> dict[str, object]:
     }
 
 
-def changed_summaries(
-    rows: Sequence[Mapping[str, object]], stored: Mapping[str, Mapping[str, repository.StoredSummary]]
-) -> list[Mapping[str, object]]:
-    """The rows that differ from the stored ones (``stored``: account -> period -> row)."""
-    fields = _SUMMARY_FIELDS  # the row's fields as a tuple, compared with the stored one at once
-    return [
-        r
-        for r in rows
-        if (old := stored.get(str(r["tax_account"]), {}).get(str(r["period"]))) is None or old != fields(r)
-    ]
-
-
+#: a row's fields as a tuple, compared with its stored row at once
 _SUMMARY_FIELDS = itemgetter(*repository.SUMMARY_FIELDS)
 
 
