@@ -8,7 +8,8 @@ For each source tree (``after``: this checkout; ``--tree NAME=DIR`` adds another
 ``git archive main | tar -x -C DIR``) a child process builds a fresh database
 (``roomtax_profile_schedule_<name>``, alembic upgrade head of that tree), seeds the
 registry projection as ``bench_filing_schedule.py`` does (one PR hotel per row, all
-authorizing one facilitator), freezes the heap as ``python -m filing api`` does, and calls
+authorizing one facilitator), freezes the heap and sets the collector's thresholds
+(``servicekit.cli.API_GC_THRESHOLDS``) as ``python -m filing api`` does, and calls
 ``filing.schedules.service.accept_schedule`` on ``--rows`` JSON rows (new declarations) in a
 transaction that commits, ``--repeats`` times (each round files another period). The trees
 run alternately, round by round, so the load they see is the same.
@@ -153,6 +154,9 @@ async def child(name: str, n: int, repeats: int, stages: bool, cprofile: str | N
     principal = Principal(client_id="bench", role="facilitator", facilitator_id=FACILITATOR)
     gc.collect()
     gc.freeze()
+    from servicekit import cli  # the API process's collector thresholds, as it sets them
+
+    gc.set_threshold(*cli.API_GC_THRESHOLDS)
     print(json.dumps({"ready": name}), flush=True)
     for k in range(repeats):
         sys.stdin.readline()
