@@ -58,6 +58,38 @@ class Step:
         }
 
 
+_new = object.__new__
+_slot = vars(Step)  # each field's slot (a member descriptor): its __set__ ignores frozen
+_set_rule = _slot["rule"].__set__
+_set_citation = _slot["citation"].__set__
+_set_description = _slot["description"].__set__
+_set_result = _slot["result"].__set__
+_set_inputs = _slot["inputs"].__set__
+_set_parameters = _slot["parameters"].__set__
+
+
+def _step(
+    rule: str,
+    citation: str,
+    description: str,
+    result: Decimal | int | str | bool | None,
+    inputs: dict[str, Any],
+    parameters: dict[str, Any],
+) -> Step:
+    """``Step(rule, citation, description, result, inputs, parameters)``, each field set by its
+    slot's descriptor: the frozen dataclass's ``__init__`` sets them through
+    ``object.__setattr__`` (0.77 us a step, 0.40 this way; ~8 steps per return, 10,000
+    returns in a schedule). The step is as frozen as one built by ``Step(...)``."""
+    step: Step = _new(Step)
+    _set_rule(step, rule)
+    _set_citation(step, citation)
+    _set_description(step, description)
+    _set_result(step, result)
+    _set_inputs(step, inputs)
+    _set_parameters(step, parameters)
+    return step
+
+
 @dataclass(slots=True)
 class Trace:
     """An ordered explanation of a computation."""
@@ -74,8 +106,9 @@ class Trace:
         inputs: dict[str, Any] | None = None,
         parameters: dict[str, Any] | None = None,
     ) -> Decimal | int | str | bool | None:
-        self.steps.append(  # a step's own copies of what it shows (the caller's may be shared)
-            Step(
+        # a step's own copies of what it shows (the caller's may be shared)
+        self.steps.append(
+            _step(
                 rule,
                 citation,
                 description,
