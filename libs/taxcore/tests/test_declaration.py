@@ -109,6 +109,14 @@ class TestBadInput:
         # the current month may be computed (e.g. a preview)
         assert compute_declaration(make(period="2026-03"), today=date(2026, 3, 31)).tax == D("90.00")
 
+    def test_future_period_across_a_year(self) -> None:
+        with pytest.raises(InvalidInput) as e:
+            compute_declaration(make(period="2027-01"), today=date(2026, 12, 31))
+        assert e.value.field == "period"
+        with pytest.raises(InvalidInput):
+            compute_declaration(make(period="2027-02"), today=date(2026, 3, 31))  # a later month, fewer
+        assert compute_declaration(make(period="2026-12"), today=date(2027, 1, 1)).tax == D("90.00")
+
     def test_date_outside_parameters(self) -> None:
         with pytest.raises(ParameterError):
             compute_declaration(make(period="1999-01"))

@@ -333,7 +333,9 @@ def _parse_period(text: str) -> Period:
 
 def resolve_period(inp_period: str, today: date | None) -> Period:
     period = _parse_period(inp_period)
-    if today is not None and period > Period.of(today):
+    # ``period > Period.of(today)``: the month's (year, month) after today's, compared without
+    # building today's period and calling the dataclass's ordering (read for every return)
+    if today is not None and (period.year, period.month) > (today.year, today.month):
         raise InvalidInput("period", f"{period} is in the future (today is {today.isoformat()})")
     return period
 
