@@ -13,7 +13,7 @@ from aiokafka import ConsumerRecord
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from distribution.consumers import BATCH_SIZE
+from distribution.consumers import collections_consumer as service_consumer
 from distribution.ledger.handlers import COLLECTION_POSTED, on_collection_posted
 from servicekit.consumer import EventConsumer
 from servicekit.testing import auth
@@ -62,16 +62,7 @@ def collection_event(
 def collections_consumer(db: async_sessionmaker[AsyncSession]) -> EventConsumer:
     """The service's ``collection.posted`` consumer (its handler and batch size) on ``db``, with
     one attempt per event and no broker: tests hand it records or events."""
-    return EventConsumer(
-        name="distribution-collections",
-        bootstrap="unused:0",
-        topics=[],
-        sessionmaker=db,
-        handlers=[on_collection_posted],
-        batch_size=BATCH_SIZE,
-        max_attempts=1,
-        retry_delay=0,
-    )
+    return service_consumer(db, bootstrap="unused:0", runtime=None, max_attempts=1, retry_delay=0)
 
 
 def collection_record(event: CloudEvent, offset: int) -> ConsumerRecord[bytes, bytes]:

@@ -211,6 +211,39 @@ class TestCollectionsInBatches:
         ]
         assert await scalar(db, "SELECT count(*) FROM collections WHERE description IS NULL") == 5
 
+    async def test_a_batch_books_the_postings_text_as_it_came(
+        self, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """The batch's columns travel as JSON arrays: quotes, backslashes, control characters,
+        non-ASCII and an SQL NULL's look-alike come back as they were sent."""
+        odd = ['a "quoted" \\ id', "tab\tnew\nline", "ñandú §28 €", "NULL", "null", "{1,2}"]
+        events = [
+            collection_event(
+                amount=f"{i + 1}.25",
+                collected_on=date(2026, 7, 2),
+                posting_id=f"p-{text_}",
+                payment_id=text_,
+                refund_id=text_ if i % 2 else None,
+            )
+            for i, text_ in enumerate(odd)
+        ]
+        consumer = collections_consumer(db)
+        await consumer.handle_records([collection_record(e, i) for i, e in enumerate(events)])
+        assert (consumer.applied, consumer.parked) == (6, 0)
+        async with db() as session:
+            rows = (
+                await session.execute(
+                    text(
+                        "SELECT posting_id, payment_id, refund_id, amount::text, collected_on, event_id "
+                        "FROM collections ORDER BY id"
+                    )
+                )
+            ).all()
+        assert [tuple(r) for r in rows] == [
+            (f"p-{t}", t, t if i % 2 else None, f"{i + 1}.25", date(2026, 7, 2), e.id)
+            for i, (t, e) in enumerate(zip(odd, events, strict=True))
+        ]
+
     async def test_a_batch_books_each_new_posting_once_in_order(
         self, client: httpx.AsyncClient, db: async_sessionmaker[AsyncSession]
     ) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -119,6 +120,9 @@ AS_POSTED = (
 ).split()
 
 
+#: the batch's columns, in the order of the statement's ``ROWS FROM``
+BATCH_COLUMNS = ("event_id", *AS_POSTED, "pending_section")
+
 # One statement for a whole batch: the accounts the lines need; the postings not booked yet
 # (the first of a posting_id repeated in the batch; each posting_id is looked up in the unique
 # index by a subquery per row, where NOT EXISTS became a hash anti-join that read all of
@@ -133,22 +137,24 @@ AS_POSTED = (
 # lines (debit cash, credit pending: view ``journal_lines``, migration
 # 0009_derived_collection_lines; ``pending_section`` is the pending line's citation). The
 # references are checked at the statement's end (statement trigger).
+# The batch's columns come as one JSON array each (``json_array_elements_text`` zipped by
+# ``ROWS FROM``), not as ``text[]``: asyncpg checks every element of an array against two
+# ``collections.abc`` classes before encoding it (a Python-level ``isinstance`` each), 62,000 of
+# the process's 246,000 instructions per event; ``json.dumps`` of a column is a C loop
+# (bench/README.md, session 12). JSON's null is SQL NULL (``refund_id``, ``pending_section``).
 _ADD_COLLECTIONS = text(
-    """
+    f"""
 WITH new_accounts AS (
     INSERT INTO accounts (code, jurisdiction, kind, name, section)
     SELECT * FROM unnest(CAST(:account_code AS text[]), CAST(:account_jurisdiction AS text[]),
         CAST(:account_kind AS text[]), CAST(:account_name AS text[]), CAST(:account_section AS text[]))
     ON CONFLICT DO NOTHING
 ), batch AS (
-    SELECT * FROM unnest(
-        CAST(:event_id AS text[]), CAST(:posting_id AS text[]), CAST(:payment_id AS text[]),
-        CAST(:tax_account AS text[]), CAST(:jurisdiction AS text[]), CAST(:lodging_class AS text[]),
-        CAST(:period AS text[]), CAST(:component AS text[]),
-        CAST(CAST(:amount AS text[]) AS numeric[]), CAST(:collected_on AS date[]),
-        CAST(:section AS text[]), CAST(:refund_id AS text[]), CAST(:pending_section AS text[])
-    ) WITH ORDINALITY AS b(event_id, posting_id, payment_id, tax_account, jurisdiction, lodging_class,
-        period, component, amount, collected_on, section, refund_id, pending_section, ord)
+    SELECT b.event_id, b.posting_id, b.payment_id, b.tax_account, b.jurisdiction, b.lodging_class,
+        b.period, b.component, CAST(b.amount AS numeric) AS amount,
+        CAST(b.collected_on AS date) AS collected_on, b.section, b.refund_id, b.pending_section, b.ord
+    FROM ROWS FROM ({", ".join(f"json_array_elements_text(CAST(:{c} AS json))" for c in BATCH_COLUMNS)})
+        WITH ORDINALITY AS b({", ".join(BATCH_COLUMNS)}, ord)
 ), first AS (
     SELECT DISTINCT ON (posting_id) * FROM batch
     WHERE (SELECT true FROM collections c WHERE c.posting_id = batch.posting_id LIMIT 1) IS NULL
@@ -177,17 +183,20 @@ async def add_collections(
 ) -> int:
     """Book ``(event id, posting)`` pairs in order, each with its pending line's section, on its
     jurisdiction's ``(cash, pending)`` accounts (created if missing; see ``_ADD_COLLECTIONS``);
-    returns how many were new. Column by column: a batch is sent as one array per column."""
+    returns how many were new. Column by column: a batch is sent as one JSON array per column."""
     if not postings:
         return 0
-    columns: dict[str, Sequence[object]] = {
-        name: [getattr(p, name) for _, p in postings] for name in AS_POSTED if name != "amount"
+    dumps = json.dumps
+    columns: dict[str, object] = {
+        name: dumps([getattr(p, name) for _, p in postings])
+        for name in AS_POSTED
+        if name not in ("amount", "collected_on")
     }
-    # the amounts as their decimal text (exact): asyncpg encodes a Decimal into binary numeric
-    # at ~1.7 us, a str at ~0.75 (bench/README.md, session 9)
-    columns["amount"] = [str(p.amount) for _, p in postings]
-    columns["event_id"] = [event_id for event_id, _ in postings]
-    columns["pending_section"] = pending_sections
+    # the amounts as their decimal text (exact), the days in ISO form, as the casts read them
+    columns["amount"] = dumps([str(p.amount) for _, p in postings])
+    columns["collected_on"] = dumps([p.collected_on.isoformat() for _, p in postings])
+    columns["event_id"] = dumps([event_id for event_id, _ in postings])
+    columns["pending_section"] = dumps(list(pending_sections))
     for j, (cash, pending) in accounts.items():  # the codes the view ``journal_lines`` derives
         if (cash.code, pending.code) != (f"cash:{j}", f"pending:{j}"):
             raise ValueError(f"{j}: a collection's lines are derived on cash:{j} and pending:{j}")
