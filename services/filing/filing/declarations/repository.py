@@ -181,17 +181,17 @@ def _json(value: Any) -> str:
 
 async def insert_one(
     conn: asyncpg.Connection, row: dict[str, Any], event: OutboxEvent, *, service: str
-) -> Declaration:
+) -> dict[str, Any]:
     """Insert one declaration row and queue ``service``'s event in one statement, on the
-    asyncpg connection (:func:`driver`, or a direct route's pool connection); the row comes
-    back as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other
-    column what was inserted (no second round trip, no ORM identity map)."""
+    asyncpg connection (:func:`driver`, or a direct route's pool connection); returns the row
+    as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other column
+    what was inserted (no second round trip; a ``Declaration`` of it: :func:`loaded`)."""
     params = {**queue_one_params(service, event), **row}
     for name in _JSON_COLUMNS:
         params[name] = _json(row[name])
     stored = await conn.fetchrow(_INSERT_WITH_EVENT.sql, *_INSERT_WITH_EVENT.args(params))
     assert stored is not None
-    return loaded(Declaration, {**row, "seq": stored[0], "created_at": stored[1]})
+    return {**row, "seq": stored[0], "created_at": stored[1]}
 
 
 @dataclass(frozen=True, slots=True)
