@@ -26,7 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from filing.models import Declaration, Lodging
+from filing.models import Declaration, Lodging, LodgingRow
 from servicekit.auth import Principal
 from servicekit.outbox import QUEUE_ONE_CTES, OutboxEvent, queue_one_params
 from taxcore.periods import Period
@@ -198,7 +198,7 @@ async def insert_one(
 class FilingContext:
     """What filing a return for a lodging-period needs to know, read in one statement."""
 
-    lodging: Lodging
+    lodging: LodgingRow
     #: ``{(kind, number)}`` of the lodging's certificates valid on a day of the period
     certificates: set[tuple[str, str]]
     #: ``(id, version)`` of the filer's latest version for the lodging-period, None for a first
@@ -265,7 +265,7 @@ async def filing_context(
         return None
     values = tuple(row)
     n = len(_LODGING_COLUMNS)
-    lodging = loaded(Lodging, dict(zip(_LODGING_COLUMNS, values[:n], strict=True)))
+    lodging = LodgingRow(*values[:n])  # the table's columns in order, as a schedule reads them
     certificates, latest, authorized = values[n:]
     return FilingContext(
         lodging=lodging,

@@ -29,7 +29,7 @@ from filing.declarations.schemas import (
 )
 from filing.ids import random_ids
 from filing.lodging_periods import filing_id
-from filing.models import AnyLodging, Declaration, Lodging
+from filing.models import AnyLodging, Declaration
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, DomainError, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
@@ -62,7 +62,7 @@ def period_problem(lodging: AnyLodging, period: Period, filed_on: date) -> str |
     return None
 
 
-def check_period(lodging: Lodging, period: Period, filed_on: date) -> None:
+def check_period(lodging: AnyLodging, period: Period, filed_on: date) -> None:
     problem = period_problem(lodging, period, filed_on)
     if problem is not None:
         raise ValidationFailed.on("period", problem)
@@ -247,7 +247,7 @@ def declaration_event(row: dict[str, Any], *, event_id: str | None = None) -> Ou
 
 def new_version(
     *,
-    lodging: Lodging,
+    lodging: AnyLodging,
     period: Period,
     rec: Recomputed,
     declared: DeclaredFigures,
