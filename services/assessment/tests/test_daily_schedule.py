@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from assessment.jobs.service import run_daily
+from assessment.jobs.service import refresh_all_summaries, run_daily
 from servicekit.db import make_engine
 from servicekit.schedule import DailySchedule, run_once, scheduled_daily
 
@@ -158,3 +158,60 @@ class TestDailyJobsTwice:
             a=account,
         )
         assert events == [(1,)]
+
+
+class TestRefreshAllSummaries:
+    async def test_each_account_is_refreshed_under_its_lock(
+        self, bus: Bus, db: DB, assessment_db: str
+    ) -> None:
+        """The daily refresh waits for an account's lock (held here on another connection, as a
+        consumer batch holds it from its set-up to its commit) and goes on once it is released:
+        a batch drops the summaries of periods no longer known by what it read of them under
+        that lock. (The test's own connection holds the lock of every account its events
+        touched, to its end: the lock held elsewhere is that of a lodging copied in by SQL.)"""
+        account, other = new_account(), new_account()
+        await bus.lodging(account, registered_on="2025-01-01")
+        await bus.declare(account, "2025-01", room_revenue="100000.00")
+        await bus.declare(account, "2025-02", room_revenue="50000.00")
+        async with db() as s:
+            await s.execute(
+                text("DELETE FROM account_summaries WHERE tax_account = :a AND period = '2025-02'"),
+                {"a": account},
+            )
+            await s.execute(
+                text(
+                    "CREATE TEMP TABLE copied ON COMMIT DROP AS SELECT * FROM lodgings WHERE tax_account = :a"
+                ),
+                {"a": account},
+            )
+            await s.execute(text("UPDATE copied SET tax_account = :b, lodging_id = :b"), {"b": other})
+            await s.execute(text("INSERT INTO lodgings SELECT * FROM copied"))
+            await s.commit()
+
+        async def refresh() -> int:
+            async with db() as s, s.begin():
+                return await refresh_all_summaries(s, as_of=date(2025, 3, 15))
+
+        waiting = (
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
+        holder = make_engine(assessment_db, application_name="lock-holder", pool_size=1)
+        try:
+            async with holder.begin() as conn:
+                await conn.execute(text("SELECT pg_advisory_xact_lock(hashtext(:a))"), {"a": other})
+                job = asyncio.create_task(refresh())
+                waits = 0
+                for _ in range(200):  # up to 10 s for the job to reach the lock
+                    waits = (await conn.execute(text(waiting))).scalar_one()
+                    if waits or job.done():
+                        break
+                    await asyncio.sleep(0.05)
+                assert not job.done()  # its session (the test's connection) waits for the lock
+                assert waits == 1
+            assert await asyncio.wait_for(job, 10) >= 2  # the lock released: the job goes on
+        finally:
+            await holder.dispose()
+        assert await rows(
+            db, "SELECT period FROM account_summaries WHERE tax_account = :a ORDER BY 1", a=account
+        ) == [("2025-01",), ("2025-02",)]

@@ -157,8 +157,6 @@ def collections_due(
     return rows, events
 
 
-_FIGURES = ("principal", "total_assessed", "total_paid", "balance")
-_FIGURES_AT = [(name, repository.SUMMARY_INDEX[name]) for name in _FIGURES]  # in a stored row
 _DIGEST_AT = repository.SUMMARY_INDEX["balance_digest"]
 _AS_OF_AT = repository.SUMMARY_INDEX["as_of"]
 #: a stored row's fields before its figures: the key, the account's columns, the period's basis
@@ -175,15 +173,16 @@ def summary_rows(
     changed_only: bool = False,
 ) -> list[dict[str, object]]:
     """Per-period balances as of ``on``. A period settled by its last payment (``finals``)
-    keeps that balance, so only open periods are walked to ``on``; and an open period whose
-    stored row (``stored``: period -> row, as ``repository.stored_summaries``) was computed
-    from the same :meth:`~assessment.accounts.ledger.BalanceCache.digest` (the same history,
-    day, law and taxcore) keeps that row's figures: the walk would give them again.
+    keeps that balance, so only open periods are walked to ``on``.
 
-    ``changed_only``: only the rows that differ from the stored ones (field for field). A row
-    of the same digest as the stored one has the stored figures and digest, so it is the
-    stored row when its other fields are: they are compared without building the row (a long
-    account's batch keeps nearly all of its 15,000 rows)."""
+    ``changed_only``: only the rows that differ from the stored ones (``stored``: period ->
+    row, as ``repository.stored_summaries`` reads them). An open period whose stored row was
+    computed from the same :meth:`~assessment.accounts.ledger.BalanceCache.digest` (the same
+    history, day, law and taxcore) has the stored figures (the walk would give them again), so
+    it is the stored row when its other fields are: they are compared without walking the
+    period or building the row (a long account's batch keeps nearly all of its 15,000 rows;
+    its stored figures are not even read). A row of the same digest that differs elsewhere
+    (another operator, another day) is walked again, through the balance cache."""
     state = state or account_state(facts, on)
     finals = finals or {}
     stored = stored or {}
@@ -204,13 +203,10 @@ def summary_rows(
             figures = _figures(final[1])
         else:
             digest = state.digest(period, on)
-            if old is not None and old[_DIGEST_AT] == digest:
-                head = (facts.tax_account, period, *columns, basis.due_date, basis.basis)
-                if changed_only and old[_AS_OF_AT] == on and old[_HEAD] == head:
-                    continue  # the stored row, field for field
-                figures = {name: old[i] for name, i in _FIGURES_AT}
-            else:
-                figures = _figures(facts.balances.balance(state.history(period), on))
+            if changed_only and old is not None and old[_DIGEST_AT] == digest and old[_AS_OF_AT] == on:
+                if old[_HEAD] == (facts.tax_account, period, *columns, basis.due_date, basis.basis):
+                    continue  # the stored row, field for field (its figures are its digest's)
+            figures = _figures(facts.balances.balance(state.history(period), on))
         row: dict[str, object] = {
             "tax_account": account["tax_account"],
             "period": period,

@@ -146,8 +146,14 @@ async def estimate_non_filers(
 
 
 async def refresh_all_summaries(session: AsyncSession, *, as_of: date) -> int:
+    """Re-materialize every account's summaries as of ``as_of``, each under the account's lock
+    (``lock_account``, in sorted order as a consumer batch takes its accounts' locks): a batch's
+    recomputation drops the rows of periods no longer known by what it read of them under that
+    lock (``upsert_summaries(gone=...)``), so a row written without it between that read and the
+    batch's upsert would not be dropped. The number of accounts refreshed."""
     count = 0
     for tax_account in await accounts_repo.all_tax_accounts(session):
+        await accounts_repo.lock_account(session, tax_account)
         facts = await accounts_repo.load_facts(session, tax_account)
         if facts is not None:
             await refresh_summary(session, facts=facts, as_of=as_of)
