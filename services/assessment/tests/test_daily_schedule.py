@@ -11,18 +11,23 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
-from assessment_factories import Bus, new_account, rows
+from assessment_factories import RUNTIME, Bus, lodging_event, new_account, rows
 from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from assessment.consumers import consumers
 from assessment.jobs.service import refresh_all_summaries, run_daily
-from servicekit.db import make_engine
+from assessment.settings import AssessmentSettings
+from servicekit.db import make_engine, make_sessionmaker
 from servicekit.schedule import DailySchedule, run_once, scheduled_daily
+from servicekit.testing import consumer_records, fresh_database
 
 DB = async_sessionmaker[AsyncSession]
+MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 AST = "America/Puerto_Rico"  # UTC-4 all year
 
 
@@ -189,8 +194,7 @@ class TestRefreshAllSummaries:
             await s.commit()
 
         async def refresh() -> int:
-            async with db() as s, s.begin():
-                return await refresh_all_summaries(s, as_of=date(2025, 3, 15))
+            return await refresh_all_summaries(db, as_of=date(2025, 3, 15))
 
         waiting = (
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
@@ -215,3 +219,33 @@ class TestRefreshAllSummaries:
         assert await rows(
             db, "SELECT period FROM account_summaries WHERE tax_account = :a ORDER BY 1", a=account
         ) == [("2025-01",), ("2025-02",)]
+
+
+async def test_refresh_commits_each_chunk_and_holds_no_lock_of_it() -> None:
+    """The daily refresh commits its accounts a chunk at a time: waiting for one account's
+    lock, it holds no lock of the accounts it refreshed before (a consumer batch of them goes
+    on), and it never holds one advisory lock per account of the whole platform at once
+    (PostgreSQL's lock table would not hold 100,000). On committed data, a database of its own."""
+    url = await fresh_database("roomtax_test_assessment_refresh_chunks", MIGRATIONS)
+    engine = make_engine(url, application_name="refresh-chunks", pool_size=3)
+    sm = make_sessionmaker(engine, service="assessment")
+    registry, _, _ = consumers(AssessmentSettings(environment="test", database_url=url), sm, RUNTIME)
+    first, held, last = "PR-7300001-0", "PR-7300002-0", "PR-7300003-0"  # refreshed in this order
+    await registry.handle_records(consumer_records([lodging_event(a) for a in (first, held, last)]))
+    lock = text("SELECT pg_advisory_xact_lock(hashtext(:a))")
+    try:
+        async with engine.begin() as holder:
+            await holder.execute(lock, {"a": held})
+            job = asyncio.create_task(refresh_all_summaries(sm, as_of=date(2025, 3, 15), chunk=1))
+            waiting = text("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+            for _ in range(200):  # up to 10 s for the job to reach the held lock
+                if (await holder.execute(waiting)).scalar_one() or job.done():
+                    break
+                await asyncio.sleep(0.05)
+            assert not job.done()
+            async with engine.begin() as other:  # the first account's lock is free: its chunk committed
+                taken = text("SELECT pg_try_advisory_xact_lock(hashtext(:a))")
+                assert (await other.execute(taken, {"a": first})).scalar_one() is True
+        assert await asyncio.wait_for(job, 10) == 3
+    finally:
+        await engine.dispose()

@@ -145,19 +145,35 @@ async def estimate_non_filers(
     return NonFilersRun(as_of=as_of, raised=raised, skipped=skipped)
 
 
-async def refresh_all_summaries(session: AsyncSession, *, as_of: date) -> int:
+#: accounts refreshed per transaction by :func:`refresh_all_summaries`: each is refreshed under
+#: its lock, held to its transaction's end; one transaction for every account would hold them
+#: all (a consumer batch of any of them waiting for the whole job) and take one advisory lock
+#: per account (PostgreSQL's shared lock table holds max_locks_per_transaction x connections,
+#: 6,400 by default: 100,000 accounts would not fit)
+REFRESH_CHUNK = 100
+
+
+async def refresh_all_summaries(
+    sessionmaker: async_sessionmaker[AsyncSession], *, as_of: date, chunk: int = REFRESH_CHUNK
+) -> int:
     """Re-materialize every account's summaries as of ``as_of``, each under the account's lock
     (``lock_account``, in sorted order as a consumer batch takes its accounts' locks): a batch's
     recomputation drops the rows of periods no longer known by what it read of them under that
     lock (``upsert_summaries(gone=...)``), so a row written without it between that read and the
-    batch's upsert would not be dropped. The number of accounts refreshed."""
+    batch's upsert would not be dropped. ``chunk`` accounts per transaction (a refresh is a
+    materialization: one stopped half-way leaves each account as it was or refreshed, and the
+    next run refreshes all again). The number of accounts refreshed."""
+    async with sessionmaker() as session:
+        accounts = await accounts_repo.all_tax_accounts(session)
     count = 0
-    for tax_account in await accounts_repo.all_tax_accounts(session):
-        await accounts_repo.lock_account(session, tax_account)
-        facts = await accounts_repo.load_facts(session, tax_account)
-        if facts is not None:
-            await refresh_summary(session, facts=facts, as_of=as_of)
-            count += 1
+    for start in range(0, len(accounts), chunk):
+        async with sessionmaker() as session, session.begin():
+            for tax_account in accounts[start : start + chunk]:
+                await accounts_repo.lock_account(session, tax_account)
+                facts = await accounts_repo.load_facts(session, tax_account)
+                if facts is not None:
+                    await refresh_summary(session, facts=facts, as_of=as_of)
+                    count += 1
     return count
 
 
@@ -174,8 +190,7 @@ async def run_daily(
         await plans.run(session, as_of=on)  # a plan defaulted today lets its periods' collection resume
     async with sessionmaker() as session, session.begin():
         await request_lapsed_draws(session, as_of=on, law=law)
-    async with sessionmaker() as session, session.begin():
-        await refresh_all_summaries(session, as_of=on)
+    await refresh_all_summaries(sessionmaker, as_of=on)
 
 
 DAILY_JOB = "assessment.daily"
