@@ -12,6 +12,7 @@ from typing import Any
 from aiokafka import AIOKafkaClient
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.telemetry import TelemetryConfig
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from sqlalchemy import text
 
@@ -27,6 +28,14 @@ from servicekit.runtime import Runtime
 from servicekit.settings import ServiceSettings
 
 log = logging.getLogger("servicekit.app")
+
+
+#: FastAPI's own OpenTelemetry (0.165) off: the services trace with :mod:`servicekit.telemetry`
+#: (the instrumentation its ``instrument_app`` installs when tracing is on, which FastAPI's
+#: then leaves alone), and they export no OpenTelemetry metrics or logs (Prometheus, JSON
+#: lines). Left on, it asked the global tracer, meter and logger providers on every request
+#: whether any was configured (three lookups, environment reads among them; issue 12).
+NATIVE_TELEMETRY_OFF: TelemetryConfig = {"tracing": False, "metrics": False, "logs": False}
 
 
 def router(**kwargs: Any) -> APIRouter:
@@ -117,7 +126,13 @@ def create_app(
                 await task
             await engine.dispose()
 
-    app = FastAPI(title=title, description=description, version=version, lifespan=lifespan)
+    app = FastAPI(
+        title=title,
+        description=description,
+        version=version,
+        lifespan=lifespan,
+        telemetry=NATIVE_TELEMETRY_OFF,
+    )
     app.state.settings = settings
     app.state.runtime = runtime or Runtime.from_environment()
     denylist = Denylist(token_ttl_seconds=settings.token_ttl_seconds)

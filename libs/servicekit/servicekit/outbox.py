@@ -87,9 +87,10 @@ def _envelope(
     topic: str | None,
     event_id: str | None,
     traceparent: Traceparent = CURRENT_TRACE,
-) -> dict[str, str | None]:
-    """The outbox row (bind parameters) of one event (``traceparent``: of the span it is
-    emitted in, read now unless the caller read it)."""
+) -> tuple[dict[str, str | None], bytes]:
+    """The outbox row (bind parameters) of one event without its payload, and the payload
+    (the CloudEvent) as pydantic-core writes it: UTF-8 JSON (``traceparent``: of the span it
+    is emitted in, read now unless the caller read it)."""
     if topic is None:
         if event_type not in CONTRACTS:
             raise ValueError(f"no topic registered for event type {event_type!r}")
@@ -112,15 +113,15 @@ def _envelope(
         "datacontenttype": "application/json",
         "data": payload,
     }
-    return {
+    row: dict[str, str | None] = {
         "e": eid,
         "t": topic,
         "k": key,
         "y": event_type,
-        "p": to_json(envelope).decode(),
         # the trace continues in the consumers
         "tp": telemetry.current_traceparent() if isinstance(traceparent, CurrentTrace) else traceparent,
     }
+    return row, to_json(envelope)
 
 
 def typed(event: EventData) -> tuple[str, str]:
@@ -136,8 +137,16 @@ def typed(event: EventData) -> tuple[str, str]:
 #: transaction however many statements raised it.
 _NOTIFY = "WITH notified AS (SELECT pg_notify(:c, '')) "
 _INTO = "INSERT INTO outbox (event_id, topic, key, event_type, payload, traceparent) "
-#: one event's row, its columns as plain parameters (:func:`emit`, :data:`QUEUE_ONE_CTES`)
-_ONE_ROW = _INTO + "SELECT :e, :t, :k, :y, CAST(:p AS jsonb), :tp FROM notified"
+
+
+def _one_row(payload: str) -> str:
+    """One event's row, its columns as plain parameters (:func:`emit`, :data:`QUEUE_ONE_CTES`),
+    the payload's parameter as ``payload`` reads it."""
+    return _INTO + f"SELECT :e, :t, :k, :y, {payload}, :tp FROM notified"
+
+
+_ONE_ROW = _one_row("CAST(:p AS jsonb)")
+_PAYLOAD_BYTES = "CAST(convert_from(CAST(:p AS bytea), 'UTF8') AS jsonb)"
 _INSERT_ONE = text(_NOTIFY + _ONE_ROW)
 #: The CTEs that queue events and NOTIFY, to put in front of another statement so that a
 #: row and its events are written in ONE round trip (parameters: :func:`queue_params`).
@@ -151,8 +160,9 @@ QUEUE_CTES = (
 _INSERT_MANY = text(QUEUE_CTES + "SELECT 1")
 #: :data:`QUEUE_CTES` for exactly ONE event (parameters: :func:`queue_one_params`): its columns
 #: as plain parameters, as :func:`emit` writes them, not six one-element arrays that the
-#: driver encodes and the server unnests and sorts (issue 12: the declaration POST's insert)
-QUEUE_ONE_CTES = _NOTIFY.removesuffix(" ") + f", queued AS ({_ONE_ROW}) "
+#: driver encodes and the server unnests and sorts (issue 12: the declaration POST's insert);
+#: the payload as the UTF-8 bytes of its JSON (not decoded to a ``str`` to be encoded again)
+QUEUE_ONE_CTES = _NOTIFY.removesuffix(" ") + f", queued AS ({_one_row(_PAYLOAD_BYTES)}) "
 
 
 async def emit(
@@ -180,7 +190,7 @@ async def emit(
         data = event
     if event_type is None or data is None:
         raise TypeError("emit needs an event contract (or event_type and data)")
-    row = _envelope(
+    fields, payload = _envelope(
         service_of(session),
         event_type=event_type,
         key=key,
@@ -189,6 +199,7 @@ async def emit(
         topic=topic,
         event_id=event_id,
     )
+    row = {**fields, "p": payload.decode()}
     held: list[dict[str, str | None]] | None = session.info.get(_HELD)
     if held is not None:
         held.append(row)  # written with the transaction's other events (:func:`holding`)
@@ -248,6 +259,13 @@ def outbox_row(service: str, event: OutboxEvent, *, traceparent: str | None) -> 
     events (a schedule's worker thread: off the event loop, and no event object waits for
     the write); such a thread has no span of its own, so the caller passes the
     ``traceparent`` it read on the loop (:func:`servicekit.telemetry.current_traceparent`)."""
+    row, payload = _event_json(service, event, traceparent=traceparent)
+    return {**row, "p": payload.decode()}
+
+
+def _event_json(
+    service: str, event: OutboxEvent, *, traceparent: Traceparent
+) -> tuple[dict[str, str | None], bytes]:
     return _envelope(
         service,
         event_type=event.event_type,
@@ -308,8 +326,9 @@ def queue_params(service: str, events: Sequence[OutboxEvent]) -> dict[str, Any]:
 
 def queue_one_params(service: str, event: OutboxEvent) -> dict[str, Any]:
     """The bind parameters of :data:`QUEUE_ONE_CTES` for ``event`` of ``service``: the row
-    :func:`queue_params` would write for it alone."""
-    return {**_rows(service, (event,))[0], "c": CHANNEL}
+    :func:`queue_params` would write for it alone (its payload as bytes)."""
+    row, payload = _event_json(service, event, traceparent=event.traceparent)
+    return {**row, "p": payload, "c": CHANNEL}
 
 
 def _params(rows: Sequence[Mapping[str, str | None]]) -> dict[str, Any]:

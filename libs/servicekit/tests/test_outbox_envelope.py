@@ -49,7 +49,7 @@ def test_envelope_is_the_models_json(
             return moment
 
     monkeypatch.setattr(outbox, "datetime", Clock)
-    row = outbox._envelope(
+    _, payload_json = outbox._envelope(
         "filing",
         event_type="roomtax.filing.payment.received.v1",
         key="PR-0000001-0",
@@ -67,7 +67,7 @@ def test_envelope_is_the_models_json(
         time=moment,
         data=payload,
     ).model_dump_json(exclude_none=True)
-    assert row["p"] == expected
+    assert payload_json.decode() == expected
 
 
 def _positional(sql: str) -> tuple[str, list[str]]:

@@ -295,3 +295,39 @@ class TestOperationsApp:
                 "unavailable",
             )
             assert (await client.get("/anything")).status_code == 404
+
+
+class TestFastAPIsOwnTelemetry:
+    async def test_records_nothing_even_with_a_global_meter_provider(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A service's requests are counted by servicekit (Prometheus) and traced by the
+        instrumentation of :func:`telemetry.instrument_app` when tracing is on: FastAPI's
+        native OpenTelemetry (0.165) is off, so it neither asks the global providers on every
+        request nor records its own ``http.server.request.duration`` once one is configured."""
+        from opentelemetry import metrics as otel_metrics
+        from opentelemetry.sdk.metrics import MeterProvider
+        from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+        from servicekit.app import create_app
+        from servicekit.settings import ServiceSettings
+
+        reader = InMemoryMetricReader()
+        provider = MeterProvider(metric_readers=[reader])
+        monkeypatch.setattr(otel_metrics, "get_meter_provider", lambda: provider)
+        settings = ServiceSettings(
+            service_name="quiet", environment="test", database_url="postgresql+asyncpg://unused/none"
+        )
+        app = create_app(settings, title="Quiet", description="no native telemetry", routers=[])
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://quiet") as client:
+            assert (await client.get("/healthz")).status_code == 200
+        data = reader.get_metrics_data()
+        names = {
+            m.name
+            for rm in (data.resource_metrics if data is not None else [])
+            for sm in rm.scope_metrics
+            for m in sm.metrics
+        }
+        provider.shutdown()
+        assert names == set()

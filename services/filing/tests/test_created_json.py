@@ -87,9 +87,11 @@ ROW: dict[str, Any] = {
     ],
 )
 def test_created_json_is_the_models_bytes(changes: dict[str, Any]) -> None:
-    declaration = loaded(Declaration, {**ROW, **changes})
-    expected = DeclarationOut.__pydantic_serializer__.to_json(to_out(declaration, latest=True), by_alias=True)
-    assert created_json(declaration) == expected
+    row = {**ROW, **changes}
+    expected = DeclarationOut.__pydantic_serializer__.to_json(
+        to_out(loaded(Declaration, row), latest=True), by_alias=True
+    )
+    assert created_json(row, event_data(row)) == expected
 
 
 @pytest.mark.parametrize("changes", [{}, {"findings": [], "supersedes": None}, {"schedule_id": "s-1"}])

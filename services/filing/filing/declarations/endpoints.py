@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Annotated, Any, TypeVar
 
@@ -36,14 +37,14 @@ ExplainQuery = Annotated[
 ]
 
 
-def _out_data(d: Declaration, *, latest: bool, explain: bool) -> dict[str, Any]:
-    """``DeclarationOut``'s fields from the row, in its order, as typed values (not validated).
+def _out_data(v: Mapping[str, Any], *, latest: bool, explain: bool) -> dict[str, Any]:
+    """``DeclarationOut``'s fields from a declaration's columns (a stored row, or a loaded
+    ``Declaration``'s ``__dict__``), in its order, as typed values (not validated).
 
     Read from the instance's ``__dict__``, where the ORM keeps a loaded row's column values
     (and :func:`repository.loaded` puts them): not through ~45 instrumented attributes, each a
     Python call (issue 12: the 201 of the hot route). Every column of a declaration is loaded
     (none is deferred), and an async session could not lazy-load one anyway."""
-    v = d.__dict__
     lodging = {
         "lodging_id": v["lodging_id"],
         "tax_account": v["tax_account"],
@@ -95,7 +96,7 @@ def _out_data(d: Declaration, *, latest: bool, explain: bool) -> dict[str, Any]:
 
 
 def to_out(d: Declaration, *, latest: bool, explain: bool = False) -> DeclarationOut:
-    return DeclarationOut.model_validate(_out_data(d, latest=latest, explain=explain))
+    return DeclarationOut.model_validate(_out_data(d.__dict__, latest=latest, explain=explain))
 
 
 async def get_declaration(
@@ -114,7 +115,7 @@ DeclarationDep = Annotated[tuple[Declaration, bool], Depends(get_declaration)]
 
 async def _file(
     conn: asyncpg.Connection, *, writer: str, principal: Principal, runtime: Runtime, body: DeclarationCreate
-) -> Declaration:
+) -> service.Stored:
     if not (principal.can_write_all or principal.role in ("operator", "facilitator")):
         raise Forbidden(f"role {principal.role!r} may not file declarations")
     return await service.file_declaration(
@@ -134,24 +135,44 @@ def _money(value: Decimal | None) -> str | None:
     return None if value is None else fmt(value)
 
 
-def created_json(d: Declaration) -> bytes:
+def created_json(row: Mapping[str, Any], event: Mapping[str, Any]) -> bytes:
     """The body of a new version's 201: the bytes ``DeclarationOut`` of :func:`to_out` (latest,
-    no trace) serializes to, written from the row's own typed values without validating them
-    again: the amounts as ``Money`` writes them (``test_response_bytes`` pins the bytes;
-    ``test_created_json`` compares both)."""
-    data = _out_data(d, latest=True, explain=False)
+    no trace) serializes to, written from the stored row's own typed values without validating
+    them again: the amounts as ``Money`` writes them (``test_response_bytes`` pins the bytes;
+    ``test_created_json`` compares both). ``event``: the version's event payload
+    (``service.event_data`` of the row), whose amounts and findings are already written so
+    (``fmt``, ``service.finding_json``): taken from it, not formatted a second time."""
+    data = _out_data(row, latest=True, explain=False)
     data["lodging"]["name"] = None
     computed = data["computed"]
-    data["computed"] = {k: v if k == "rate" else fmt(v) for k, v in computed.items()} | {"currency": "USD"}
-    data["declared"] = {k: _money(v) for k, v in data["declared"].items()}
+    data["computed"] = {
+        "gross_receipts": fmt(computed["gross_receipts"]),
+        "exempt_total": fmt(computed["exempt_total"]),
+        "taxable_base": event["taxable_base"],
+        "rate": computed["rate"],
+        "tax": event["tax"],
+        "impact_fee": event["impact_fee"],
+        "total_due": event["total_due"],
+        "currency": "USD",
+    }
+    declared = data["declared"]
+    data["declared"] = {
+        "taxable_base": _money(declared["taxable_base"]),
+        "tax": event["declared_tax"],
+        "impact_fee": _money(declared["impact_fee"]),
+        "total": event["declared_total"],
+        "line_total": _money(declared["line_total"]),
+    }
     data["tax_difference"] = _money(data["tax_difference"])
-    data["findings"] = [service.finding_json(f) for f in data["findings"]]
+    data["findings"] = event["findings"]
     return to_json(data)
 
 
-def _created(declaration: Declaration) -> Response:
+def _created(stored: service.Stored) -> Response:
     """The 201 of a new version, serialized once (the bytes FastAPI's response model gives)."""
-    return Response(created_json(declaration), status_code=201, media_type="application/json")
+    return Response(
+        created_json(stored.row, stored.event_data), status_code=201, media_type="application/json"
+    )
 
 
 async def _direct_body(request: Request, model: type[_Body]) -> tuple[str, _Body] | None:
@@ -189,10 +210,10 @@ async def file_declaration_direct(request: Request) -> Response | None:
     principal = await request.app.state.token_verifier.verify_fresh(token)
     writer = _writer(request)
     async with pool_connection(request) as conn:
-        declaration = await _file(
+        stored = await _file(
             conn, writer=writer, principal=principal, runtime=request.app.state.runtime, body=body
         )
-    return _created(declaration)
+    return _created(stored)
 
 
 @router.post(
@@ -220,10 +241,8 @@ async def file_declaration(
     explain: ExplainQuery = False,
 ) -> DeclarationOut:
     conn = await repository.driver(session, begin=False)  # the key's transaction, if any
-    declaration = await _file(
-        conn, writer=service_of(session), principal=principal, runtime=runtime, body=body
-    )
-    return to_out(declaration, latest=True, explain=explain)
+    stored = await _file(conn, writer=service_of(session), principal=principal, runtime=runtime, body=body)
+    return to_out(service.declaration_of(stored), latest=True, explain=explain)
 
 
 async def amend_declaration_direct(request: Request) -> Response | None:
@@ -241,7 +260,7 @@ async def amend_declaration_direct(request: Request) -> Response | None:
         original = await repository.amended_visible(conn, principal, declaration_id)
         if original is None:
             raise NotFound(f"no declaration {declaration_id!r}")
-        declaration = await service.amend(
+        stored = await service.amend(
             conn,
             service=_writer(request),
             principal=principal,
@@ -250,7 +269,7 @@ async def amend_declaration_direct(request: Request) -> Response | None:
             today=runtime.today(),
             parameters=runtime.law,
         )
-    return _created(declaration)
+    return _created(stored)
 
 
 @router.post(
@@ -269,7 +288,7 @@ async def amend_declaration(
     runtime: RuntimeDep,
     explain: ExplainQuery = False,
 ) -> DeclarationOut:
-    declaration = await service.amend(
+    stored = await service.amend(
         await repository.driver(session, begin=False),  # joins the read's transaction
         service=service_of(session),
         principal=principal,
@@ -278,7 +297,7 @@ async def amend_declaration(
         today=runtime.today(),
         parameters=runtime.law,
     )
-    return to_out(declaration, latest=True, explain=explain)
+    return to_out(service.declaration_of(stored), latest=True, explain=explain)
 
 
 @router.get("/declarations/{declaration_id}", response_model=DeclarationOut, responses=NotFound.openapi())

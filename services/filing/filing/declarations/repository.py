@@ -11,6 +11,7 @@ import asyncpg
 from pydantic_core import to_json
 from sqlalchemy import (
     ColumnElement,
+    Numeric,
     Select,
     Table,
     and_,
@@ -26,7 +27,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from filing.models import Declaration, Lodging
+from filing.models import Declaration, Lodging, LodgingRow
 from servicekit.auth import Principal
 from servicekit.outbox import QUEUE_ONE_CTES, OutboxEvent, queue_one_params
 from taxcore.periods import Period
@@ -164,12 +165,29 @@ def loaded(cls: type[_T], values: Mapping[str, Any]) -> _T:
 _TABLE: Table = Declaration.__table__  # type: ignore[assignment]
 #: the columns a new version is inserted with (the server fills ``seq`` and ``created_at``)
 _INSERTED = [c.name for c in _TABLE.columns if c.name not in ("seq", "created_at")]
+#: the amounts (and the rate): sent by :func:`insert_one` as their decimal text
+_NUMERIC = frozenset(c.name for c in _TABLE.columns if isinstance(c.type, Numeric))
+
+
+def _inserted_value(column: str) -> str:
+    """A column's value in :data:`_INSERT_WITH_EVENT`: a JSON column's parameter is the JSON's
+    UTF-8 bytes (pydantic-core's output as it is: not decoded to a ``str`` and encoded again
+    by the driver), an amount's its exact decimal text (``str`` of the ``Decimal``: asyncpg's
+    binary numeric encoder splits a ``Decimal`` into a digit tuple, ~10x its ``str``), each
+    cast to the column's type by the server."""
+    if column in _JSON_COLUMNS:
+        return f"CAST(convert_from(CAST(:{column} AS bytea), 'UTF8') AS jsonb)"
+    if column in _NUMERIC:
+        return f"CAST(CAST(:{column} AS text) AS numeric)"
+    return f":{column}"
+
+
 #: one statement: the declaration row and its event (servicekit's outbox CTEs, NOTIFY
 #: included), returning what the server filled in: ONE round trip per new version
 _INSERT_WITH_EVENT = DriverStatement(
     QUEUE_ONE_CTES
     + f"INSERT INTO declarations ({', '.join(_INSERTED)}) "
-    + f"VALUES ({', '.join(':' + c for c in _INSERTED)}) RETURNING seq, created_at"
+    + f"VALUES ({', '.join(_inserted_value(c) for c in _INSERTED)}) RETURNING seq, created_at"
 )
 
 
@@ -181,24 +199,27 @@ def _json(value: Any) -> str:
 
 async def insert_one(
     conn: asyncpg.Connection, row: dict[str, Any], event: OutboxEvent, *, service: str
-) -> Declaration:
+) -> dict[str, Any]:
     """Insert one declaration row and queue ``service``'s event in one statement, on the
-    asyncpg connection (:func:`driver`, or a direct route's pool connection); the row comes
-    back as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other
-    column what was inserted (no second round trip, no ORM identity map)."""
+    asyncpg connection (:func:`driver`, or a direct route's pool connection); returns the row
+    as stored: the server's ``seq`` and ``created_at`` from ``RETURNING``, every other column
+    what was inserted (no second round trip; a ``Declaration`` of it: :func:`loaded`)."""
     params = {**queue_one_params(service, event), **row}
     for name in _JSON_COLUMNS:
-        params[name] = _json(row[name])
+        params[name] = to_json(row[name])
+    for name in _NUMERIC:
+        value = row[name]
+        params[name] = None if value is None else str(value)
     stored = await conn.fetchrow(_INSERT_WITH_EVENT.sql, *_INSERT_WITH_EVENT.args(params))
     assert stored is not None
-    return loaded(Declaration, {**row, "seq": stored[0], "created_at": stored[1]})
+    return {**row, "seq": stored[0], "created_at": stored[1]}
 
 
 @dataclass(frozen=True, slots=True)
 class FilingContext:
     """What filing a return for a lodging-period needs to know, read in one statement."""
 
-    lodging: Lodging
+    lodging: LodgingRow
     #: ``{(kind, number)}`` of the lodging's certificates valid on a day of the period
     certificates: set[tuple[str, str]]
     #: ``(id, version)`` of the filer's latest version for the lodging-period, None for a first
@@ -265,7 +286,7 @@ async def filing_context(
         return None
     values = tuple(row)
     n = len(_LODGING_COLUMNS)
-    lodging = loaded(Lodging, dict(zip(_LODGING_COLUMNS, values[:n], strict=True)))
+    lodging = LodgingRow(*values[:n])  # the table's columns in order, as a schedule reads them
     certificates, latest, authorized = values[n:]
     return FilingContext(
         lodging=lodging,

@@ -9,7 +9,6 @@ updated in place.
 from __future__ import annotations
 
 import contextlib
-import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -28,8 +27,9 @@ from filing.declarations.schemas import (
     Filer,
     json_values,
 )
+from filing.ids import random_ids
 from filing.lodging_periods import filing_id
-from filing.models import AnyLodging, Declaration, Lodging
+from filing.models import AnyLodging, Declaration
 from servicekit.auth import Principal
 from servicekit.errors import Conflict, DomainError, Forbidden, NotFound, ValidationFailed
 from servicekit.outbox import OutboxEvent, emit_many
@@ -62,7 +62,7 @@ def period_problem(lodging: AnyLodging, period: Period, filed_on: date) -> str |
     return None
 
 
-def check_period(lodging: Lodging, period: Period, filed_on: date) -> None:
+def check_period(lodging: AnyLodging, period: Period, filed_on: date) -> None:
     problem = period_problem(lodging, period, filed_on)
     if problem is not None:
         raise ValidationFailed.on("period", problem)
@@ -119,6 +119,22 @@ def check_filer(chosen: Filer, context: repository.FilingContext, period: Period
 class NewVersion:
     row: dict[str, Any]
     event: OutboxEvent
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """A new version as stored: its row (with the server's ``seq`` and ``created_at``; a
+    ``Declaration`` of it is ``repository.loaded(Declaration, row)``) and its event's payload
+    (:func:`event_data`: the amounts and findings already written as JSON, which the 201
+    takes from it rather than formatting them again)."""
+
+    row: dict[str, Any]
+    event_data: dict[str, Any]
+
+
+def declaration_of(stored: Stored) -> Declaration:
+    """The stored version as an (unattached) ``Declaration``, for a route's response model."""
+    return repository.loaded(Declaration, stored.row)
 
 
 def declaration_row(
@@ -231,7 +247,7 @@ def declaration_event(row: dict[str, Any], *, event_id: str | None = None) -> Ou
 
 def new_version(
     *,
-    lodging: Lodging,
+    lodging: AnyLodging,
     period: Period,
     rec: Recomputed,
     declared: DeclaredFigures,
@@ -243,8 +259,10 @@ def new_version(
     schedule_id: str | None = None,
     schedule_row: int | None = None,
     declaration_id: str,
+    event_id: str | None = None,
 ) -> NewVersion:
-    """The declaration row and its event (filed, or amended when it supersedes a version)."""
+    """The declaration row and its event (filed, or amended when it supersedes a version;
+    ``event_id``: drawn by the caller, else by the outbox)."""
     row = declaration_row(
         lodging=lodging,
         period=period,
@@ -261,7 +279,7 @@ def new_version(
         declaration_id=declaration_id,
     )
     row["trace"] = rec.result.trace.to_list()
-    return NewVersion(row=row, event=declaration_event(row))
+    return NewVersion(row=row, event=declaration_event(row, event_id=event_id))
 
 
 @contextlib.contextmanager
@@ -286,11 +304,14 @@ async def store(session: AsyncSession, *, versions: Sequence[NewVersion]) -> Non
     await emit_many(session, [v.event for v in versions])
 
 
-async def store_one(conn: asyncpg.Connection, *, service: str, version: NewVersion) -> Declaration:
+async def store_one(conn: asyncpg.Connection, *, service: str, version: NewVersion) -> Stored:
     """Insert one version (returned as stored) and queue its event, in one statement (on its
     own, or in the connection's transaction)."""
     with _concurrent_versions():
-        return await repository.insert_one(conn, version.row, version.event, service=service)
+        row = await repository.insert_one(conn, version.row, version.event, service=service)
+    data = version.event.data
+    assert isinstance(data, dict)  # event_data's
+    return Stored(row=row, event_data=data)
 
 
 async def file_declaration(
@@ -305,7 +326,7 @@ async def file_declaration(
     amends: Declaration | None = None,
     today: date,
     parameters: ParameterTree,
-) -> Declaration:
+) -> Stored:
     """File a return for ``lodging`` (tax account or id; a 404 unless the caller sees it, or
     the lodging of ``amends``) or the next version of the filer's filing for the
     lodging-period. Two statements on ``conn`` (``repository.driver`` of the request's
@@ -348,6 +369,7 @@ async def file_declaration(
             f"declaration {amends.id} is not the latest version of its filing"
             + (f"; amend {latest[0]} (version {latest[1]})" if latest else "")
         )
+    declaration_id, event_id = random_ids(2)  # uuid4's, from one os.urandom
     version = new_version(
         lodging=context.lodging,
         period=period,
@@ -358,7 +380,8 @@ async def file_declaration(
         filed_on=filed_on,
         due=due_date(context.lodging.jurisdiction, period, parameters=parameters),
         submitted_by=principal.client_id,
-        declaration_id=str(uuid.uuid4()),
+        declaration_id=declaration_id,
+        event_id=event_id,
     )
     return await store_one(conn, service=service, version=version)
 
@@ -372,7 +395,7 @@ async def amend(
     body: DeclarationAmend,
     today: date,
     parameters: ParameterTree,
-) -> Declaration:
+) -> Stored:
     """A new version of ``original``'s filing; only its filer (or the agency) amends it."""
     own = (original.filer_kind == "operator" and principal.operator_id == original.filer_id) or (
         original.filer_kind == "facilitator" and principal.facilitator_id == original.filer_id
