@@ -16,6 +16,7 @@ from filing.declarations.schemas import DeclarationOut
 from filing.declarations.service import event_data
 from filing.models import Declaration
 from taxcore.events import filing as ev
+from taxcore.money import MoneyError, fmt
 
 ROW: dict[str, Any] = {
     "seq": 7,
@@ -105,3 +106,23 @@ def test_event_data_is_the_contracts_json(changes: dict[str, Any]) -> None:
     assert data == contract.model_validate({**data, "findings": row["findings"]}).model_dump(mode="json")
     assert data["findings"][-1]["computed"] == "0.00"
     assert list(data) == list(contract.model_fields)
+
+
+@pytest.mark.parametrize(
+    "amount",
+    ["0", "5", "1.5", "0.00", "1054.00", "-5.25", "-0.50", "01.00", "1234567890123456.00", Decimal("-3.10")],
+)
+def test_finding_amounts_as_the_contract_writes_them(amount: Any) -> None:
+    """A finding's amount already written with two decimals is kept as it is; any other is
+    parsed and formatted: both as the contract's ``SignedMoney`` dumps it."""
+    finding = {**ROW["findings"][0], "declared": amount, "computed": None}
+    data = event_data({**ROW, "findings": [finding]})
+    dumped = ev.DeclarationFiled.model_validate({**data, "findings": [finding]}).model_dump(mode="json")
+    assert data["findings"] == dumped["findings"]
+    assert data["findings"][0]["declared"] == fmt(Decimal(amount))
+
+
+def test_a_negative_zero_finding_is_still_refused() -> None:
+    finding = {**ROW["findings"][0], "declared": "-0.00"}
+    with pytest.raises(MoneyError):
+        event_data({**ROW, "findings": [finding]})

@@ -9,6 +9,8 @@ updated in place.
 from __future__ import annotations
 
 import contextlib
+import operator
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -201,19 +203,34 @@ def declaration_row(
 _EVENT_FIELDS: tuple[str, ...] = tuple(f for f in ev.DeclarationFiled.model_fields if f != "declaration_id")
 _EVENT_MONEY = frozenset({"taxable_base", "tax", "impact_fee", "total_due", "declared_tax", "declared_total"})
 _EVENT_DATES = frozenset({"filed_on", "due_date"})
+#: the row's values of the payload's fields, in their order (``declaration_id`` is ``id``)
+_EVENT_VALUES = operator.itemgetter("id", *_EVENT_FIELDS)
+_EVENT_KEYS = ("declaration_id", *_EVENT_FIELDS)
+_EVENT_MONEY_KEYS = tuple(f for f in _EVENT_FIELDS if f in _EVENT_MONEY)
+_EVENT_DATE_KEYS = tuple(f for f in _EVENT_FIELDS if f in _EVENT_DATES)
+#: a signed amount already as ``fmt`` writes it (two decimals, no leading zero, never "-0.00"
+#: -- excluded by the caller): written as it is, not parsed and formatted again
+_FORMATTED = re.compile(r"-?(?:0|[1-9][0-9]{0,15})\.[0-9]{2}").fullmatch
+
+
+def _finding_amount(value: Any) -> str | None:
+    if value is None:
+        return None
+    if type(value) is str and value != "-0.00" and _FORMATTED(value):
+        return value
+    return fmt(parse_money(value, signed=True))
 
 
 def finding_json(f: dict[str, Any]) -> dict[str, Any]:
     """A finding as the contracts write it (``Finding`` of the event, ``FindingOut`` of the
     API): its amounts as ``SignedMoney``, two decimals (taxcore's dump gives ``str`` of the
-    Decimal: ``"0"`` for a zero sum)."""
-    declared, computed = f.get("declared"), f.get("computed")
+    Decimal: ``"0"`` for a zero sum; one already so is kept)."""
     return {
         "code": f["code"],
         "line": f["line"],
         "message": f["message"],
-        "declared": None if declared is None else fmt(parse_money(declared, signed=True)),
-        "computed": None if computed is None else fmt(parse_money(computed, signed=True)),
+        "declared": _finding_amount(f.get("declared")),
+        "computed": _finding_amount(f.get("computed")),
         "section": f["section"],
     }
 
@@ -222,17 +239,17 @@ def event_data(row: dict[str, Any]) -> dict[str, Any]:
     """The declaration's event payload (``DeclarationFiled``/``Amended``) as JSON values, taken
     from its row (:func:`declaration_row`): what ``model_dump(mode="json")`` of the contract
     gives, in its fields' order, without validating our own figures again
-    (``test_response_bytes`` pins the one return's, ``test_schedule_results`` a schedule's)."""
-    data: dict[str, Any] = {"declaration_id": row["id"]}
-    for name in _EVENT_FIELDS:
-        value = row[name]
-        if value is not None and name in _EVENT_MONEY:
-            value = fmt(value)
-        elif name in _EVENT_DATES:
-            value = value.isoformat()
-        elif name == "findings":
-            value = [finding_json(f) for f in value]
-        data[name] = value
+    (``test_response_bytes`` pins the one return's, ``test_schedule_results`` a schedule's).
+    The row's values are taken in one pass, then the amounts, dates and findings written over
+    (a key written again keeps its place)."""
+    data: dict[str, Any] = dict(zip(_EVENT_KEYS, _EVENT_VALUES(row), strict=True))
+    for name in _EVENT_MONEY_KEYS:
+        value = data[name]
+        if value is not None:
+            data[name] = fmt(value)
+    for name in _EVENT_DATE_KEYS:
+        data[name] = data[name].isoformat()
+    data["findings"] = [finding_json(f) for f in data["findings"]]
     return data
 
 

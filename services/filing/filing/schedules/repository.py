@@ -14,6 +14,7 @@ from sqlalchemy.orm import defer
 
 from filing.declarations.repository import DriverStatement, driver, loaded
 from filing.models import Declaration, Lodging, LodgingRow, RemittanceSchedule
+from servicekit.outbox import OutboxRecord, copy_records
 from taxcore.periods import Period
 
 
@@ -143,6 +144,13 @@ async def copy_declarations(session: AsyncSession, records: Sequence[tuple[Any, 
     if records:
         conn = await driver(session)
         await conn.copy_records_to_table("declarations", columns=list(DECLARATION_COLUMNS), records=records)
+
+
+async def copy_events(session: AsyncSession, events: Sequence[OutboxRecord]) -> None:
+    """Write a chunk's events (``servicekit.outbox.outbox_record``) with COPY, in the
+    session's transaction, after its declarations (:func:`servicekit.outbox.copy_records`)."""
+    if events:
+        await copy_records(await driver(session), events)
 
 
 _SCHEDULE_COLUMNS = (

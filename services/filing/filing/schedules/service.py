@@ -39,7 +39,7 @@ from filing.schedules import repository
 from filing.schedules.schemas import ScheduleRow
 from servicekit import telemetry
 from servicekit.auth import Principal
-from servicekit.outbox import OutboxRow, emit_rows, outbox_row, service_of
+from servicekit.outbox import OutboxRecord, outbox_record, service_of
 from taxcore.errors import TaxcoreError
 from taxcore.money import MoneyError
 from taxcore.parameters import ParameterTree
@@ -163,7 +163,7 @@ def _compute(
     results: dict[int, dict[str, Any]],
     service: str,
     traceparent: str | None,
-) -> tuple[list[tuple[Any, ...]], list[OutboxRow]]:
+) -> tuple[list[tuple[Any, ...]], list[OutboxRecord]]:
     """Each candidate computed by taxcore and turned at once into what is written: its
     declaration row (a tuple for COPY, JSON columns already encoded) and its event's outbox
     row (the envelope already encoded: ``service`` is its source, ``traceparent`` the
@@ -172,7 +172,7 @@ def _compute(
     models and event payloads."""
     due_by_jurisdiction: dict[str, date] = {}
     records: list[tuple[Any, ...]] = []
-    events: list[OutboxRow] = []
+    events: list[OutboxRecord] = []
     ids = random_ids(2 * len(candidates))  # a row's declaration and event; a rejected row's unused
     for i, row, lodging in candidates:
         declaration_id, event_id = next(ids), next(ids)
@@ -217,7 +217,7 @@ def _compute(
         )
         records.append(repository.declaration_record(declaration))
         event = declaration_event(declaration, event_id=event_id)
-        events.append(outbox_row(service, event, traceparent=traceparent))
+        events.append(outbox_record(service, event, traceparent=traceparent))
         payload = event.data  # the row's amounts as the event writes them: fmt() of each
         assert isinstance(payload, dict)
         results[i] = {
@@ -292,10 +292,10 @@ async def _looked_up(
     return _Chunk(start, stop, results, candidates, certificates, filing_ids, previous)
 
 
-async def _write(session: AsyncSession, records: list[tuple[Any, ...]], events: list[OutboxRow]) -> None:
+async def _write(session: AsyncSession, records: list[tuple[Any, ...]], events: list[OutboxRecord]) -> None:
     with concurrent_versions():
         await repository.copy_declarations(session, records)
-    await emit_rows(session, events)
+    await repository.copy_events(session, events)
 
 
 async def accept_schedule(
@@ -316,7 +316,7 @@ async def accept_schedule(
     The rows go through in chunks of :data:`CHUNK_ROWS`: their lodgings (with the
     facilitator's authorizations), certificates and earlier versions looked up in one query
     each (:func:`_looked_up`), computed row by row (taxcore, pure: :func:`_compute`), their
-    declarations written with COPY and their events with one INSERT; then the schedule's own
+    declarations and then their events written with COPY; then the schedule's own
     row with every row's result (the declarations' reference to it is checked at commit, so
     the document is still one transaction). A chunk's results are kept as JSON, not as
     objects. ``rows`` is consumed: each chunk's rows are dropped from it once written.
@@ -336,7 +336,7 @@ async def accept_schedule(
     first_row: dict[str, int] = {}
     written: list[bytes] = []
     accepted = 0
-    unwritten: tuple[list[tuple[Any, ...]], list[OutboxRow]] = ([], [])
+    unwritten: tuple[list[tuple[Any, ...]], list[OutboxRecord]] = ([], [])
     service = service_of(session)
     traceparent = telemetry.current_traceparent()  # the request's: the worker thread has none
 
