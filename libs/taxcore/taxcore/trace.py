@@ -36,6 +36,31 @@ def _render(value: Any) -> Any:
     return value if value is None or isinstance(value, bool | int | str) else str(value)
 
 
+def _render_map(values: dict[str, Any]) -> dict[str, Any]:
+    """``_render(values)`` of a step's ``inputs`` or ``parameters``: the same dict, its common
+    values (strings, counts, amounts, lists of names) rendered in this one frame, where
+    ``_render`` takes a call per value and a comprehension per dict and list (11 steps, ~46
+    calls per return)."""
+    if type(values) is not dict:
+        return _render(values)  # type: ignore[no-any-return]
+    out: dict[str, Any] = {}
+    for k, v in values.items():
+        kind = type(v)
+        if kind is Decimal:
+            v = str(v)
+        elif kind is list:
+            for item in v:
+                if type(item) is not str:
+                    v = _render(v)
+                    break
+            else:
+                v = v.copy()
+        elif not (kind is str or kind is int or kind is bool or v is None):
+            v = _render(v)
+        out[k if type(k) is str else str(k)] = v
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One step of a computation: rule, citation, inputs, parameters, result."""
@@ -123,7 +148,28 @@ class Trace:
         self.steps.extend(other.steps)
 
     def to_list(self) -> list[dict[str, Any]]:
-        return [s.to_dict() for s in self.steps]
+        """``[s.to_dict() for s in self.steps]``, each step's dict built here (one frame per
+        return instead of three calls and up to four comprehensions per step)."""
+        out: list[dict[str, Any]] = []
+        append = out.append
+        for s in self.steps:
+            result = s.result
+            kind = type(result)
+            append(
+                {
+                    "rule": s.rule,
+                    "citation": s.citation,
+                    "description": s.description,
+                    "inputs": _render_map(s.inputs),
+                    "parameters": _render_map(s.parameters),
+                    "result": str(result)
+                    if kind is Decimal
+                    else result
+                    if kind is str or kind is int or kind is bool or result is None
+                    else _render(result),
+                }
+            )
+        return out
 
 
 class NullTrace(Trace):
