@@ -34,7 +34,7 @@ from taxcore.jurisdictions import lodging_classes
 from taxcore.money import CURRENCY, ZERO, fmt, round_cents
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
-from taxcore.rules._common import Ref, as_decimal, check_amount, check_count, param
+from taxcore.rules._common import Ref, as_decimal, check_amount, check_count, finite, param, trusted
 from taxcore.trace import Step, Trace
 
 __all__ = [
@@ -460,18 +460,30 @@ def declaration_amounts(
     tax = room_tax(taxable, rate, rate_section, trace)
     fee = impact_fee(inp, ctx, trace)
     total = total_due(ctx, tax, fee, rate_section, trace)
-    result = DeclarationResult(  # validating these few figures is cheaper than model_construct
-        gross_receipts=gross,
-        exempt_total=exempt_total,
-        taxable_base=taxable,
-        rate=rate,
-        tax=tax,
-        impact_fee=fee,
-        total_due=total,
-        currency=CURRENCY,
-        trace=trace,
-    )
-    return result, disallowed
+    values = {
+        "gross_receipts": gross,
+        "exempt_total": exempt_total,
+        "taxable_base": taxable,
+        "rate": rate,
+        "tax": tax,
+        "impact_fee": fee,
+        "total_due": total,
+        "currency": CURRENCY,
+        "trace": trace,
+    }
+    # what validating them checks (finite amounts: a NaN rate parameter is refused), checked
+    # here; on any doubt ``DeclarationResult(**values)`` raises its ValidationError as before
+    if (
+        finite(gross)
+        and finite(exempt_total)
+        and finite(taxable)
+        and finite(rate)
+        and finite(tax)
+        and finite(fee)
+        and finite(total)
+    ):
+        return trusted(DeclarationResult, values), disallowed
+    return DeclarationResult(**values), disallowed
 
 
 def _declaration_context(
