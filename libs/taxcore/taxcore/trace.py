@@ -144,6 +144,28 @@ class Trace:
         )
         return result
 
+    def record(
+        self,
+        rule: str,
+        citation: str,
+        description: str,
+        result: Decimal | int | str | bool | None,
+        inputs: dict[str, Any],
+        parameters: dict[str, Any],
+    ) -> None:
+        """``add(rule, ..., inputs=inputs, parameters=parameters)`` for a hot rule's step
+        whose ``inputs`` the caller built for it alone (kept, not copied: a dict display at the
+        call); ``parameters`` (a shared cite) copied as ``add`` copies it. Positional, its step
+        built here: no keywords, no call to :func:`_step` (a declaration line's step)."""
+        step: Step = _new(Step)
+        _set_rule(step, rule)
+        _set_citation(step, citation)
+        _set_description(step, description)
+        _set_result(step, result)
+        _set_inputs(step, inputs)
+        _set_parameters(step, {**parameters})
+        self.steps.append(step)
+
     def extend(self, other: Trace) -> None:
         self.steps.extend(other.steps)
 
@@ -186,3 +208,14 @@ class NullTrace(Trace):
         parameters: dict[str, Any] | None = None,
     ) -> Decimal | int | str | bool | None:
         return result
+
+    def record(
+        self,
+        rule: str,
+        citation: str,
+        description: str,
+        result: Decimal | int | str | bool | None,
+        inputs: dict[str, Any],
+        parameters: dict[str, Any],
+    ) -> None:
+        return None

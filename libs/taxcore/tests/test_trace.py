@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from taxcore.trace import Step, Trace
+from taxcore.trace import NullTrace, Step, Trace
 
 
 class TestTraceAdd:
@@ -45,6 +45,31 @@ class TestTraceAdd:
         trace.add("tax", "§24(B)", "Tax", Decimal("2.00"))
         with pytest.raises(dataclasses.FrozenInstanceError):
             trace.steps[0].result = Decimal("3.00")  # type: ignore[misc]
+
+
+class TestRecord:
+    def test_the_step_add_builds(self) -> None:
+        inputs = {"line": "room_revenue"}
+        parameters = {"base.lines": ["room_revenue"]}
+        added, recorded = Trace(), Trace()
+        added.add(
+            "gross_receipts.line", "§24(A)", "Line", Decimal("1.00"), inputs=inputs, parameters=parameters
+        )
+        assert (
+            recorded.record("gross_receipts.line", "§24(A)", "Line", Decimal("1.00"), inputs, parameters)
+            is None
+        )
+        assert recorded.steps == added.steps
+        assert type(recorded.steps[0]) is Step
+        assert recorded.steps[0].parameters is not parameters  # its own copy of a shared cite
+        assert recorded.steps[0].inputs is inputs  # the caller's dict, built for the step
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            recorded.steps[0].result = Decimal("3.00")  # type: ignore[misc]
+
+    def test_a_null_trace_records_nothing(self) -> None:
+        trace = NullTrace()
+        trace.record("tax", "§24(B)", "Tax", Decimal("1.00"), {}, {})
+        assert trace.steps == []
 
 
 class TestToList:

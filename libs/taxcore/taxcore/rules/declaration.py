@@ -530,8 +530,9 @@ def receipt_lines(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal
     intermediaries keep); a reported line the statute does not tax is traced, not added; the
     all-inclusive global charge only for the classes that report one (PR §24(B))."""
     total = ZERO
+    values = inp.__dict__  # the lines' values, read without a getattr call each
     for name, treatment, text in _plan(ctx, inp.lodging_class, inp.casino).lines:
-        value = getattr(inp, name)
+        value = values[name]
         if not value:  # a zero, however written, is a valid amount not reported (NaN is true)
             continue
         amount = check_amount(value, name)
@@ -539,22 +540,22 @@ def receipt_lines(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal
             continue
         if treatment == _TAXED:
             total += amount
-            trace.add(
+            trace.record(
                 "gross_receipts.line",
                 ctx.lines_ref.section,
                 text,
                 amount,
-                inputs={"line": name},
-                parameters=ctx.lines_ref.cite,
+                {"line": name},
+                ctx.lines_ref.cite,
             )
         elif treatment == _EXCLUDED:
-            trace.add(
+            trace.record(
                 "gross_receipts.excluded",
                 ctx.excluded_ref.section,
                 text,
                 None,
-                inputs={"line": name, "amount": amount},
-                parameters=ctx.excluded_ref.cite,
+                {"line": name, "amount": amount},
+                ctx.excluded_ref.cite,
             )
         else:
             raise InvalidInput(name, text)
