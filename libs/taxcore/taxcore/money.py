@@ -113,7 +113,16 @@ def parse_money(value: object, *, signed: bool = False, field: str = "amount") -
     raise MoneyError(field, f"an amount is a string like '12.50', not {type(value).__name__}")
 
 
+_match_unsigned = _MONEY.fullmatch
+_match_signed = _SIGNED.fullmatch
+
+
 def _unsigned(value: Any) -> Decimal:
+    # the wire's common case here, as ``parse_money`` takes it (a string of the pattern,
+    # quantized to the cent: at most 18 digits, exact in the context's 28), without its call
+    # and keyword; everything else (a Decimal, an error's message) by ``parse_money`` itself
+    if type(value) is str and _match_unsigned(value):
+        return _quantize_half_up(Decimal(value), CENT)
     try:
         return parse_money(value)
     except MoneyError as exc:
@@ -121,6 +130,8 @@ def _unsigned(value: Any) -> Decimal:
 
 
 def _signed(value: Any) -> Decimal:
+    if type(value) is str and value[:1] != "-" and _match_signed(value):  # a sign: the zero's check
+        return _quantize_half_up(Decimal(value), CENT)
     try:
         return parse_money(value, signed=True)
     except MoneyError as exc:

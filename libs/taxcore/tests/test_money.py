@@ -66,6 +66,19 @@ class TestStringsAgainstThePattern:
         assert Decimal(out) == Decimal(text)
         assert SIGNED_MONEY.validate_json(SIGNED_MONEY.dump_json(value)) == value
 
+    @given(st.one_of(near, amount_like, st.text(max_size=24)))
+    def test_validators_give_what_parse_money_gives(self, text: str) -> None:
+        """The validators take the wire's strings without calling ``parse_money``: the very
+        value (digits, exponent, sign) it returns, or its message."""
+        for adapter, signed in ((MONEY, False), (SIGNED_MONEY, True)):
+            try:
+                expected = parse_money(text, signed=signed)
+            except MoneyError as exc:
+                with pytest.raises(ValidationError, match=re.escape(exc.message)):
+                    adapter.validate_python(text)
+            else:
+                assert adapter.validate_python(text).as_tuple() == expected.as_tuple()
+
     def test_published_patterns_are_the_ones_enforced(self) -> None:
         assert MONEY_PATTERN == r"^\d{1,16}(\.\d{1,2})?$"
         assert SIGNED_MONEY_PATTERN == r"^-?\d{1,16}(\.\d{1,2})?$"

@@ -33,6 +33,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from taxcore.errors import ParameterError
 from taxcore.money import round_cents
 from taxcore.parameters import ParameterTree, default_tree
+from taxcore.rules._common import finite, trusted
 from taxcore.rules.declaration import (
     DeclarationInput,
     DeclarationResult,
@@ -146,7 +147,8 @@ def review_declaration(
         *deductions_beyond_limit(disallowed, sections),
         *misstated_tax(declared, result, sections),
     ]
-    return Review(result=result, findings=findings)
+    # ``Review(result=result, findings=findings)``: the result as computed, the findings as built
+    return trusted(Review, {"result": result, "findings": findings})
 
 
 def _finding(
@@ -157,20 +159,36 @@ def _finding(
     declared: Decimal | None,
     computed: Decimal | None,
 ) -> Finding:
-    return Finding(
-        code=code, line=line, message=message, declared=declared, computed=computed, section=sections[code]
-    )
+    return _new_finding(code, line, message, declared, computed, sections[code])
 
 
 def _disallowed(d: Disallowed, sections: dict[str, str], message: str) -> Finding:
-    return Finding(
-        code=d.code,
-        line=d.line,
-        message=message,
-        declared=d.declared,
-        computed=d.allowed,
-        section=f"{sections[d.code]}; {d.section}",
-    )
+    return _new_finding(d.code, d.line, message, d.declared, d.allowed, f"{sections[d.code]}; {d.section}")
+
+
+def _new_finding(
+    code: str, line: str, message: str, declared: Decimal | None, computed: Decimal | None, section: str
+) -> Finding:
+    """``Finding(...)``: built without validating what is already valid (strings, finite amounts
+    or None), validated otherwise (its ``ValidationError`` as before)."""
+    values = {
+        "code": code,
+        "line": line,
+        "message": message,
+        "declared": declared,
+        "computed": computed,
+        "section": section,
+    }
+    if (
+        type(code) is str
+        and type(line) is str
+        and type(message) is str
+        and type(section) is str
+        and (declared is None or finite(declared))
+        and (computed is None or finite(computed))
+    ):
+        return trusted(Finding, values)
+    return Finding(**values)
 
 
 def omissions(

@@ -34,7 +34,7 @@ from taxcore.jurisdictions import lodging_classes
 from taxcore.money import CURRENCY, ZERO, fmt, round_cents
 from taxcore.parameters import ParameterTree, default_tree
 from taxcore.periods import Period
-from taxcore.rules._common import Ref, as_decimal, check_amount, check_count, param
+from taxcore.rules._common import Ref, as_decimal, check_amount, check_count, finite, param, trusted
 from taxcore.trace import Step, Trace
 
 __all__ = [
@@ -460,18 +460,30 @@ def declaration_amounts(
     tax = room_tax(taxable, rate, rate_section, trace)
     fee = impact_fee(inp, ctx, trace)
     total = total_due(ctx, tax, fee, rate_section, trace)
-    result = DeclarationResult(  # validating these few figures is cheaper than model_construct
-        gross_receipts=gross,
-        exempt_total=exempt_total,
-        taxable_base=taxable,
-        rate=rate,
-        tax=tax,
-        impact_fee=fee,
-        total_due=total,
-        currency=CURRENCY,
-        trace=trace,
-    )
-    return result, disallowed
+    values = {
+        "gross_receipts": gross,
+        "exempt_total": exempt_total,
+        "taxable_base": taxable,
+        "rate": rate,
+        "tax": tax,
+        "impact_fee": fee,
+        "total_due": total,
+        "currency": CURRENCY,
+        "trace": trace,
+    }
+    # what validating them checks (finite amounts: a NaN rate parameter is refused), checked
+    # here; on any doubt ``DeclarationResult(**values)`` raises its ValidationError as before
+    if (
+        finite(gross)
+        and finite(exempt_total)
+        and finite(taxable)
+        and finite(rate)
+        and finite(tax)
+        and finite(fee)
+        and finite(total)
+    ):
+        return trusted(DeclarationResult, values), disallowed
+    return DeclarationResult(**values), disallowed
 
 
 def _declaration_context(
@@ -518,8 +530,9 @@ def receipt_lines(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal
     intermediaries keep); a reported line the statute does not tax is traced, not added; the
     all-inclusive global charge only for the classes that report one (PR §24(B))."""
     total = ZERO
+    values = inp.__dict__  # the lines' values, read without a getattr call each
     for name, treatment, text in _plan(ctx, inp.lodging_class, inp.casino).lines:
-        value = getattr(inp, name)
+        value = values[name]
         if not value:  # a zero, however written, is a valid amount not reported (NaN is true)
             continue
         amount = check_amount(value, name)
@@ -527,22 +540,22 @@ def receipt_lines(inp: DeclarationInput, ctx: _Context, trace: Trace) -> Decimal
             continue
         if treatment == _TAXED:
             total += amount
-            trace.add(
+            trace.record(
                 "gross_receipts.line",
                 ctx.lines_ref.section,
                 text,
                 amount,
-                inputs={"line": name},
-                parameters=ctx.lines_ref.cite,
+                {"line": name},
+                ctx.lines_ref.cite,
             )
         elif treatment == _EXCLUDED:
-            trace.add(
+            trace.record(
                 "gross_receipts.excluded",
                 ctx.excluded_ref.section,
                 text,
                 None,
-                inputs={"line": name, "amount": amount},
-                parameters=ctx.excluded_ref.cite,
+                {"line": name, "amount": amount},
+                ctx.excluded_ref.cite,
             )
         else:
             raise InvalidInput(name, text)
