@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import httpx
 from assessment_factories import ADMIN, AUDITOR, Bus, new_account
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from assessment.crosschecks import repository
 from assessment.crosschecks.repository import crosscheck_coverage
+from assessment.models import LodgingView
 from servicekit.testing import auth
 from taxcore.periods import Period
 
@@ -155,6 +158,29 @@ async def five_peers(bus: Bus, period: str) -> None:
 
 
 class TestRegistryAndPeerChecks:
+    async def test_peers_fetched_for_returns_only_and_on_first_use_the_same(
+        self, bus: Bus, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """A batch fetches the peers of its operator returns' groups only (a schedule's rows are
+        not judged against peers; a municipality's peers are a probe of each of its lodgings);
+        another group's are fetched when a check asks for them, and they are the same peers."""
+        await five_peers(bus, "2025-05")  # ADRs 100.00-140.00
+        account = new_account()
+        await bus.lodging(account, operator_id="op-cc")
+        await operator_return(bus, account, "2025-05", {"room_revenue": "10000.00", "room_nights": 20})
+        async with db() as s:
+            lodging = await s.get(LodgingView, account)
+            assert lodging is not None
+            pair, group = (account, "2025-05"), (lodging.jurisdiction, lodging.municipality, "2025-05")
+            eager = await repository.load(s, [pair], {account: lodging})
+            lazy = await repository.load(s, [pair], {account: lodging}, peers_of=[])
+            assert (eager.unfetched, group in eager.peers) == (set(), True)
+            assert (lazy.unfetched, group in lazy.peers) == ({group}, False)
+            peers = [Decimal(x) for x in ("100.00", "110.00", "120.00", "130.00", "140.00")]
+            assert sorted(await eager.peer_adrs(s, lodging, "2025-05", lodging.lodging_class)) == peers
+            assert sorted(await lazy.peer_adrs(s, lodging, "2025-05", lodging.lodging_class)) == peers
+            assert lazy.unfetched == set()
+
     async def test_room_nights_above_rooms_times_days(self, client: httpx.AsyncClient, bus: Bus) -> None:
         account = new_account()
         await bus.lodging(account, operator_id="op-cc", room_count=10)

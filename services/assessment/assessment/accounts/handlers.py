@@ -147,7 +147,15 @@ async def prepare_filing_batch(session: AsyncSession, events: Sequence[CloudEven
         session, tax_accounts=accounts, declarations=declarations, payments=payments, periods=periods
     )
     if periods:  # what the cross-checks of its returns read (its lodgings are in the session now)
-        await crosschecks.prepare_batch(session, periods=periods)
+        # the peers of a group only for an operator return (anything not an intermediary's)
+        returns = [
+            (a, p)
+            for e in declared
+            if field(e, "filer_kind") != "facilitator"
+            and (a := field(e, "tax_account"))
+            and (p := field(e, "period"))
+        ]
+        await crosschecks.prepare_batch(session, periods=periods, returns=returns)
     money = (PaymentReceived.event_type, PaymentReversed.event_type)
     paying = [a for e in events if e.type in money and (a := field(e, "tax_account"))]
     if paying:

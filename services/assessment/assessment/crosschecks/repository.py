@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
@@ -92,6 +92,9 @@ class CheckState:
     earlier: dict[str, list[CrossFinding]] = field(default_factory=dict)
     last_findings: dict[Pair, int] = field(default_factory=dict)  # the pair's latest run's findings
     peers: dict[Group, list[_Peer]] = field(default_factory=dict)
+    #: groups whose peers were not fetched with the rest (no operator return of theirs in the
+    #: batch: a schedule's rows need none), fetched on first use (:meth:`peer_adrs`)
+    unfetched: set[Group] = field(default_factory=set)
     #: (jurisdiction, municipality) of the accounts of the liabilities added (None: no lodging)
     places: dict[str, tuple[str, str] | None] = field(default_factory=dict)
 
@@ -114,6 +117,10 @@ class CheckState:
     ) -> list[Decimal]:
         """Average daily rates of the other lodgings' operator returns (the latest version of
         each filing of that class) for the period, same class and municipality."""
+        group = (lodging.jurisdiction, lodging.municipality, period)
+        if group in self.unfetched:
+            self.unfetched.discard(group)
+            self.peers[group] = [peer for _, peer in (await _fetch(session, [], [group]))[1]]
         latest: dict[str, tuple[int, Decimal | None]] = {}
 
         def see(filing: str, version: int, adr: Decimal | None) -> None:
@@ -191,13 +198,42 @@ _CHECK_STATE = text(
 )
 
 
+async def _fetch(
+    session: AsyncSession, wanted: Sequence[Pair], groups: Sequence[Group]
+) -> tuple[list[Any], list[tuple[int, _Peer]]]:
+    """``_CHECK_STATE``'s rows for ``wanted`` (parts 0 and 1, in order), and the peers of
+    ``groups``, each with its group's index in ``groups``."""
+    params = {
+        "a": [x for x, _ in wanted],
+        "p": [y for _, y in wanted],
+        "j": [g[0] for g in groups],
+        "m": [g[1] for g in groups],
+        "gp": [g[2] for g in groups],
+    }
+    rows: list[Any] = []
+    peers: list[tuple[int, _Peer]] = []
+    for r in await session.execute(_CHECK_STATE, params):
+        if r.k == 2:
+            peers.append((r.n - 1, _Peer(r.tax_account, r.filing_id, r.version, r.lodging_class, r.adr)))
+        else:
+            rows.append(r)
+    return rows, peers
+
+
 async def load(
-    session: AsyncSession, pairs: Iterable[Pair], lodgings: Mapping[str, LodgingView]
+    session: AsyncSession,
+    pairs: Iterable[Pair],
+    lodgings: Mapping[str, LodgingView],
+    *,
+    peers_of: Collection[Pair] | None = None,
 ) -> CheckState:
     """What the cross-checks of ``pairs`` read (``lodgings``: their accounts' lodgings, for the
     peers), in one statement whatever their number (``_CHECK_STATE``): the latest version of
     each filing of each lodging-period, their runs (with the ADR findings of each), the peers'
-    returns."""
+    returns. ``peers_of``: only the groups of these pairs have their peers fetched now (a
+    batch's operator returns), the others' on first use (:attr:`CheckState.unfetched`): a
+    schedule's rows are not judged against peers, and a municipality's peers are a probe of
+    each of its lodgings (50,000 in one municipality: most of a schedule's PostgreSQL time)."""
     await accounts.write_held(session)
     await write_held_runs(session)
     state = CheckState(mark=len(accounts.added_liabilities(session)))
@@ -206,25 +242,27 @@ async def load(
         return state
     for pair in wanted:
         state.filings[pair] = {}
-    groups = sorted(
-        {(v.jurisdiction, v.municipality, p) for a, p in wanted if (v := lodgings.get(a)) is not None}
-    )
+
+    def group_of(pair: Pair) -> Group | None:
+        v = lodgings.get(pair[0])
+        return None if v is None else (v.jurisdiction, v.municipality, pair[1])
+
+    every = {g for pair in wanted if (g := group_of(pair)) is not None}
+    chosen = every if peers_of is None else {g for pair in peers_of if (g := group_of(pair)) in every}
+    groups = sorted(chosen)
+    state.unfetched = every - chosen
     for group in groups:
         state.peers[group] = []
-    params = {
-        "a": [x for x, _ in wanted],
-        "p": [y for _, y in wanted],
-        "j": [g[0] for g in groups],
-        "m": [g[1] for g in groups],
-        "gp": [g[2] for g in groups],
-    }
     seen: set[tuple[str, str]] = set()
-    for r in await session.execute(_CHECK_STATE, params):
+    rows, peers = await _fetch(session, wanted, groups)
+    for n, peer in peers:
+        state.peers[groups[n]].append(peer)
+    for r in rows:
         if r.k == 0:
             state.filings[(r.tax_account, r.period)][r.filing_id] = Filed(
                 r.declaration_id, r.filing_id, r.version, r.filer_kind, r.filed_on, r.input
             )
-        elif r.k == 1:
+        else:
             run = (r.declaration_id, r.intermediaries_key)
             if run not in seen:  # the run's first row: it is the latest so far
                 seen.add(run)
@@ -233,17 +271,21 @@ async def load(
             if r.f_rule is not None:
                 finding = {c: getattr(r, f"f_{c}") for c in FINDING_FIELDS}
                 state.earlier[r.declaration_id].append(CrossFinding.model_validate(finding))
-        else:
-            peer = _Peer(r.tax_account, r.filing_id, r.version, r.lodging_class, r.adr)
-            state.peers[groups[r.n - 1]].append(peer)
     state.runs = seen
     return state
 
 
-async def prepare(session: AsyncSession, pairs: Sequence[Pair], lodgings: Mapping[str, LodgingView]) -> None:
+async def prepare(
+    session: AsyncSession,
+    pairs: Sequence[Pair],
+    lodgings: Mapping[str, LodgingView],
+    *,
+    peers_of: Collection[Pair] | None = None,
+) -> None:
     """A consumer batch's set-up: what the cross-checks of its lodging-periods read, fetched
-    for all of them at once (:func:`load`) and kept for the transaction (:func:`prepared`)."""
-    state = await load(session, pairs, lodgings)
+    for all of them at once (:func:`load`; ``peers_of`` as there) and kept for the transaction
+    (:func:`prepared`)."""
+    state = await load(session, pairs, lodgings, peers_of=peers_of)
     session.info[_STATE] = (session.sync_session.get_transaction(), state)
 
 

@@ -32,13 +32,20 @@ def _fields(finding: CrossFinding | CrosscheckFinding) -> dict[str, Any]:
     return repository.finding_fields(finding)
 
 
-async def prepare_batch(session: AsyncSession, *, periods: Sequence[tuple[str, str]]) -> None:
+async def prepare_batch(
+    session: AsyncSession,
+    *,
+    periods: Sequence[tuple[str, str]],
+    returns: Sequence[tuple[str, str]] | None = None,
+) -> None:
     """A consumer batch's set-up: what the cross-checks of its lodging-periods ((account,
     period)) read, fetched for all at once (:func:`repository.prepare`); its lodgings are in
-    the session already (the accounts' set-up loaded them)."""
+    the session already (the accounts' set-up loaded them). ``returns``: the lodging-periods of
+    the batch's operator returns, whose groups' peers are fetched now (None: every group's);
+    another group's are fetched if a check asks for them."""
     pairs = sorted(set(periods))
     lodgings = {a: v for a in {a for a, _ in pairs} if (v := await session.get(LodgingView, a)) is not None}
-    await repository.prepare(session, pairs, lodgings)
+    await repository.prepare(session, pairs, lodgings, peers_of=returns)
 
 
 async def run_crosschecks(
