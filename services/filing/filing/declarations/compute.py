@@ -105,17 +105,7 @@ def recompute(
     result = review.result
     findings = []
     for f in review.findings:
-        # ``json_values(f)``: its fields in their order, an amount as ``str`` of the Decimal,
-        # as its serializer gives them (the strings are ``str``: taxcore's Finding has them so)
-        declared_amount, computed_amount = f.declared, f.computed
-        item = {
-            "code": f.code,
-            "line": f.line,
-            "message": f.message,
-            "declared": None if declared_amount is None else str(declared_amount),
-            "computed": None if computed_amount is None else str(computed_amount),
-            "section": f.section,
-        }
+        item = json_values(f)
         if f.line in unverified:
             item["message"] = (
                 f"certificate {unverified[f.line]!r} is not a {inp.jurisdiction} certification issued "
