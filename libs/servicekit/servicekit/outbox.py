@@ -485,6 +485,29 @@ async def _resolve(
     return True
 
 
+def mark_published(ids: Sequence[int], partitions: Sequence[int], offsets: Sequence[int]) -> str:
+    """The relay's UPDATE marking what the broker acknowledged (each row its partition and offset),
+    its integers written into its text: a simple query, planned each time for the outbox as it is.
+
+    Sent with parameters, asyncpg prepares it, and after five executions PostgreSQL settles on a
+    generic plan costed on the table's size then: on a new service's outbox (a page or two) a
+    hash join over a sequential scan, a plan that stayed while the outbox grew (nothing replaces it
+    until an ANALYZE of the table; never where autovacuum is off). Under the event-lag bench's max
+    rate filing's relay then read the whole outbox for every batch it marked: 52 million rows in
+    7,700 scans in four minutes, on CPU in a third of pg_stat_activity's samples, the more the
+    longer it ran (bench/README.md, session 13). Planned each time it is an index lookup per row
+    at any size. (``plan_cache_mode = force_custom_plan`` on the relay's connections would do that
+    for every statement, and the claim would be planned as a bitmap scan of the unpublished-rows
+    index, which visits every dead entry of that index where vacuum has not run.)"""
+    ints = ",".join
+    return (
+        'UPDATE outbox AS o SET published_at = now(), "partition" = u.p, "offset" = u.o '
+        f"FROM unnest('{{{ints(map(str, map(int, ids)))}}}'::bigint[], "
+        f"'{{{ints(map(str, map(int, partitions)))}}}'::int[], "
+        f"'{{{ints(map(str, map(int, offsets)))}}}'::bigint[]) AS u(id, p, o) WHERE o.id = u.id"
+    )
+
+
 class OutboxRelay:
     """Publishes outbox rows to Kafka, woken by LISTEN/NOTIFY."""
 
@@ -651,13 +674,7 @@ class OutboxRelay:
                 tp = (row["topic"], meta.partition)
                 if meta.offset >= self._last.get(tp, (-1, 0))[0]:
                     self._last[tp] = (meta.offset, row["id"])
-            await conn.execute(
-                'UPDATE outbox AS o SET published_at = now(), "partition" = u.p, "offset" = u.o '
-                "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS u(id, p, o) WHERE o.id = u.id",
-                ids,
-                partitions,
-                offsets,
-            )
+            await conn.execute(mark_published(ids, partitions, offsets))
             for outbox_id, _, reason, error in parked:
                 await conn.execute(
                     "INSERT INTO outbox_dead_letters (outbox_id, event_id, topic, key, event_type, payload, "
@@ -812,7 +829,10 @@ class OutboxRelay:
 
     async def run(self, stop: asyncio.Event) -> None:
         self._pool = await asyncpg.create_pool(
-            self.dsn, min_size=1, max_size=2, server_settings={"application_name": self.name}
+            self.dsn,
+            min_size=1,
+            max_size=2,
+            server_settings={"application_name": self.name},
         )
         await self._load_partitions()
         backoff = 0.2

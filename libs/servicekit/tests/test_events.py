@@ -25,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from servicekit.consumer import EventConsumer
 from servicekit.db import make_engine, make_sessionmaker
-from servicekit.outbox import OutboxRelay, emit, permanent_error
+from servicekit.outbox import OutboxRelay, emit, mark_published, permanent_error
 from servicekit.testing import BrokerProcess, auth
 from taxcore.events import CloudEvent
 
@@ -544,3 +544,67 @@ class TestRetention:
             )
         assert sorted(left) == sorted([old_unsent, recent])  # never drop what was not sent
         assert keys == [f"{recent}-key"]  # keys are honoured for seven days
+
+
+class TestRelayPlans:
+    """The relay marks what it published by a plan made for the outbox as it is (issue 12)."""
+
+    #: the same UPDATE as ``mark_published``'s, sent with parameters (prepared by asyncpg)
+    PREPARED = (
+        'UPDATE outbox AS o SET published_at = now(), "partition" = u.p, "offset" = u.o '
+        "FROM unnest($1::bigint[], $2::int[], $3::bigint[]) AS u(id, p, o) WHERE o.id = u.id"
+    )
+
+    @staticmethod
+    async def scans_marking_a_grown_outbox(chassis_db: str, *, prepared: bool) -> int:
+        """Sequential scans of one marking on an outbox of 3,001 rows by a connection that
+        marked ten times while the outbox held one row. On a temporary ``outbox`` (first on the
+        search path, dropped with the transaction) that starts empty, as a new service's does."""
+        import asyncpg
+
+        conn = await asyncpg.connect(dsn(chassis_db))
+
+        async def mark(offset: int) -> None:
+            if prepared:
+                await conn.execute(TestRelayPlans.PREPARED, [first], [0], [offset])
+            else:
+                await conn.execute(mark_published([first], [0], [offset]))
+
+        try:
+            async with conn.transaction():
+                await conn.execute(
+                    "CREATE TEMP TABLE outbox (LIKE public.outbox INCLUDING ALL) ON COMMIT DROP"
+                )
+                grow = (
+                    "INSERT INTO outbox (event_id, topic, key, event_type, payload) "
+                    "SELECT gen_random_uuid()::text, 't', 'k', 'e', '{}' FROM generate_series(1, $1)"
+                )
+                await conn.execute(grow, 1)
+                first = await conn.fetchval("SELECT min(id) FROM outbox")
+                for n in range(10):  # past the five custom plans after which a generic one is tried
+                    await mark(n)
+                await conn.execute(grow, 3_000)
+                scans = "SELECT seq_scan FROM pg_stat_xact_all_tables WHERE relid = 'outbox'::regclass"
+                before = await conn.fetchval(scans)
+                await mark(77)
+                row = await conn.fetchrow(
+                    'SELECT "partition", "offset", published_at FROM outbox WHERE id = $1', first
+                )
+                assert (row["partition"], row["offset"], row["published_at"] is not None) == (0, 77, True)
+                return int(await conn.fetchval(scans) - before)
+        finally:
+            await conn.close()
+
+    async def test_marking_published_reads_the_rows_by_index_once_the_outbox_grew(
+        self, chassis_db: str
+    ) -> None:
+        assert await self.scans_marking_a_grown_outbox(chassis_db, prepared=False) == 0
+        # what the relay did before: the generic plan made on one row scans all 3,001
+        assert await self.scans_marking_a_grown_outbox(chassis_db, prepared=True) == 1
+
+    def test_marking_writes_only_integers_into_its_text(self) -> None:
+        assert mark_published([5, 6], [0, 1], [10, 11]).endswith(
+            "FROM unnest('{5,6}'::bigint[], '{0,1}'::int[], '{10,11}'::bigint[]) AS u(id, p, o) WHERE o.id = u.id"
+        )
+        with pytest.raises(ValueError):
+            mark_published(["1); DROP TABLE outbox; --"], [0], [0])  # type: ignore[list-item]
