@@ -177,8 +177,8 @@ class TestRegistryAndPeerChecks:
             assert (eager.unfetched, group in eager.peers) == (set(), True)
             assert (lazy.unfetched, group in lazy.peers) == ({group}, False)
             peers = [Decimal(x) for x in ("100.00", "110.00", "120.00", "130.00", "140.00")]
-            assert sorted(await eager.peer_adrs(s, lodging, "2025-05", lodging.lodging_class)) == peers
-            assert sorted(await lazy.peer_adrs(s, lodging, "2025-05", lodging.lodging_class)) == peers
+            assert await eager.peer_adrs(s, lodging, "2025-05", lodging.lodging_class) == peers  # ascending
+            assert await lazy.peer_adrs(s, lodging, "2025-05", lodging.lodging_class) == peers
             assert lazy.unfetched == set()
 
     async def test_room_nights_above_rooms_times_days(self, client: httpx.AsyncClient, bus: Bus) -> None:
@@ -277,3 +277,27 @@ class TestCrosscheckAccess:
         r = await client.get("/v1/crosschecks", headers=OPERATOR)
         assert r.status_code == 403
         assert len(await findings(client, f"/v1/declarations/{decl}/crosschecks", AUDITOR)) == 1
+
+
+class TestPeerRates:
+    """The peers' rates of a group and class, kept sorted as versions arrive (pure, no I/O)."""
+
+    def test_latest_version_of_each_filing_ascending_less_the_lodgings_own(self) -> None:
+        rates = repository._Rates()
+        d = Decimal
+        rates.see("A", "fa", 1, d("130.00"))
+        rates.see("B", "fb", 1, d("100.00"))
+        rates.see("C", "fc", 2, d("120.00"))
+        rates.see("C", "fc", 1, d("999.00"))  # an older version arriving late changes nothing
+        rates.see("D", "fd", 1, None)  # no room nights: no rate
+        rates.see("E", "fe", 1, d("120.00"))
+        assert rates.excluding("Z") == [d("100.00"), d("120.00"), d("120.00"), d("130.00")]
+        rates.see("A", "fa", 2, d("90.00"))  # an amendment replaces its filing's rate
+        rates.see("D", "fd", 2, d("110.00"))
+        rates.see("E", "fe", 3, None)  # and one without room nights removes it
+        assert rates.excluding("Z") == [d("90.00"), d("100.00"), d("110.00"), d("120.00")]
+        assert rates.excluding("C") == [d("90.00"), d("100.00"), d("110.00")]
+        assert rates.excluding("E") == [d("90.00"), d("100.00"), d("110.00"), d("120.00")]
+        rates.see("A", "fa2", 1, d("100.00"))  # a second filing of A's
+        assert rates.excluding("A") == [d("100.00"), d("110.00"), d("120.00")]
+        assert rates.excluding("B") == [d("90.00"), d("100.00"), d("110.00"), d("120.00")]
