@@ -301,3 +301,18 @@ class TestPeerRates:
         rates.see("A", "fa2", 1, d("100.00"))  # a second filing of A's
         assert rates.excluding("A") == [d("100.00"), d("110.00"), d("120.00")]
         assert rates.excluding("B") == [d("90.00"), d("100.00"), d("110.00"), d("120.00")]
+
+    def test_built_from_the_fetched_arrays_as_from_each_version(self) -> None:
+        d = Decimal
+        accounts, filings, versions = ["A", "B", "A", "C"], ["fa", "fb", "fa2", "fc"], [2, 1, 1, 3]
+        adrs: list[Decimal | None] = [d("130.00"), None, d("100.00"), d("120.00")]
+        fetched = repository._Rates.fetched(accounts, filings, versions, adrs)
+        one_by_one = repository._Rates()
+        for entry in zip(accounts, filings, versions, adrs, strict=True):
+            one_by_one.see(*entry)
+        assert fetched == one_by_one
+        assert fetched.excluding("A") == [d("120.00")]
+        assert fetched.excluding("Z") == [d("100.00"), d("120.00"), d("130.00")]
+        # a filing twice in the arrays (not what the statement gives) is merged version by version
+        twice = repository._Rates.fetched(["A", "A"], ["fa", "fa"], [2, 1], [d("90.00"), d("80.00")])
+        assert (twice.latest, twice.excluding("Z")) == ({"fa": (2, d("90.00"))}, [d("90.00")])

@@ -157,6 +157,8 @@ def declared_zero_with_intermediary_sales(
     data: LodgingPeriodData, tree: ParameterTree, sections: dict[str, str]
 ) -> CrossFinding | None:
     """The operator declared nothing while an intermediary reported sales for the lodging-period."""
+    if not data.intermediaries:  # no sales reported (the operator's return is not computed again)
+        return None
     reported = sum((_gross(i, tree) for i in data.intermediaries), ZERO)
     declared = _gross(data.operator, tree)
     if declared != 0 or reported <= 0:

@@ -35,25 +35,15 @@ class Filed:
     input: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class _Peer:
-    """An operator's version of a lodging-period of another lodging, and its average daily rate
-    (None: no room nights), of the latest version of its filing *of that class*."""
-
-    tax_account: str
-    filing_id: str
-    version: int
-    lodging_class: str
-    adr: Decimal | None
-
-
 @dataclass(slots=True)
 class _Rates:
     """The peers of one group and lodging class as a batch's checks see them: the latest version of
-    each filing (of that class) and its average daily rate, the rates kept in ascending order.
+    each filing (of that class) and its average daily rate (None: no room nights), the rates kept
+    in ascending order.
 
-    Built once per group and class from the rows fetched, then kept current with the liabilities
-    the batch adds (``merged``: how many of those past the state's mark were seen). A check reads
+    Built from the arrays fetched for the group and class (:meth:`fetched`), then kept current
+    with the liabilities the batch adds (``merged``: how many of those past the state's mark were
+    seen). A check reads
     the sorted rates less its own lodging's, not every peer's row again: with 3,000 lodgings in a
     municipality that loop and the median's sort of the unsorted rates were most of the consumer's
     CPU per return at the event-lag bench's max rate (bench/README.md, session 13)."""
@@ -62,6 +52,31 @@ class _Rates:
     of_account: dict[str, list[str]] = field(default_factory=dict)  # tax account: its filings
     adrs: list[Decimal] = field(default_factory=list)  # of the latest versions, ascending
     merged: int = 0
+
+    @classmethod
+    def fetched(
+        cls,
+        accounts: Sequence[str],
+        filings: Sequence[str],
+        versions: Sequence[int],
+        adrs: Sequence[Decimal | None],
+    ) -> _Rates:
+        """From ``_CHECK_STATE``'s arrays of a group and class: one entry per filing (the latest
+        version of that class), decoded by asyncpg as arrays, not as a row each."""
+        rates = cls(latest=dict(zip(filings, zip(versions, adrs, strict=True), strict=True)))
+        if len(rates.latest) != len(filings):  # not one entry per filing: merged one by one
+            rates = cls()
+            for entry in zip(accounts, filings, versions, adrs, strict=True):
+                rates.see(*entry)
+            return rates
+        of_account = rates.of_account
+        for account, filing in zip(accounts, filings, strict=True):
+            if account in of_account:
+                of_account[account].append(filing)
+            else:
+                of_account[account] = [filing]
+        rates.adrs = sorted(adr for adr in adrs if adr is not None)
+        return rates
 
     def see(self, tax_account: str, filing: str, version: int, adr: Decimal | None) -> None:
         was = self.latest.get(filing)
@@ -129,13 +144,12 @@ class CheckState:
     #: each checked declaration's latest run: its ADR findings (carried over to its next runs)
     earlier: dict[str, list[CrossFinding]] = field(default_factory=dict)
     last_findings: dict[Pair, int] = field(default_factory=dict)  # the pair's latest run's findings
-    peers: dict[Group, list[_Peer]] = field(default_factory=dict)
+    peers: dict[Group, dict[str, _Rates]] = field(default_factory=dict)  # by group, then class
     #: groups whose peers were not fetched with the rest (no operator return of theirs in the
     #: batch: a schedule's rows need none), fetched on first use (:meth:`peer_adrs`)
     unfetched: set[Group] = field(default_factory=set)
     #: (jurisdiction, municipality) of the accounts of the liabilities added (None: no lodging)
     places: dict[str, tuple[str, str] | None] = field(default_factory=dict)
-    rates: dict[tuple[Group, str], _Rates] = field(default_factory=dict)  # by group and class
 
     def latest_filings(self, session: AsyncSession, pair: Pair) -> list[Filed]:
         """The lodging-period's latest version of each filing."""
@@ -159,13 +173,8 @@ class CheckState:
         group = (lodging.jurisdiction, lodging.municipality, period)
         if group in self.unfetched:
             self.unfetched.discard(group)
-            self.peers[group] = [peer for _, peer in (await _fetch(session, [], [group]))[1]]
-        rates = self.rates.get((group, lodging_class))
-        if rates is None:
-            rates = self.rates[(group, lodging_class)] = _Rates()
-            for p in self.peers.get(group, []):
-                if p.lodging_class == lodging_class:
-                    rates.see(p.tax_account, p.filing_id, p.version, p.adr)
+            self.peers[group] = {c: rates for _, c, rates in (await _fetch(session, [], [group]))[1]}
+        rates = self.peers.setdefault(group, {}).setdefault(lodging_class, _Rates())
         added = accounts.added_liabilities(session)
         for row in added[self.mark + rates.merged :]:
             rates.merged += 1
@@ -201,43 +210,50 @@ def prepared(session: AsyncSession) -> CheckState | None:
 # 0. the latest version of each filing of each lodging-period;
 # 1. the lodging-periods' runs (the ADR findings of each, a row per finding), in write order;
 # 2. the peers of the groups: from the municipality's lodgings to their operator returns of the
-#    period by (tax account, period), so the cost follows the peers, not the period.
+#    period by (tax account, period), so the cost follows the peers, not the period; a row per
+#    group and class, its peers as arrays (decoded by asyncpg in C: thousands of peers in a
+#    municipality are one row, not a row each).
+_NO_PEERS = (
+    "NULL::text[] AS p_accounts, NULL::text[] AS p_filings, NULL::integer[] AS p_versions, "
+    "NULL::numeric[] AS p_adrs"
+)
 _CHECK_STATE = text(
     "SELECT 0 AS k, NULL::bigint AS n, tax_account, period, declaration_id, filing_id, version, "
-    "filer_kind, filed_on, input, NULL::text AS lodging_class, NULL::numeric AS adr, "
+    "filer_kind, filed_on, input, NULL::text AS lodging_class, "
     "NULL::text AS intermediaries_key, NULL::integer AS findings, "
     + ", ".join(f"NULL::{t} AS f_{c}" for c, t in _FINDING_TYPES.items())
-    + ", 0::bigint AS o1, 0::bigint AS o2 FROM ("
+    + f", 0::bigint AS o1, 0::bigint AS o2, {_NO_PEERS} FROM ("
     "SELECT DISTINCT ON (tax_account, period, filing_id) tax_account, period, declaration_id, filing_id, "
     "version, filer_kind, filed_on, input FROM liabilities WHERE (tax_account, period) IN "
     "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
     "ORDER BY tax_account, period, filing_id, version DESC) AS f "
     "UNION ALL SELECT 1, NULL, r.tax_account, r.period, r.declaration_id, NULL, NULL, NULL, NULL, NULL, "
-    "NULL, NULL, r.intermediaries_key, r.findings, "
+    "NULL, r.intermediaries_key, r.findings, "
     + ", ".join(f"f.{c}" for c in _FINDING_TYPES)
-    + ", r.seq, f.seq FROM crosscheck_runs r LEFT JOIN crosscheck_findings f "
+    + ", r.seq, f.seq, NULL, NULL, NULL, NULL FROM crosscheck_runs r LEFT JOIN crosscheck_findings f "
     "ON f.run_id = r.id AND f.rule = 'adr_outlier' WHERE (r.tax_account, r.period) IN "
     "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
-    "UNION ALL SELECT 2, g.n, v.tax_account, NULL, NULL, v.filing_id, v.version, NULL, NULL, NULL, "
-    "v.lodging_class, CASE WHEN (v.input->>'room_nights')::numeric > 0 THEN "
-    "round((v.input->>'room_revenue')::numeric / (v.input->>'room_nights')::numeric, 2) END, "
-    "NULL, NULL, "
-    + ", ".join(f"NULL::{t}" for t in _FINDING_TYPES.values())
-    + ", 0, 0 FROM unnest(CAST(:j AS text[]), CAST(:m AS text[]), CAST(:gp AS text[])) "
+    "UNION ALL SELECT 2, g.n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, v.lodging_class, NULL, NULL, "
+    + ", ".join("NULL" for _ in _FINDING_TYPES)
+    + ", 0, 0, array_agg(v.tax_account), array_agg(v.filing_id), array_agg(v.version), "
+    "array_agg(CASE WHEN (v.input->>'room_nights')::numeric > 0 THEN "
+    "round((v.input->>'room_revenue')::numeric / (v.input->>'room_nights')::numeric, 2) END) "
+    "FROM unnest(CAST(:j AS text[]), CAST(:m AS text[]), CAST(:gp AS text[])) "
     "WITH ORDINALITY AS g(j, m, p, n) "
     "JOIN lodgings l ON l.jurisdiction = g.j AND l.municipality = g.m "
     "CROSS JOIN LATERAL (SELECT DISTINCT ON (filing_id, lodging_class) tax_account, filing_id, version, "
     "lodging_class, input FROM liabilities WHERE tax_account = l.tax_account AND period = g.p "
     "AND filer_kind = 'operator' ORDER BY filing_id, lodging_class, version DESC) AS v "
+    "GROUP BY g.n, v.lodging_class "
     "ORDER BY k, o1, o2"
 )
 
 
 async def _fetch(
     session: AsyncSession, wanted: Sequence[Pair], groups: Sequence[Group]
-) -> tuple[list[Any], list[tuple[int, _Peer]]]:
+) -> tuple[list[Any], list[tuple[int, str, _Rates]]]:
     """``_CHECK_STATE``'s rows for ``wanted`` (parts 0 and 1, in order), and the peers of
-    ``groups``, each with its group's index in ``groups``."""
+    ``groups``: (the group's index in ``groups``, a lodging class, its peers)."""
     params = {
         "a": [x for x, _ in wanted],
         "p": [y for _, y in wanted],
@@ -246,10 +262,11 @@ async def _fetch(
         "gp": [g[2] for g in groups],
     }
     rows: list[Any] = []
-    peers: list[tuple[int, _Peer]] = []
+    peers: list[tuple[int, str, _Rates]] = []
     for r in await session.execute(_CHECK_STATE, params):
         if r.k == 2:
-            peers.append((r.n - 1, _Peer(r.tax_account, r.filing_id, r.version, r.lodging_class, r.adr)))
+            rates = _Rates.fetched(r.p_accounts, r.p_filings, r.p_versions, r.p_adrs)
+            peers.append((r.n - 1, r.lodging_class, rates))
         else:
             rows.append(r)
     return rows, peers
@@ -287,11 +304,11 @@ async def load(
     groups = sorted(chosen)
     state.unfetched = every - chosen
     for group in groups:
-        state.peers[group] = []
+        state.peers[group] = {}
     seen: set[tuple[str, str]] = set()
     rows, peers = await _fetch(session, wanted, groups)
-    for n, peer in peers:
-        state.peers[groups[n]].append(peer)
+    for n, lodging_class, rates in peers:
+        state.peers[groups[n]][lodging_class] = rates
     for r in rows:
         if r.k == 0:
             state.filings[(r.tax_account, r.period)][r.filing_id] = Filed(
