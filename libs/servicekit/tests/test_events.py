@@ -604,7 +604,8 @@ class TestRelayPlans:
 
     def test_marking_writes_only_integers_into_its_text(self) -> None:
         assert mark_published([5, 6], [0, 1], [10, 11]).endswith(
-            "FROM unnest('{5,6}'::bigint[], '{0,1}'::int[], '{10,11}'::bigint[]) AS u(id, p, o) WHERE o.id = u.id"
+            "FROM unnest('{5,6}'::bigint[], '{0,1}'::int[], '{10,11}'::bigint[]) "
+            "AS u(id, p, o) WHERE o.id = u.id"
         )
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="invalid literal for int"):
             mark_published(["1); DROP TABLE outbox; --"], [0], [0])  # type: ignore[list-item]
