@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -122,6 +123,9 @@ AS_POSTED = (
 
 #: the batch's columns, in the order of the statement's ``ROWS FROM``
 BATCH_COLUMNS = ("event_id", *AS_POSTED, "pending_section")
+#: the columns sent as the posting's own text (the others are formatted: amount, collected_on)
+_TEXT_COLUMNS = tuple(name for name in AS_POSTED if name not in ("amount", "collected_on"))
+_text_values = operator.attrgetter(*_TEXT_COLUMNS)
 
 # One statement for a whole batch: the accounts the lines need; the postings not booked yet,
 # each posting_id looked up in the unique index by a subquery per row (NOT EXISTS became a hash
@@ -181,21 +185,21 @@ async def add_collections(
     a batch is sent as one JSON array per column."""
     if not postings:
         return 0
-    first: dict[str, int] = {}
-    for i, (_, p) in enumerate(postings):
-        first.setdefault(p.posting_id, i)
-    if len(first) < len(postings):  # a posting redelivered under another event id, in the batch
+    posted = [p for _, p in postings]
+    if len({p.posting_id for p in posted}) < len(posted):  # one redelivered under another event id
+        first: dict[str, int] = {}
+        for i, p in enumerate(posted):
+            first.setdefault(p.posting_id, i)
         postings = [postings[i] for i in first.values()]
+        posted = [posted[i] for i in first.values()]
         pending_sections = [pending_sections[i] for i in first.values()]
     dumps = json.dumps
-    columns: dict[str, object] = {
-        name: dumps([getattr(p, name) for _, p in postings])
-        for name in AS_POSTED
-        if name not in ("amount", "collected_on")
-    }
+    # the text columns: each posting's values in one C call, transposed (``zip``) into columns
+    transposed = zip(*map(_text_values, posted), strict=True)
+    columns: dict[str, object] = dict(zip(_TEXT_COLUMNS, map(dumps, transposed), strict=True))
     # the amounts as their decimal text (exact), the days in ISO form, as the casts read them
-    columns["amount"] = dumps([str(p.amount) for _, p in postings])
-    columns["collected_on"] = dumps([p.collected_on.isoformat() for _, p in postings])
+    columns["amount"] = dumps([str(p.amount) for p in posted])
+    columns["collected_on"] = dumps([p.collected_on.isoformat() for p in posted])
     columns["event_id"] = dumps([event_id for event_id, _ in postings])
     columns["pending_section"] = dumps(list(pending_sections))
     for j, (cash, pending) in accounts.items():  # the codes the view ``journal_lines`` derives
