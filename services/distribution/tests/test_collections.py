@@ -443,3 +443,18 @@ class TestAppendOnlyLedger:
                     await session.execute(text(sql))
         assert await scalar(db, "SELECT count(*) FROM journal_lines") == 2
         assert await scalar(db, "SELECT count(*) FROM collections") == 1
+
+
+class TestCollectionIdentifiers:
+    async def test_posting_and_tax_account_compare_as_bytes(
+        self, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """Migration 0014_identifiers_collate_c: the two identifiers that lead an index are "C";
+        the jurisdiction (the account codes are made of it) keeps the database's collation."""
+        collations = await scalar(
+            db,
+            "SELECT string_agg(column_name || '=' || coalesce(collation_name, 'default'), ',' "
+            "ORDER BY column_name) FROM information_schema.columns WHERE table_name = 'collections' "
+            "AND column_name IN ('posting_id', 'tax_account', 'jurisdiction')",
+        )
+        assert collations == "jurisdiction=default,posting_id=C,tax_account=C"
