@@ -143,12 +143,13 @@ class Collection(Base):
 
     __tablename__ = "collections"
     id: Mapped[int] = mapped_column(BigInteger, Identity(), primary_key=True)
-    posting_id: Mapped[str] = mapped_column(Text, unique=True)
+    # identifiers compared as bytes (migration 0014_identifiers_collate_c)
+    posting_id: Mapped[str] = mapped_column(Text(collation="C"), unique=True)
     # not unique: the inbox (same transaction) and posting_id keep an event from booking twice
     # (migration 0012_event_id_not_unique)
     event_id: Mapped[str] = mapped_column(Text)
     payment_id: Mapped[str] = mapped_column(Text)
-    tax_account: Mapped[str] = mapped_column(Text)
+    tax_account: Mapped[str] = mapped_column(Text(collation="C"))
     jurisdiction: Mapped[str] = mapped_column(Text)
     lodging_class: Mapped[str] = mapped_column(Text)
     period: Mapped[str] = mapped_column(Text)

@@ -290,6 +290,40 @@ class TestCollectionsInBatches:
         tb = (await client.get("/v1/ledger/trial-balance", headers=AUDITOR)).json()
         assert (tb["total_debit"], tb["total_credit"], tb["balanced"]) == ("175.60", "175.60", True)
 
+    async def test_a_posting_twice_in_a_batch_keeps_the_other_rows_columns(
+        self, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """A posting_id repeated in a batch (under another event id) is booked once, the first,
+        before the statement (``add_collections``): the rows after it keep their own pending
+        citation, and the entries' ids follow the batch's order, one per row booked."""
+        july, before_the_act = date(2026, 7, 2), date(2003, 8, 31)
+        events = [
+            collection_event(amount="1.00", collected_on=july, posting_id="p-1"),
+            collection_event(amount="2.00", collected_on=july, jurisdiction="VI", posting_id="p-1"),
+            collection_event(amount="3.00", collected_on=july, jurisdiction="VI", posting_id="p-2"),
+            collection_event(amount="4.00", collected_on=before_the_act, posting_id="p-3"),
+            collection_event(amount="5.00", collected_on=july, posting_id="p-2"),
+            collection_event(amount="6.00", collected_on=july, posting_id="p-4"),
+        ]
+        consumer = collections_consumer(db)
+        await consumer.handle_records([collection_record(e, i) for i, e in enumerate(events)])
+        assert (consumer.batches, consumer.applied, consumer.parked) == (1, 6, 0)
+        async with db() as session:
+            rows = (
+                await session.execute(
+                    text(
+                        "SELECT posting_id, event_id, jurisdiction, amount::text, pending_section, "
+                        "entry_id - min(entry_id) OVER () FROM collections ORDER BY id"
+                    )
+                )
+            ).all()
+        assert [tuple(r) for r in rows] == [
+            ("p-1", events[0].id, "PR", "1.00", "§28; §31", 0),
+            ("p-2", events[2].id, "VI", "3.00", "§54(f); §54(e)", 1),
+            ("p-3", events[3].id, "PR", "4.00", None, 2),
+            ("p-4", events[5].id, "PR", "6.00", "§28; §31", 3),
+        ]
+
 
 class TestAppendOnlyLedger:
     @pytest.mark.parametrize(
@@ -409,3 +443,18 @@ class TestAppendOnlyLedger:
                     await session.execute(text(sql))
         assert await scalar(db, "SELECT count(*) FROM journal_lines") == 2
         assert await scalar(db, "SELECT count(*) FROM collections") == 1
+
+
+class TestCollectionIdentifiers:
+    async def test_posting_and_tax_account_compare_as_bytes(
+        self, db: async_sessionmaker[AsyncSession]
+    ) -> None:
+        """Migration 0014_identifiers_collate_c: the two identifiers that lead an index are "C";
+        the jurisdiction (the account codes are made of it) keeps the database's collation."""
+        collations = await scalar(
+            db,
+            "SELECT string_agg(column_name || '=' || coalesce(collation_name, 'default'), ',' "
+            "ORDER BY column_name) FROM information_schema.columns WHERE table_name = 'collections' "
+            "AND column_name IN ('posting_id', 'tax_account', 'jurisdiction')",
+        )
+        assert collations == "jurisdiction=default,posting_id=C,tax_account=C"

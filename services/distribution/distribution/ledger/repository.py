@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -122,19 +123,25 @@ AS_POSTED = (
 
 #: the batch's columns, in the order of the statement's ``ROWS FROM``
 BATCH_COLUMNS = ("event_id", *AS_POSTED, "pending_section")
+#: the columns sent as the posting's own text (the others are formatted: amount, collected_on)
+_TEXT_COLUMNS = tuple(name for name in AS_POSTED if name not in ("amount", "collected_on"))
+_text_values = operator.attrgetter(*_TEXT_COLUMNS)
 
-# One statement for a whole batch: the accounts the lines need; the postings not booked yet
-# (the first of a posting_id repeated in the batch; each posting_id is looked up in the unique
-# index by a subquery per row, where NOT EXISTS became a hash anti-join that read all of
-# ``collections`` for every batch: 7 ms a batch at 20,000 rows); each given its entry's id from
-# the entries' identity sequence, in the batch's order (a volatile function in the select list
-# is evaluated after the ORDER BY), so that the collection rows are written from ``fresh``
-# alone; the sequence is looked up once per statement (an InitPlan: ``pg_get_serial_sequence``
-# called per row read the catalog's dependencies 200 times a batch, 2.5-10 us a row, and cast its
-# text to ``regclass`` each time). A collection row IS its journal entry (view ``journal_entries``, migration
-# 0010_derived_collection_entries: it keeps the entry's id; the view ``collection_entries`` writes
-# its description from the row, 0013_derived_descriptions) and its entry's two
-# lines (debit cash, credit pending: view ``journal_lines``, migration
+# One statement for a whole batch: the accounts the lines need; the postings not booked yet,
+# each posting_id looked up in the unique index by a subquery per row (NOT EXISTS became a hash
+# anti-join that read all of ``collections`` for every batch: 7 ms a batch at 20,000 rows); each
+# given its entry's id from the entries' identity sequence as the rows are read, in the batch's
+# order (the JSON function scan's ordinality: the planner needs no sort for ``ORDER BY ord``), so
+# that the collection rows are written from the batch alone; the sequence is looked up once per
+# statement (an InitPlan: ``pg_get_serial_sequence`` called per row read the catalog's
+# dependencies 200 times a batch, 2.5-10 us a row, and cast its text to ``regclass`` each time).
+# A posting_id twice in the batch is booked once, the first, by ``add_collections`` before the
+# statement (a ``DISTINCT ON (posting_id)`` here sorted the batch by posting_id, and the entries'
+# ids then needed the batch materialized and sorted back into its order: ~0.5 ms a batch of 200,
+# bench/README.md, session 13). A collection row IS its journal entry (view ``journal_entries``,
+# migration 0010_derived_collection_entries: it keeps the entry's id; the view
+# ``collection_entries`` writes its description from the row, 0013_derived_descriptions) and its
+# entry's two lines (debit cash, credit pending: view ``journal_lines``, migration
 # 0009_derived_collection_lines; ``pending_section`` is the pending line's citation). The
 # references are checked at the statement's end (statement trigger).
 # The batch's columns come as one JSON array each (``json_array_elements_text`` zipped by
@@ -149,27 +156,18 @@ WITH new_accounts AS (
     SELECT * FROM unnest(CAST(:account_code AS text[]), CAST(:account_jurisdiction AS text[]),
         CAST(:account_kind AS text[]), CAST(:account_name AS text[]), CAST(:account_section AS text[]))
     ON CONFLICT DO NOTHING
-), batch AS (
-    SELECT b.event_id, b.posting_id, b.payment_id, b.tax_account, b.jurisdiction, b.lodging_class,
-        b.period, b.component, CAST(b.amount AS numeric) AS amount,
-        CAST(b.collected_on AS date) AS collected_on, b.section, b.refund_id, b.pending_section, b.ord
-    FROM ROWS FROM ({", ".join(f"json_array_elements_text(CAST(:{c} AS json))" for c in BATCH_COLUMNS)})
-        WITH ORDINALITY AS b({", ".join(BATCH_COLUMNS)}, ord)
-), first AS (
-    SELECT DISTINCT ON (posting_id) * FROM batch
-    WHERE (SELECT true FROM collections c WHERE c.posting_id = batch.posting_id LIMIT 1) IS NULL
-    ORDER BY posting_id, ord
-), fresh AS MATERIALIZED (
-    SELECT nextval((SELECT CAST(pg_get_serial_sequence('stored_journal_entries', 'id') AS regclass)))
-        AS entry_id, * FROM first
-    ORDER BY ord
 )
 INSERT INTO collections (posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class,
     period, component, amount, collected_on, section, entry_id, pending_section, refund_id,
     entry_derived)
-SELECT posting_id, event_id, payment_id, tax_account, jurisdiction, lodging_class, period,
-    component, amount, collected_on, section, entry_id, pending_section, refund_id, true
-FROM fresh ORDER BY ord
+SELECT b.posting_id, b.event_id, b.payment_id, b.tax_account, b.jurisdiction, b.lodging_class, b.period,
+    b.component, CAST(b.amount AS numeric), CAST(b.collected_on AS date), b.section,
+    nextval((SELECT CAST(pg_get_serial_sequence('stored_journal_entries', 'id') AS regclass))),
+    b.pending_section, b.refund_id, true
+FROM ROWS FROM ({", ".join(f"json_array_elements_text(CAST(:{c} AS json))" for c in BATCH_COLUMNS)})
+    WITH ORDINALITY AS b({", ".join(BATCH_COLUMNS)}, ord)
+WHERE (SELECT true FROM collections c WHERE c.posting_id = b.posting_id LIMIT 1) IS NULL
+ORDER BY b.ord
 """
 )
 
@@ -183,18 +181,25 @@ async def add_collections(
 ) -> int:
     """Book ``(event id, posting)`` pairs in order, each with its pending line's section, on its
     jurisdiction's ``(cash, pending)`` accounts (created if missing; see ``_ADD_COLLECTIONS``);
-    returns how many were new. Column by column: a batch is sent as one JSON array per column."""
+    returns how many were new (a posting_id twice in ``postings``: the first). Column by column:
+    a batch is sent as one JSON array per column."""
     if not postings:
         return 0
+    posted = [p for _, p in postings]
+    if len({p.posting_id for p in posted}) < len(posted):  # one redelivered under another event id
+        first: dict[str, int] = {}
+        for i, p in enumerate(posted):
+            first.setdefault(p.posting_id, i)
+        postings = [postings[i] for i in first.values()]
+        posted = [posted[i] for i in first.values()]
+        pending_sections = [pending_sections[i] for i in first.values()]
     dumps = json.dumps
-    columns: dict[str, object] = {
-        name: dumps([getattr(p, name) for _, p in postings])
-        for name in AS_POSTED
-        if name not in ("amount", "collected_on")
-    }
+    # the text columns: each posting's values in one C call, transposed (``zip``) into columns
+    transposed = zip(*map(_text_values, posted), strict=True)
+    columns: dict[str, object] = dict(zip(_TEXT_COLUMNS, map(dumps, transposed), strict=True))
     # the amounts as their decimal text (exact), the days in ISO form, as the casts read them
-    columns["amount"] = dumps([str(p.amount) for _, p in postings])
-    columns["collected_on"] = dumps([p.collected_on.isoformat() for _, p in postings])
+    columns["amount"] = dumps([str(p.amount) for p in posted])
+    columns["collected_on"] = dumps([p.collected_on.isoformat() for p in posted])
     columns["event_id"] = dumps([event_id for event_id, _ in postings])
     columns["pending_section"] = dumps(list(pending_sections))
     for j, (cash, pending) in accounts.items():  # the codes the view ``journal_lines`` derives

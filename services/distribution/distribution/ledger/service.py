@@ -33,7 +33,11 @@ async def record_collection(
     In a consumer's batch the postings are booked together at the batch's end
     (:func:`book_collections`, a few statements for the whole batch); elsewhere now.
     """
-    session.info.setdefault(_PENDING, []).append((event_id, posting))
+    pending: list[tuple[str, CollectionPosted]] | None = session.info.get(_PENDING)
+    if pending is not None:  # a later event of the batch: booked with the first's
+        pending.append((event_id, posting))
+        return
+    session.info[_PENDING] = [(event_id, posting)]
     await once_per_batch(
         session, _PENDING, lambda: book_collections(session, postings=session.info.pop(_PENDING), law=law)
     )
