@@ -191,7 +191,15 @@ class Declaration(Base):
         Index("ix_declarations_tax_account_period", "tax_account", "period"),
         Index("ix_declarations_jurisdiction_period", "jurisdiction", "period"),
         Index("ix_declarations_filer", "filer_kind", "filer_id"),
-        Index("ix_declarations_lodging_period", "lodging_id", "period"),
+        # the filer's latest version of a lodging-period (migration 0011_declarations_latest_index)
+        Index(
+            "ix_declarations_lodging_period_filer",
+            "lodging_id",
+            "period",
+            "filer_kind",
+            "filer_id",
+            "version",
+        ),
     )
 
 
