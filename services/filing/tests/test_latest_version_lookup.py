@@ -1,5 +1,5 @@
-"""The filer's latest version of a lodging-period is read by one index entry, whatever the
-plan's estimates (migration 0011: the lookup once read every return its filer had filed)."""
+"""The filer's latest version of a lodging-period is read by one index entry (migration 0011:
+the lookup once read every return its filer had filed)."""
 
 from __future__ import annotations
 

@@ -13,9 +13,12 @@ returns of that operator; bench/README.md, session 13). A chain's operator or an
 files that many in a year.
 
 ``ix_declarations_lodging_period_filer`` holds the four columns and the version, in the order the
-lookup reads them: one entry read, the highest version first (no sort), whatever the plan's
-estimates. It replaces ``ix_declarations_lodging_period``, its prefix, so a return still adds as
-many index entries as before.
+lookup reads them: one entry read, the highest version first (no sort). It replaces
+``ix_declarations_lodging_period``, its prefix, so a return still adds as many index entries as
+before. With the table's statistics (autovacuum's ANALYZE, on by default) the planner takes it
+(backward, ``LIMIT 1``) in the generic plan as in the custom ones; on a table never analyzed it
+may still estimate one row for the filer's index and take that one: this machine's PostgreSQL
+runs with autovacuum off (docs/operations.md: a deployment must keep it on).
 
 Revision ID: 0011_declarations_latest_index
 Revises: 0010_lz4_documents
