@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from bench_event_lag import REGISTERED, lags, load, pct, register
+from bench_event_lag import REGISTERED, Poster, lags, load, pct, register
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from platform_harness import Api, Platform  # noqa: E402
@@ -171,7 +171,9 @@ async def measure(platform: Platform, rates: list[float], args: argparse.Namespa
     print(f"load before: {os.getloadavg()[0]:.1f} (1-min average, {os.cpu_count()} cores)")
     t = time.monotonic()
     declared = list(reversed(slots))
-    filed, _ = await load(api, declared, args.setup_rate, len(slots) / args.setup_rate)
+    poster = Poster(platform.url("filing"), api.headers["Authorization"])
+    filed, _ = await load(poster, declared, args.setup_rate, len(slots) / args.setup_rate)
+    poster.close()
     await lags(platform, filed, timeout=900)
     print(
         f"{len(accounts)} lodgings, {len(filed)} declarations filed and assessed "
