@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import statistics
 import sys
 import time
@@ -298,7 +299,18 @@ def windows(per: list[tuple[float, float]], seconds: float) -> list[tuple[float,
     return out
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM (``kill``, ``pkill``) cancels the running bench as Ctrl-C does, so its ``finally``
+    stops the platform: without it the interpreter exited at once and left the services, the
+    broker and their databases running, to compete with (and connect to the recreated databases
+    of) the next run (session 13)."""
+    task = asyncio.current_task()
+    assert task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+
+
 async def main(args: argparse.Namespace) -> None:
+    stop_on_sigterm()
     platform = Platform(prefix="roomtax_bench_lag")
     try:
         await platform.start()

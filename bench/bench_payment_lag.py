@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
-from bench_event_lag import REGISTERED, Poster, lags, load, pct, register
+from bench_event_lag import REGISTERED, Poster, lags, load, pct, register, stop_on_sigterm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from platform_harness import Api, Platform  # noqa: E402
@@ -148,6 +148,7 @@ async def collection_lags(platform: Platform, ids: list[str], timeout: float) ->
 
 
 async def main(args: argparse.Namespace) -> None:
+    stop_on_sigterm()
     platform = Platform(prefix="roomtax_bench_paylag")
     try:
         await platform.start()
