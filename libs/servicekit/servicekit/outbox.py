@@ -499,12 +499,14 @@ def mark_published(ids: Sequence[int], partitions: Sequence[int], offsets: Seque
     at any size. (``plan_cache_mode = force_custom_plan`` on the relay's connections would do that
     for every statement, and the claim would be planned as a bitmap scan of the unpublished-rows
     index, which visits every dead entry of that index where vacuum has not run.)"""
-    ints = ",".join
+
+    def array(values: Sequence[int], sql_type: str) -> str:  # int() refuses anything but an integer
+        return f"'{{{','.join(str(int(v)) for v in values)}}}'::{sql_type}[]"
+
     return (
         'UPDATE outbox AS o SET published_at = now(), "partition" = u.p, "offset" = u.o '
-        f"FROM unnest('{{{ints(map(str, map(int, ids)))}}}'::bigint[], "
-        f"'{{{ints(map(str, map(int, partitions)))}}}'::int[], "
-        f"'{{{ints(map(str, map(int, offsets)))}}}'::bigint[]) AS u(id, p, o) WHERE o.id = u.id"
+        f"FROM unnest({array(ids, 'bigint')}, {array(partitions, 'int')}, {array(offsets, 'bigint')}) "
+        "AS u(id, p, o) WHERE o.id = u.id"
     )
 
 
@@ -829,10 +831,7 @@ class OutboxRelay:
 
     async def run(self, stop: asyncio.Event) -> None:
         self._pool = await asyncpg.create_pool(
-            self.dsn,
-            min_size=1,
-            max_size=2,
-            server_settings={"application_name": self.name},
+            self.dsn, min_size=1, max_size=2, server_settings={"application_name": self.name}
         )
         await self._load_partitions()
         backoff = 0.2

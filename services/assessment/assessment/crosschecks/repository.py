@@ -43,10 +43,10 @@ class _Rates:
 
     Built from the arrays fetched for the group and class (:meth:`fetched`), then kept current
     with the liabilities the batch adds (``merged``: how many of those past the state's mark were
-    seen). A check reads
-    the sorted rates less its own lodging's, not every peer's row again: with 3,000 lodgings in a
-    municipality that loop and the median's sort of the unsorted rates were most of the consumer's
-    CPU per return at the event-lag bench's max rate (bench/README.md, session 13)."""
+    seen). A check reads the sorted rates less its own lodging's, not every peer's row again: with
+    3,000 lodgings in a municipality that loop and the median's sort of the unsorted rates were
+    most of the consumer's CPU per return at the event-lag bench's max rate (bench/README.md,
+    session 13)."""
 
     latest: dict[str, tuple[int, Decimal | None]] = field(default_factory=dict)  # filing: version, ADR
     of_account: dict[str, list[str]] = field(default_factory=dict)  # tax account: its filings
@@ -174,7 +174,10 @@ class CheckState:
         if group in self.unfetched:
             self.unfetched.discard(group)
             self.peers[group] = {c: rates for _, c, rates in (await _fetch(session, [], [group]))[1]}
-        rates = self.peers.setdefault(group, {}).setdefault(lodging_class, _Rates())
+        classes = self.peers.setdefault(group, {})
+        rates = classes.get(lodging_class)
+        if rates is None:  # no peer of the class fetched: only the batch's own returns
+            rates = classes[lodging_class] = _Rates()
         added = accounts.added_liabilities(session)
         for row in added[self.mark + rates.merged :]:
             rates.merged += 1
