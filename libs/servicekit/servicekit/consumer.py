@@ -65,6 +65,11 @@ CONSUMER_REWINDS = Counter(
     "Partitions read again from their beginning: the broker lost their log",
     ["consumer"],
 )
+CONSUMER_STALL_RESTARTS = Counter(
+    "roomtax_consumer_stall_restarts_total",
+    "Kafka clients replaced because records waited in their partitions and none came",
+    ["consumer"],
+)
 
 Handler = Callable[[AsyncSession, CloudEvent], Awaitable[None]]
 Deferred = Callable[[], Awaitable[object]]
@@ -223,6 +228,7 @@ class EventConsumer:
         retry_delay: float = 0.2,
         session_timeout_ms: int = 3_000,
         check_interval: float = 2.0,
+        stall_timeout: float = 30.0,
         kafka_options: Mapping[str, Any] | None = None,
         batch_size: int = 1,
         prepare: Prepare | None = None,
@@ -243,6 +249,8 @@ class EventConsumer:
         # (re)start under 2 s while heartbeats (every 500 ms) run on their own task.
         self.session_timeout_ms = session_timeout_ms
         self.check_interval = check_interval  # seconds between position checks while idle
+        # records waiting that long with none arriving: the client is replaced (see ``run``)
+        self.stall_timeout = stall_timeout
         self.kafka_options = dict(kafka_options or {})  # TLS/SASL: servicekit.kafka.client_options
         self.fetch_max_wait_ms = fetch_max_wait_ms  # the broker's longest wait for a record
         self._lag_reported: set[TopicPartition] = set()  # partitions with a roomtax_consumer_lag value
@@ -255,6 +263,7 @@ class EventConsumer:
         self.duplicates = 0
         self.parked = 0
         self.rewinds = 0
+        self.stall_restarts = 0
         self.batches = 0  # transactions that applied more than one event
         # parse_contracts: a consumer of ONE contract handler of one event type parses each record
         # straight into that contract (:func:`contract_envelope`; its handler gets the model without
@@ -494,16 +503,25 @@ class EventConsumer:
             )
             loop = asyncio.get_running_loop()
             last_check = loop.time()
+            waiting_since: float | None = None  # records waiting and none arriving since then
             try:
                 await consumer.start()
                 backoff = 0.5
                 while not stop.is_set():
                     batches = await consumer.getmany(timeout_ms=500, max_records=500)
                     await self.handle_poll(consumer, batches)
-                    if not batches and loop.time() - last_check > self.check_interval:
+                    if batches:
+                        waiting_since = None
+                    elif loop.time() - last_check > self.check_interval:
                         last_check = loop.time()
                         await self.check_positions(consumer)
-                        await self.report_idle_lag(consumer)
+                        if not await self.report_idle_lag(consumer):
+                            waiting_since = None
+                        elif waiting_since is None:
+                            waiting_since = last_check
+                        elif last_check - waiting_since > self.stall_timeout:
+                            self._stalled(last_check - waiting_since)
+                            break  # the client is stopped (finally) and a new one started
             except (KafkaError, OSError) as exc:
                 log.warning("consumer %s: broker error %s; reconnecting in %.1fs", self.name, exc, backoff)
                 with contextlib.suppress(TimeoutError):
@@ -517,8 +535,9 @@ class EventConsumer:
             metrics.CONSUMER_LAG.labels(self.name, tp.topic, str(tp.partition)).set(max(0, end - position))
             self._lag_reported.add(tp)
 
-    async def report_idle_lag(self, consumer: AIOKafkaConsumer) -> None:
-        """The lag of every assigned partition while no record arrives (a stalled fetch shows).
+    async def report_idle_lag(self, consumer: AIOKafkaConsumer) -> bool:
+        """The lag of every assigned partition while no record arrives (a stalled fetch shows);
+        whether records wait in one of them (its end offset past the position).
 
         A partition given to another replica by a rebalance is no longer reported here (its
         new owner reports it), so a stale value does not linger in ``roomtax_consumer_lag``.
@@ -528,12 +547,33 @@ class EventConsumer:
             with contextlib.suppress(KeyError):
                 metrics.CONSUMER_LAG.remove(self.name, tp.topic, str(tp.partition))
             self._lag_reported.discard(tp)
+        waiting = False
         if not assigned:
-            return
+            return waiting
         with contextlib.suppress(KafkaError, AssertionError, TimeoutError):
             ends = await asyncio.wait_for(consumer.end_offsets(assigned), timeout=5)
             for tp in assigned:
-                self._report_lag(tp, await asyncio.wait_for(consumer.position(tp), timeout=5), ends.get(tp))
+                position = await asyncio.wait_for(consumer.position(tp), timeout=5)
+                self._report_lag(tp, position, ends.get(tp))
+                waiting = waiting or ends.get(tp, position) > position
+        return waiting
+
+    def _stalled(self, seconds: float) -> None:
+        """Records have waited ``seconds`` in the assigned partitions, and polls brought none.
+
+        Seen once in CI after a broker restart (the consumer's group rejoin never completed
+        while the new broker held the relay's records, 180 s): aiokafka's coordination runs on
+        its own task and reports no error, so ``run`` would poll the stuck client forever. A
+        new client joins the group again and reads from the committed offsets; the inbox drops
+        what was applied. A rebalance that runs its course takes the session timeout (3 s).
+        """
+        self.stall_restarts += 1
+        CONSUMER_STALL_RESTARTS.labels(self.name).inc()
+        log.warning(
+            "consumer %s: records have waited %.0f s and no poll brought them; starting a new client",
+            self.name,
+            seconds,
+        )
 
     async def check_positions(self, consumer: AIOKafkaConsumer) -> list[TopicPartition]:
         """Start again from the beginning every partition whose position is past its log's end.

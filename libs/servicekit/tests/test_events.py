@@ -7,10 +7,11 @@ import json
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.errors import (
     InvalidTopicError,
     KafkaConnectionError,
@@ -80,6 +81,21 @@ def dsn(url: str) -> str:
     return url.replace("postgresql+asyncpg://", "postgresql://")
 
 
+class _FirstClientPaused(EventConsumer):
+    """A consumer whose first Kafka client fetches nothing: its partitions paused once assigned."""
+
+    first: AIOKafkaConsumer | None = None
+    paused_polls = 0
+
+    async def handle_poll(self, consumer: AIOKafkaConsumer, polled: Any) -> None:
+        if self.first is None and consumer.assignment():
+            self.first = consumer
+        if consumer is self.first:
+            consumer.pause(*consumer.assignment())
+            self.paused_polls += 1
+        await super().handle_poll(consumer, polled)
+
+
 class TestRelayAndConsumer:
     async def test_event_reaches_consumer_once(self, sm: SM, chassis_db: str, broker: BrokerProcess) -> None:
         stop = asyncio.Event()
@@ -97,6 +113,40 @@ class TestRelayAndConsumer:
             latency = asyncio.get_running_loop().time() - started
             assert latency < 10  # LISTEN/NOTIFY wakes the relay; no poll interval in the path
             assert await applied(sm, [name]) == {name: 1}
+        finally:
+            stop.set()
+            await asyncio.gather(*tasks)
+
+    async def test_a_client_that_stopped_fetching_is_replaced(
+        self, sm: SM, chassis_db: str, broker: BrokerProcess
+    ) -> None:
+        """Records wait in the assigned partitions and no poll brings them: after
+        ``stall_timeout`` the consumer replaces its Kafka client, and the event is applied once.
+
+        The first client's partitions are paused (it fetches nothing and reports no error, as
+        one stuck rejoining its group after a broker restart: CI of stop 27, 180 s); without the
+        replacement it would wait forever.
+        """
+        stop = asyncio.Event()
+        relay = OutboxRelay(dsn=dsn(chassis_db), bootstrap=broker.bootstrap, name="stall-relay")
+        consumer = _FirstClientPaused(
+            name=f"s-{uuid.uuid4().hex[:6]}",
+            bootstrap=broker.bootstrap,
+            topics=[TOPIC],
+            sessionmaker=sm,
+            handlers={EVENT: record},
+            check_interval=0.5,
+            stall_timeout=2.0,
+        )
+        tasks = [asyncio.create_task(relay.run(stop)), asyncio.create_task(consumer.run(stop))]
+        try:
+            await eventually(lambda: _true(consumer.first is not None))
+            name = f"stall-{uuid.uuid4().hex[:8]}"
+            await write(sm, name)
+            await eventually(lambda: _has(sm, [name]))
+            assert await applied(sm, [name]) == {name: 1}
+            assert consumer.stall_restarts == 1
+            assert consumer.paused_polls > 0  # the first client did poll, paused
         finally:
             stop.set()
             await asyncio.gather(*tasks)
@@ -139,7 +189,8 @@ class TestRelayAndConsumer:
                 raise AssertionError(
                     f"{exc} ({stage}, {timeout} s); applied {await applied(sm, names)}, outbox rows "
                     f"{rows}, relay published {relay.published} replays {relay.replays}, consumer "
-                    f"applied {consumer.applied} duplicates {consumer.duplicates} rewinds {consumer.rewinds}"
+                    f"applied {consumer.applied} duplicates {consumer.duplicates} rewinds {consumer.rewinds} "
+                    f"stall restarts {consumer.stall_restarts}"
                 ) from exc
 
         try:
