@@ -88,7 +88,12 @@ class BondDrawView(Base):
 
 
 class Liability(Created, Base):
-    """One version of one filer's declaration for a lodging-period, recomputed by taxcore."""
+    """One version of one filer's declaration for a lodging-period, recomputed by taxcore.
+
+    The table also has ``created_xid`` (xid8, default ``pg_current_xact_id()``; migration 0013)
+    and its index ``ix_liabilities_period_xid``: the transaction that wrote the row, read only by
+    the cross-checks' peers query in SQL (the peers committed since a worker's snapshot), not
+    mapped here so that no ORM statement reads or writes it."""
 
     __tablename__ = "liabilities"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
