@@ -58,6 +58,8 @@ class LodgingView(LodgingColumns, Base):
     #: en/es; None: the jurisdiction's default language (servicekit.documents.language_for)
     preferred_language: Mapped[str | None] = mapped_column(Text, nullable=True)
     snapshot_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: a municipality's lodgings: the cross-checks' peers (migration 0013)
+    __table_args__ = (Index("ix_lodgings_place", "jurisdiction", "municipality", "tax_account"),)
 
 
 class BondView(Base):

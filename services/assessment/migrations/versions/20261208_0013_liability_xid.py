@@ -1,4 +1,4 @@
-"""liabilities.created_xid: the transaction that wrote the row, for the peers' cache
+"""liabilities.created_xid: the transaction that wrote the row, for the peers' cache; lodgings by place
 
 A worker keeps the peers of a group (jurisdiction, municipality, period) it has read and, at its
 next batch, reads only the operator returns committed since: the rows whose transaction its
@@ -30,9 +30,13 @@ def upgrade() -> None:
         "CREATE INDEX ix_liabilities_period_xid ON liabilities (period, created_xid) "
         "WHERE filer_kind = 'operator'"
     )
+    # a group's lodgings (the peers' statement reads them each batch): the municipality's rows,
+    # not every lodging of the platform's
+    op.execute("CREATE INDEX ix_lodgings_place ON lodgings (jurisdiction, municipality, tax_account)")
 
 
 def downgrade() -> None:
     op.execute("SET LOCAL lock_timeout = '5s'")
+    op.execute("DROP INDEX ix_lodgings_place")
     op.execute("DROP INDEX ix_liabilities_period_xid")
     op.execute("ALTER TABLE liabilities DROP COLUMN created_xid")
