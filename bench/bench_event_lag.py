@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -309,11 +310,32 @@ def stop_on_sigterm() -> None:
     asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
 
 
+async def autovacuum(platform: Platform, every: float) -> None:
+    """``VACUUM (ANALYZE)`` each service's database every ``every`` seconds: this machine's
+    PostgreSQL runs with ``autovacuum = off`` (the CI's conf.d), a deployment with it on
+    (docs/operations.md). Without statistics a prepared statement keeps the generic plan made
+    when its table was a page: session 14's first run had filing's ``_FILING_CONTEXT`` on ~4
+    backends at once at 250/s (PostgreSQL 1.3 of the 2 cores), its plan reading every return of
+    the bench's one operator; an ANALYZE invalidates the plans of the table's statements."""
+    while True:
+        await asyncio.sleep(every)
+        for name in platform.services:
+            conn = await asyncpg.connect(database_url(f"{platform.prefix}_{name}", driver="postgresql"))
+            try:
+                await conn.execute("VACUUM (ANALYZE)")
+            finally:
+                await conn.close()
+
+
 async def main(args: argparse.Namespace) -> None:
     stop_on_sigterm()
     platform = Platform(prefix="roomtax_bench_lag")
+    vacuum: asyncio.Task[None] | None = None
     try:
         await platform.start()
+        if args.autovacuum > 0:
+            vacuum = asyncio.create_task(autovacuum(platform, args.autovacuum))
+            print(f"autovacuum stand-in: VACUUM (ANALYZE) of each database every {args.autovacuum:.0f} s")
         admin = await Api.login(platform, "agency-admin", "dev-admin-secret")
         client, accounts = await register(platform, admin, args.lodgings)
         api = Poster(platform.url("filing"), client.headers["Authorization"])
@@ -400,6 +422,10 @@ async def main(args: argparse.Namespace) -> None:
         api.close()
         await admin.close()
     finally:
+        if vacuum is not None:
+            vacuum.cancel()
+            with contextlib.suppress(asyncio.CancelledError, asyncpg.PostgresError, OSError):
+                await vacuum
         platform.stop()
 
 
@@ -410,6 +436,12 @@ if __name__ == "__main__":
     parser.add_argument("--lodgings", type=int, default=200, help="PR hotels registered (x periods = slots)")
     parser.add_argument("--filing-max", default="measure", help="declarations/s, or measure")
     parser.add_argument("--max-concurrency", type=int, default=16, help="clients measuring the filing max")
+    parser.add_argument(
+        "--autovacuum",
+        type=float,
+        default=30,
+        help="seconds between VACUUM (ANALYZE) of each database (0: none; the machine's autovacuum is off)",
+    )
     parser.add_argument("--max-seconds", type=float, default=20, help="of the filing max's measurement")
     parser.add_argument(
         "--window", type=float, default=20, help="seconds of filings per lag-over-time figure"
