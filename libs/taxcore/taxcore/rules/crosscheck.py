@@ -27,9 +27,9 @@ from collections.abc import Collection
 from datetime import date
 from decimal import Decimal
 from statistics import median
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidatorFunctionWrapHandler, field_validator
 
 from taxcore.errors import ParameterError
 from taxcore.money import ZERO, fmt, round_cents
@@ -82,6 +82,20 @@ class CrossFinding(BaseModel):
     parameters: dict[str, str] = {}
 
 
+class Ascending(list[Decimal]):
+    """Rates known to be in ascending order (a caller that keeps them sorted: the assessment
+    service's peers): :func:`adr_outlier` takes their median by position instead of sorting
+    them again, ~3,000 Decimals compared per check in a municipality of 3,000 lodgings."""
+
+
+def _median(values: list[Decimal]) -> Decimal:
+    """``statistics.median``, without its sort when ``values`` are :class:`Ascending`."""
+    if not isinstance(values, Ascending):
+        return Decimal(median(values))
+    mid = len(values) // 2
+    return values[mid] if len(values) % 2 else (values[mid - 1] + values[mid]) / 2
+
+
 class LodgingPeriodData(BaseModel):
     """Everything the cross-checks of one lodging-period read (no I/O: the caller gathers it).
 
@@ -101,6 +115,16 @@ class LodgingPeriodData(BaseModel):
     intermediaries: list[DeclarationInput] = []
     peer_adrs: list[Decimal] = []
     certificates: frozenset[str] | None = None
+
+    @field_validator("peer_adrs", mode="wrap")
+    @classmethod
+    def _ascending_as_given(cls, value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        """An :class:`Ascending` is kept as given (its caller built it of Decimals, sorted: the
+        median needs no sort, and 3,000 rates are not validated one by one per check); any other
+        value is validated as a list of Decimals."""
+        if type(value) is Ascending:
+            return value
+        return handler(value)
 
 
 def _sections(tree: ParameterTree, jurisdiction: str, on: date) -> dict[str, str]:
@@ -219,7 +243,7 @@ def adr_outlier(
     p = _mapping(ref, "factor", "min_peers")
     if adr is None or len(data.peer_adrs) < p["min_peers"]:
         return None
-    mid = round_cents(Decimal(median(data.peer_adrs)))
+    mid = round_cents(_median(data.peer_adrs))
     low, high = round_cents(mid / p["factor"]), round_cents(mid * p["factor"])
     if low <= adr <= high:
         return None

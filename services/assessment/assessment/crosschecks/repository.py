@@ -22,7 +22,7 @@ from assessment.models import Liability, LodgingView
 from servicekit.consumer import once_per_batch
 from servicekit.db import new_id
 from taxcore.periods import Period
-from taxcore.rules.crosscheck import CrossFinding
+from taxcore.rules.crosscheck import Ascending, CrossFinding
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +107,9 @@ class _Rates:
         appends to it: the lists are shared)."""
         return _Rates(dict(self.latest), dict(self.of_account), list(self.adrs))
 
-    def excluding(self, tax_account: str) -> list[Decimal]:
+    def excluding(self, tax_account: str) -> Ascending:
         """The rates, ascending, less those of ``tax_account``'s filings."""
-        out = list(self.adrs)
+        out = Ascending(self.adrs)
         for filing in self.of_account.get(tax_account, ()):
             if (adr := self.latest[filing][1]) is not None:
                 del out[bisect_left(out, adr)]
@@ -167,13 +167,18 @@ class CheckState:
     unfetched: set[Group] = field(default_factory=set)
     #: (jurisdiction, municipality) of the accounts of the liabilities added (None: no lodging)
     places: dict[str, tuple[str, str] | None] = field(default_factory=dict)
+    #: the liabilities added past ``mark`` by lodging-period, of the first ``indexed`` of them
+    added: dict[Pair, list[Mapping[str, Any]]] = field(default_factory=dict)
+    indexed: int = 0
 
     def latest_filings(self, session: AsyncSession, pair: Pair) -> list[Filed]:
         """The lodging-period's latest version of each filing."""
         latest = dict(self.filings.get(pair, {}))
-        for row in accounts.added_liabilities(session)[self.mark :]:
-            if (row["tax_account"], row["period"]) != pair:
-                continue
+        rows = accounts.added_liabilities(session)
+        for row in rows[self.mark + self.indexed :]:  # each row indexed once: not a pass per check
+            self.added.setdefault((row["tax_account"], row["period"]), []).append(row)
+        self.indexed = len(rows) - self.mark
+        for row in self.added.get(pair, ()):
             was = latest.get(row["filing_id"])
             if was is None or row["version"] > was.version:
                 latest[row["filing_id"]] = Filed(
@@ -184,7 +189,7 @@ class CheckState:
 
     async def peer_adrs(
         self, session: AsyncSession, lodging: LodgingView, period: str, lodging_class: str
-    ) -> list[Decimal]:
+    ) -> Ascending:
         """Average daily rates of the other lodgings' operator returns (the latest version of
         each filing of that class) for the period, same class and municipality, ascending."""
         group = (lodging.jurisdiction, lodging.municipality, period)
