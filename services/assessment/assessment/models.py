@@ -58,8 +58,6 @@ class LodgingView(LodgingColumns, Base):
     #: en/es; None: the jurisdiction's default language (servicekit.documents.language_for)
     preferred_language: Mapped[str | None] = mapped_column(Text, nullable=True)
     snapshot_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    #: a municipality's lodgings: the cross-checks' peers (migration 0013)
-    __table_args__ = (Index("ix_lodgings_place", "jurisdiction", "municipality", "tax_account"),)
 
 
 class BondView(Base):
@@ -90,12 +88,7 @@ class BondDrawView(Base):
 
 
 class Liability(Created, Base):
-    """One version of one filer's declaration for a lodging-period, recomputed by taxcore.
-
-    The table also has ``created_xid`` (xid8, default ``pg_current_xact_id()``; migration 0013)
-    and its index ``ix_liabilities_period_xid``: the transaction that wrote the row, read only by
-    the cross-checks' peers query in SQL (the peers committed since a worker's snapshot), not
-    mapped here so that no ORM statement reads or writes it."""
+    """One version of one filer's declaration for a lodging-period, recomputed by taxcore."""
 
     __tablename__ = "liabilities"
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)

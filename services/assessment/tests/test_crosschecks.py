@@ -3,26 +3,21 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import httpx
-from assessment_factories import ADMIN, AUDITOR, RUNTIME, Bus, new_account
-from sqlalchemy import text
+from assessment_factories import ADMIN, AUDITOR, Bus, new_account
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from assessment.crosschecks import repository
 from assessment.crosschecks.repository import crosscheck_coverage
 from assessment.models import LodgingView
-from assessment.settings import AssessmentSettings
-from servicekit.db import make_engine, make_sessionmaker
-from servicekit.testing import auth, fresh_database
+from servicekit.testing import auth
 from taxcore.periods import Period
 
 OPERATOR = auth("operator", operator_id="op-cc")
 OTHER = auth("operator", operator_id="op-cc-other")
 FACILITATOR = auth("facilitator", facilitator_id="fac-cc")
-MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 
 
 async def operator_return(bus: Bus, account: str, period: str, lines: dict[str, Any], **kw: Any) -> str:
@@ -321,92 +316,3 @@ class TestPeerRates:
         # a filing twice in the arrays (not what the statement gives) is merged version by version
         twice = repository._Rates.fetched(["A", "A"], ["fa", "fa"], [2, 1], [d("90.00"), d("80.00")])
         assert (twice.latest, twice.excluding("Z")) == ({"fa": (2, d("90.00"))}, [d("90.00")])
-
-    def test_a_copy_takes_a_batchs_rows_and_the_cached_rates_do_not(self) -> None:
-        d = Decimal
-        cached = repository._Rates.fetched(["A", "B"], ["fa", "fb"], [1, 1], [d("100.00"), d("110.00")])
-        batch = cached.copy()
-        batch.see("A", "fa2", 1, d("300.00"))  # another filing of A's: A's list replaced, not appended
-        batch.see("B", "fb", 2, d("90.00"))
-        assert batch.excluding("Z") == [d("90.00"), d("100.00"), d("300.00")]
-        assert batch.excluding("A") == [d("90.00")]
-        assert cached.excluding("Z") == [d("100.00"), d("110.00")]
-        assert (cached.of_account, cached.latest["fb"]) == ({"A": ["fa"], "B": ["fb"]}, (1, d("110.00")))
-
-
-async def test_a_workers_peers_follow_what_other_transactions_commit() -> None:
-    """The worker keeps a group's peers and, at its next batch, reads the returns committed
-    since (an amendment, a lodging's first return whose batch read the peers after writing
-    it), not every lodging's again; a return of the reading transaction counts for its checks
-    and is not kept when it rolls back; a lodging that moves away takes its returns along (the
-    group is read whole again). On committed data: a database of its own (the other tests'
-    savepoints all share one transaction)."""
-    url = await fresh_database("roomtax_test_assessment_peer_cache", MIGRATIONS)
-    engine = make_engine(url, application_name="peer-cache", pool_size=2)
-    sm = make_sessionmaker(engine, service="assessment")
-    bus = Bus(sm, AssessmentSettings(environment="test", database_url=url), RUNTIME)
-    period, group = "2025-05", ("PR", "San Juan", "2025-05")
-    first, second, me = new_account(), new_account(), new_account()
-
-    async def peers(account: str) -> list[str]:
-        async with sm() as s:
-            lodging = await s.get(LodgingView, account)
-            assert lodging is not None
-            state = await repository.load(s, [(account, period)], {account: lodging})
-            return [str(x) for x in await state.peer_adrs(s, lodging, period, lodging.lodging_class)]
-
-    def nightly(adr: str) -> dict[str, Any]:
-        return {"room_revenue": adr, "room_nights": 1}
-
-    try:
-        for account in (first, second, me):
-            await bus.lodging(account, operator_id="op-peer")
-        filed = await bus.declare(first, period, lines=nightly("100.00"))
-        await bus.declare(second, period, lines=nightly("110.00"))
-        assert await peers(me) == ["100.00", "110.00"]
-        cache = repository._peer_cache_of(engine)
-        kept = cache.groups[group]
-        await bus.declare(me, period, lines=nightly("130.00"))  # its batch wrote it, then read
-        assert await peers(first) == ["110.00", "130.00"]
-        await bus.declare(
-            first, period, lines=nightly("150.00"), version=2,
-            filing_id=filed.data["filing_id"], supersedes=filed.data["declaration_id"],
-        )  # fmt: skip
-        assert await peers(me) == ["110.00", "150.00"]
-        assert cache.groups[group] is kept  # brought up to date, not read whole
-        copy = (
-            "INSERT INTO liabilities (declaration_id, filing_id, version, supersedes, tax_account, "
-            "lodging_id, jurisdiction, lodging_class, period, filer_kind, filer_id, filed_on, books_kept, "
-            "input, taxable_base, tax, impact_fee, declared_tax, declared_total, deficiency, "
-            "deficiency_reason, findings, trace, event_id) SELECT :id, :id, 1, NULL, "
-            "tax_account, lodging_id, jurisdiction, lodging_class, period, filer_kind, filer_id, filed_on, "
-            'books_kept, input || \'{"room_revenue": "500.00"}\', taxable_base, tax, impact_fee, '
-            "declared_tax, declared_total, deficiency, deficiency_reason, findings, trace, :id "
-            "FROM liabilities WHERE tax_account = :a"
-        )  # a return of ``second`` of ADR 500.00
-        async with sm() as s:
-            await s.execute(text(copy), {"a": second, "id": "rolled-back"})
-            lodging = await s.get(LodgingView, me)
-            assert lodging is not None
-            state = await repository.load(s, [(me, period)], {me: lodging})
-            adrs = await state.peer_adrs(s, lodging, period, lodging.lodging_class)
-            assert [str(x) for x in adrs] == ["110.00", "150.00", "500.00"]
-            await s.rollback()
-        assert await peers(me) == ["110.00", "150.00"]
-        async with sm() as s:  # it writes (its id), another transaction's later id commits, it reads
-            await s.execute(text(copy), {"a": second, "id": "committed"})
-            async with engine.begin() as later:
-                await later.execute(text("SELECT pg_current_xact_id()"))
-            lodging = await s.get(LodgingView, me)
-            assert lodging is not None
-            await repository.load(s, [(me, period)], {me: lodging})  # its snapshot sees its own id
-            await s.commit()  # as done: the snapshot's view did not have its rows
-        assert await peers(me) == ["110.00", "150.00", "500.00"]
-        await bus.lodging(
-            second, operator_id="op-peer", municipality="Ponce",
-            event_type="roomtax.registry.lodging.updated.v1",
-        )  # fmt: skip
-        assert await peers(me) == ["150.00"]
-        assert cache.groups[group] is not kept  # its lodgings changed: read whole again
-    finally:
-        await engine.dispose()

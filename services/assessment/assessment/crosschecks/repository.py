@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left, insort
-from collections import OrderedDict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from sqlalchemy import Select, and_, exists, func, select, text
 from sqlalchemy.dialects.postgresql import distinct_on
@@ -43,12 +41,12 @@ class _Rates:
     each filing (of that class) and its average daily rate (None: no room nights), the rates kept
     in ascending order.
 
-    Built from the arrays fetched for the group and class (:meth:`fetched`), kept by the worker's
-    cache (:func:`_fetch_peers`) and, copied for a batch, kept current with the liabilities its
-    transaction adds (``merged``: how many of those were seen). A check reads the sorted rates
-    less its own lodging's, not every peer's row again: with 3,000 lodgings in a municipality
-    that loop and the median's sort of the unsorted rates were most of the consumer's CPU per
-    return at the event-lag bench's max rate (bench/README.md, session 13)."""
+    Built from the arrays fetched for the group and class (:meth:`fetched`), then kept current
+    with the liabilities the batch adds (``merged``: how many of those past the state's mark were
+    seen). A check reads the sorted rates less its own lodging's, not every peer's row again: with
+    3,000 lodgings in a municipality that loop and the median's sort of the unsorted rates were
+    most of the consumer's CPU per return at the event-lag bench's max rate (bench/README.md,
+    session 13)."""
 
     latest: dict[str, tuple[int, Decimal | None]] = field(default_factory=dict)  # filing: version, ADR
     of_account: dict[str, list[str]] = field(default_factory=dict)  # tax account: its filings
@@ -68,7 +66,8 @@ class _Rates:
         rates = cls(latest=dict(zip(filings, zip(versions, adrs, strict=True), strict=True)))
         if len(rates.latest) != len(filings):  # not one entry per filing: merged one by one
             rates = cls()
-            rates.see_each(accounts, filings, versions, adrs)
+            for entry in zip(accounts, filings, versions, adrs, strict=True):
+                rates.see(*entry)
             return rates
         of_account = rates.of_account
         for account, filing in zip(accounts, filings, strict=True):
@@ -81,8 +80,8 @@ class _Rates:
 
     def see(self, tax_account: str, filing: str, version: int, adr: Decimal | None) -> None:
         was = self.latest.get(filing)
-        if was is None:  # a new list: a copy (:meth:`copy`) shares its lists with the cache's
-            self.of_account[tax_account] = [*self.of_account.get(tax_account, ()), filing]
+        if was is None:
+            self.of_account.setdefault(tax_account, []).append(filing)
         elif version <= was[0]:
             return
         elif was[1] is not None:
@@ -90,22 +89,6 @@ class _Rates:
         self.latest[filing] = (version, adr)
         if adr is not None:
             insort(self.adrs, adr)
-
-    def see_each(
-        self,
-        accounts: Sequence[str],
-        filings: Sequence[str],
-        versions: Sequence[int],
-        adrs: Sequence[Decimal | None],
-    ) -> None:
-        """:meth:`see` each entry of the arrays (of ``_PEERS``' rows)."""
-        for entry in zip(accounts, filings, versions, adrs, strict=True):
-            self.see(*entry)
-
-    def copy(self) -> _Rates:
-        """A copy to add a batch's rows to (:meth:`see` replaces a list of ``of_account``, never
-        appends to it: the lists are shared)."""
-        return _Rates(dict(self.latest), dict(self.of_account), list(self.adrs))
 
     def excluding(self, tax_account: str) -> Ascending:
         """The rates, ascending, less those of ``tax_account``'s filings."""
@@ -152,7 +135,7 @@ Group = tuple[str, str, str]  # (jurisdiction, municipality, period): whose lodg
 class CheckState:
     """What the cross-checks of some lodging-periods read, fetched at once for them (a consumer
     batch's: :func:`prepare`; one lodging-period's: :func:`load`), kept current in memory by
-    the runs they record (:func:`hold_run`) and by the liabilities the transaction adds
+    the runs they record (:func:`hold_run`) and by the liabilities added after the fetch
     (``accounts.added_liabilities`` past ``mark``)."""
 
     mark: int  # liabilities added in the transaction when fetched (those are in the database)
@@ -195,7 +178,7 @@ class CheckState:
         group = (lodging.jurisdiction, lodging.municipality, period)
         if group in self.unfetched:
             self.unfetched.discard(group)
-            [self.peers[group]] = await _fetch_peers(session, [group])
+            self.peers[group] = {c: rates for _, c, rates in (await _fetch(session, [], [group]))[1]}
         classes = self.peers.setdefault(group, {})
         rates = classes.get(lodging_class)
         if rates is None:  # no peer of the class fetched: only the batch's own returns
@@ -231,205 +214,70 @@ def prepared(session: AsyncSession) -> CheckState | None:
 
 
 # What the cross-checks of some lodging-periods read, in one statement (one round trip), each
-# row tagged by its part ``k`` (the two parts' columns side by side, NULL where not theirs):
+# row tagged by its part ``k`` (the three parts' columns side by side, NULL where not theirs):
 # 0. the latest version of each filing of each lodging-period;
-# 1. the lodging-periods' runs (the ADR findings of each, a row per finding), in write order.
-# The peers of their groups are ``_PEERS``'.
+# 1. the lodging-periods' runs (the ADR findings of each, a row per finding), in write order;
+# 2. the peers of the groups: from the municipality's lodgings to their operator returns of the
+#    period by (tax account, period), so the cost follows the peers, not the period; a row per
+#    group and class, its peers as arrays (decoded by asyncpg in C: thousands of peers in a
+#    municipality are one row, not a row each).
+_NO_PEERS = (
+    "NULL::text[] AS p_accounts, NULL::text[] AS p_filings, NULL::integer[] AS p_versions, "
+    "NULL::numeric[] AS p_adrs"
+)
 _CHECK_STATE = text(
-    "SELECT 0 AS k, tax_account, period, declaration_id, filing_id, version, "
-    "filer_kind, filed_on, input, NULL::text AS intermediaries_key, NULL::integer AS findings, "
+    "SELECT 0 AS k, NULL::bigint AS n, tax_account, period, declaration_id, filing_id, version, "
+    "filer_kind, filed_on, input, NULL::text AS lodging_class, "
+    "NULL::text AS intermediaries_key, NULL::integer AS findings, "
     + ", ".join(f"NULL::{t} AS f_{c}" for c, t in _FINDING_TYPES.items())
-    + ", 0::bigint AS o1, 0::bigint AS o2 FROM ("
+    + f", 0::bigint AS o1, 0::bigint AS o2, {_NO_PEERS} FROM ("
     "SELECT DISTINCT ON (tax_account, period, filing_id) tax_account, period, declaration_id, filing_id, "
     "version, filer_kind, filed_on, input FROM liabilities WHERE (tax_account, period) IN "
     "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
     "ORDER BY tax_account, period, filing_id, version DESC) AS f "
-    "UNION ALL SELECT 1, r.tax_account, r.period, r.declaration_id, NULL, NULL, NULL, NULL, NULL, "
-    "r.intermediaries_key, r.findings, "
+    "UNION ALL SELECT 1, NULL, r.tax_account, r.period, r.declaration_id, NULL, NULL, NULL, NULL, NULL, "
+    "NULL, r.intermediaries_key, r.findings, "
     + ", ".join(f"f.{c}" for c in _FINDING_TYPES)
-    + ", r.seq, f.seq FROM crosscheck_runs r LEFT JOIN crosscheck_findings f "
+    + ", r.seq, f.seq, NULL, NULL, NULL, NULL FROM crosscheck_runs r LEFT JOIN crosscheck_findings f "
     "ON f.run_id = r.id AND f.rule = 'adr_outlier' WHERE (r.tax_account, r.period) IN "
     "(SELECT * FROM unnest(CAST(:a AS text[]), CAST(:p AS text[]))) "
-    "ORDER BY k, o1, o2"
-)
-
-_PEER_ARRAYS = (
-    "array_agg(v.tax_account), array_agg(v.filing_id), array_agg(v.version), "
+    "UNION ALL SELECT 2, g.n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, v.lodging_class, NULL, NULL, "
+    + ", ".join("NULL" for _ in _FINDING_TYPES)
+    + ", 0, 0, array_agg(v.tax_account), array_agg(v.filing_id), array_agg(v.version), "
     "array_agg(CASE WHEN (v.input->>'room_nights')::numeric > 0 THEN "
-    "round((v.input->>'room_revenue')::numeric / (v.input->>'room_nights')::numeric, 2) END)"
-)
-_GROUPS = (
-    "unnest(CAST(:j AS text[]), CAST(:m AS text[]), CAST(:gp AS text[]), CAST(:s AS text[]), "
-    "CAST(:x AS text[])) WITH ORDINALITY AS g(j, m, p, s, x, n)"
-)
-#: another transaction's rows (this one's are not committed: none is cached; part 3 reads them)
-_NOT_OURS = "created_xid IS DISTINCT FROM pg_current_xact_id_if_assigned()"
-_OF_THE_GROUP = (
-    "JOIN lodgings l ON l.tax_account = v.tax_account AND l.jurisdiction = g.j AND l.municipality = g.m"
-)
-# The peers of some groups, in one statement, each row tagged by its part ``k``:
-# 0. each group's lodgings (their number and a digest of their accounts), the statement's
-#    snapshot and this transaction's id if it has one, which the cache keeps (a snapshot leaves
-#    out its own transaction's id: its rows, once committed, are not in the snapshot's view);
-# 1. a group not cached (``s`` NULL): from the municipality's lodgings to their operator returns
-#    of the period by (tax account, period), so the cost follows the peers, not the period; a
-#    row per group and class, its peers as arrays (decoded by asyncpg in C: thousands of peers
-#    in a municipality are one row, not a row each);
-# 2. a cached group (``s`` its snapshot): the operator returns of the period committed since,
-#    found by ``ix_liabilities_period_xid`` from that snapshot's xmin (every transaction below
-#    it had ended), of the municipality's lodgings; every version (the cache keeps the latest);
-# 3. this transaction's rows of every group (a consumer batch's written so far: a test's
-#    savepoints all share one transaction), by the same index.
-_PEERS = text(
-    "SELECT 0 AS k, g.n, NULL::text AS lodging_class, count(l.tax_account) AS members, "
-    "coalesce(bit_xor(hashtextextended(l.tax_account, 0)), 0) AS digest, "
-    "pg_current_snapshot()::text AS snapshot, pg_current_xact_id_if_assigned()::text AS xid, "
-    "NULL::text[] AS p_accounts, NULL::text[] AS p_filings, "
-    "NULL::integer[] AS p_versions, NULL::numeric[] AS p_adrs "
-    f"FROM {_GROUPS} LEFT JOIN lodgings l ON l.jurisdiction = g.j AND l.municipality = g.m GROUP BY g.n "
-    f"UNION ALL SELECT 1, g.n, v.lodging_class, NULL, NULL, NULL, NULL, {_PEER_ARRAYS} FROM {_GROUPS} "
+    "round((v.input->>'room_revenue')::numeric / (v.input->>'room_nights')::numeric, 2) END) "
+    "FROM unnest(CAST(:j AS text[]), CAST(:m AS text[]), CAST(:gp AS text[])) "
+    "WITH ORDINALITY AS g(j, m, p, n) "
     "JOIN lodgings l ON l.jurisdiction = g.j AND l.municipality = g.m "
     "CROSS JOIN LATERAL (SELECT DISTINCT ON (filing_id, lodging_class) tax_account, filing_id, version, "
     "lodging_class, input FROM liabilities WHERE tax_account = l.tax_account AND period = g.p "
-    f"AND filer_kind = 'operator' AND {_NOT_OURS} ORDER BY filing_id, lodging_class, version DESC) AS v "
-    "WHERE g.s IS NULL GROUP BY g.n, v.lodging_class "
-    f"UNION ALL SELECT 2, g.n, v.lodging_class, NULL, NULL, NULL, NULL, {_PEER_ARRAYS} FROM {_GROUPS} "
-    "CROSS JOIN LATERAL (SELECT tax_account, filing_id, version, lodging_class, input FROM liabilities "
-    "WHERE period = g.p AND filer_kind = 'operator' "
-    "AND created_xid >= pg_snapshot_xmin(CAST(g.s AS pg_snapshot)) "
-    "AND (NOT pg_visible_in_snapshot(created_xid, CAST(g.s AS pg_snapshot)) "
-    f"OR created_xid = CAST(g.x AS xid8)) AND {_NOT_OURS}) AS v "
-    f"{_OF_THE_GROUP} WHERE g.s IS NOT NULL GROUP BY g.n, v.lodging_class "
-    f"UNION ALL SELECT 3, g.n, v.lodging_class, NULL, NULL, NULL, NULL, {_PEER_ARRAYS} FROM {_GROUPS} "
-    "CROSS JOIN LATERAL (SELECT tax_account, filing_id, version, lodging_class, input FROM liabilities "
-    "WHERE period = g.p AND filer_kind = 'operator' "
-    f"AND created_xid = pg_current_xact_id_if_assigned()) AS v {_OF_THE_GROUP} GROUP BY g.n, v.lodging_class "
-    "ORDER BY k, n"
+    "AND filer_kind = 'operator' ORDER BY filing_id, lodging_class, version DESC) AS v "
+    "GROUP BY g.n, v.lodging_class "
+    "ORDER BY k, o1, o2"
 )
 
 
-@dataclass(slots=True)
-class _Cached:
-    """A group's peers as of ``snapshot`` (committed rows only), and its lodgings then."""
-
-    snapshot: str  # pg_snapshot, as text
-    xid: str | None  # the transaction that took it, if it had an id (not in its view)
-    lodgings: tuple[int, int]  # their number and digest
-    classes: dict[str, _Rates]
-
-    def size(self) -> int:
-        return sum(len(rates.latest) for rates in self.classes.values())
-
-
-class _PeerCache:
-    """The groups' peers a worker has read, the least recently used dropped past ``limit``
-    peers in all; one per engine (a database's)."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.groups: OrderedDict[Group, _Cached] = OrderedDict()
-
-    def get(self, group: Group) -> _Cached | None:
-        cached = self.groups.get(group)
-        if cached is not None:
-            self.groups.move_to_end(group)
-        return cached
-
-    def put(self, group: Group, cached: _Cached) -> None:
-        self.groups[group] = cached
-        self.groups.move_to_end(group)
-        total = sum(c.size() for c in self.groups.values())
-        while total > self.limit and len(self.groups) > 1:
-            _, dropped = self.groups.popitem(last=False)
-            total -= dropped.size()
-
-
-#: peers a worker keeps per database: ~0.5 KB each (a filing's version and ADR, its account's
-#: list), so ~50 MB; a group read again after it was dropped is one probe per lodging, as before
-PEER_CACHE_LIMIT = 100_000
-_PEER_CACHES: WeakKeyDictionary[object, _PeerCache] = WeakKeyDictionary()
-
-
-def _peer_cache_of(bind: object) -> _PeerCache:
-    """The peer cache of an engine (or of the connection a test's sessions are bound to)."""
-    bind = getattr(bind, "sync_engine", bind)
-    cache = _PEER_CACHES.get(bind)
-    if cache is None:
-        cache = _PEER_CACHES[bind] = _PeerCache(PEER_CACHE_LIMIT)
-    return cache
-
-
-def _peer_cache(session: AsyncSession) -> _PeerCache:
-    return _peer_cache_of(session.get_bind())
-
-
-async def _fetch_peers(session: AsyncSession, groups: Sequence[Group]) -> list[dict[str, _Rates]]:
-    """The peers of ``groups`` (each one's by lodging class) as this transaction sees them, as
-    copies the caller's batch may add its rows to.
-
-    The worker keeps each group's committed rows (:class:`_PeerCache`). A group it read before
-    is brought up to date with the returns committed since (``_PEERS`` part 2), unless its
-    lodgings changed (their number or digest: one moved away or arrived, with its returns); then,
-    as a group never read, it is read whole. This transaction's rows (part 3) go in the copies
-    only: they are not committed, and the batch may roll back."""
-    cache = _peer_cache(session)
-    known = [cache.get(g) for g in groups]
+async def _fetch(
+    session: AsyncSession, wanted: Sequence[Pair], groups: Sequence[Group]
+) -> tuple[list[Any], list[tuple[int, str, _Rates]]]:
+    """``_CHECK_STATE``'s rows for ``wanted`` (parts 0 and 1, in order), and the peers of
+    ``groups``: (the group's index in ``groups``, a lodging class, its peers)."""
     params = {
+        "a": [x for x, _ in wanted],
+        "p": [y for _, y in wanted],
         "j": [g[0] for g in groups],
         "m": [g[1] for g in groups],
         "gp": [g[2] for g in groups],
-        "s": [None if c is None else c.snapshot for c in known],
-        "x": [None if c is None else c.xid for c in known],
     }
-    heads: dict[int, tuple[tuple[int, int], str, str | None]] = {}
-    whole: dict[int, dict[str, _Rates]] = {}
-    since: list[Any] = []
-    ours: list[Any] = []
-    for r in await session.execute(_PEERS, params):
-        if r.k == 0:
-            heads[r.n - 1] = ((r.members, r.digest), r.snapshot, r.xid)
-        elif r.k == 1:
-            whole.setdefault(r.n - 1, {})[r.lodging_class] = _Rates.fetched(
-                r.p_accounts, r.p_filings, r.p_versions, r.p_adrs
-            )
+    rows: list[Any] = []
+    peers: list[tuple[int, str, _Rates]] = []
+    for r in await session.execute(_CHECK_STATE, params):
+        if r.k == 2:
+            rates = _Rates.fetched(r.p_accounts, r.p_filings, r.p_versions, r.p_adrs)
+            peers.append((r.n - 1, r.lodging_class, rates))
         else:
-            (since if r.k == 2 else ours).append(r)
-    entries: list[_Cached | None] = []  # None: its lodgings changed, read whole again below
-    for i, group in enumerate(groups):
-        lodgings, snapshot, xid = heads[i]
-        cached = known[i]
-        if cached is None:
-            cached = _Cached(snapshot, xid, lodgings, whole.get(i, {}))
-            cache.put(group, cached)
-        elif cached.lodgings != lodgings:
-            cache.groups.pop(group, None)
-            cached = None
-        else:
-            cached.snapshot, cached.xid = snapshot, xid  # part 2's rows are merged just below
-        entries.append(cached)
-    for r in since:
-        if (cached := entries[r.n - 1]) is not None:
-            cached.classes.setdefault(r.lodging_class, _Rates()).see_each(
-                r.p_accounts, r.p_filings, r.p_versions, r.p_adrs
-            )
-    moved = [g for g, cached in zip(groups, entries, strict=True) if cached is None]
-    again = dict(zip(moved, await _fetch_peers(session, moved), strict=True)) if moved else {}
-    out = [
-        again[g] if cached is None else {c: rates.copy() for c, rates in cached.classes.items()}
-        for g, cached in zip(groups, entries, strict=True)
-    ]
-    for r in ours:
-        if entries[r.n - 1] is not None:  # a group read again has its own rows already
-            out[r.n - 1].setdefault(r.lodging_class, _Rates()).see_each(
-                r.p_accounts, r.p_filings, r.p_versions, r.p_adrs
-            )
-    return out
-
-
-async def _fetch(session: AsyncSession, wanted: Sequence[Pair]) -> list[Any]:
-    """``_CHECK_STATE``'s rows for ``wanted`` (parts 0 and 1, in order)."""
-    params = {"a": [x for x, _ in wanted], "p": [y for _, y in wanted]}
-    return list(await session.execute(_CHECK_STATE, params))
+            rows.append(r)
+    return rows, peers
 
 
 async def load(
@@ -463,11 +311,12 @@ async def load(
     chosen = every if peers_of is None else {g for pair in peers_of if (g := group_of(pair)) in every}
     groups = sorted(chosen)
     state.unfetched = every - chosen
+    for group in groups:
+        state.peers[group] = {}
     seen: set[tuple[str, str]] = set()
-    rows = await _fetch(session, wanted)
-    if groups:
-        for group, classes in zip(groups, await _fetch_peers(session, groups), strict=True):
-            state.peers[group] = classes
+    rows, peers = await _fetch(session, wanted, groups)
+    for n, lodging_class, rates in peers:
+        state.peers[groups[n]][lodging_class] = rates
     for r in rows:
         if r.k == 0:
             state.filings[(r.tax_account, r.period)][r.filing_id] = Filed(
